@@ -1,0 +1,114 @@
+// Package ggml defines the tensor element types of the GGML/GGUF family
+// (F32, F16, BF16, the legacy block quants, the K-quants and IQ4_NL): their
+// block layouts, dequantization, activation quantization and dot-product
+// kernels against quantized activations.
+//
+// Every kernel has a plain-Go twin (the reference, always compiled) and, where
+// it matters for speed, an AVX2 assembly version selected at run time; the
+// `noasm` build tag forces the plain-Go versions.
+package ggml
+
+import "fmt"
+
+// Type is a GGML tensor element type; the values are the on-disk ids used by
+// GGUF (ggml_type in ggml.h).
+type Type uint32
+
+const (
+	F32    Type = 0
+	F16    Type = 1
+	Q4_0   Type = 2
+	Q4_1   Type = 3
+	Q5_0   Type = 6
+	Q5_1   Type = 7
+	Q8_0   Type = 8
+	Q8_1   Type = 9
+	Q2_K   Type = 10
+	Q3_K   Type = 11
+	Q4_K   Type = 12
+	Q5_K   Type = 13
+	Q6_K   Type = 14
+	Q8_K   Type = 15
+	IQ4_NL Type = 20
+	BF16   Type = 30
+)
+
+// QK_K is the super-block size of the K-quants.
+const QK_K = 256
+
+type traits struct {
+	name      string
+	blockSize int // elements per block
+	typeSize  int // bytes per block
+}
+
+var typeTraits = map[Type]traits{
+	F32:    {"F32", 1, 4},
+	F16:    {"F16", 1, 2},
+	BF16:   {"BF16", 1, 2},
+	Q4_0:   {"Q4_0", 32, 2 + 16},
+	Q4_1:   {"Q4_1", 32, 2 + 2 + 16},
+	Q5_0:   {"Q5_0", 32, 2 + 4 + 16},
+	Q5_1:   {"Q5_1", 32, 2 + 2 + 4 + 16},
+	Q8_0:   {"Q8_0", 32, 2 + 32},
+	Q8_1:   {"Q8_1", 32, 4 + 32},
+	Q2_K:   {"Q2_K", QK_K, QK_K/16 + QK_K/4 + 2 + 2},
+	Q3_K:   {"Q3_K", QK_K, QK_K/8 + QK_K/4 + 12 + 2},
+	Q4_K:   {"Q4_K", QK_K, 2 + 2 + 12 + QK_K/2},
+	Q5_K:   {"Q5_K", QK_K, 2 + 2 + 12 + QK_K/8 + QK_K/2},
+	Q6_K:   {"Q6_K", QK_K, QK_K/2 + QK_K/4 + QK_K/16 + 2},
+	Q8_K:   {"Q8_K", QK_K, 4 + QK_K + QK_K/16*2},
+	IQ4_NL: {"IQ4_NL", 32, 2 + 16},
+}
+
+// Known reports whether t is a type this package implements.
+func (t Type) Known() bool { _, ok := typeTraits[t]; return ok }
+
+func (t Type) String() string {
+	if tr, ok := typeTraits[t]; ok {
+		return tr.name
+	}
+	return fmt.Sprintf("type(%d)", uint32(t))
+}
+
+// BlockSize is the number of elements per block (1 for float types).
+func (t Type) BlockSize() int { return typeTraits[t].blockSize }
+
+// TypeSize is the number of bytes per block.
+func (t Type) TypeSize() int { return typeTraits[t].typeSize }
+
+// RowSize is the number of bytes of n elements; n must be a multiple of
+// BlockSize.
+func (t Type) RowSize(n int) int { return n / t.BlockSize() * t.TypeSize() }
+
+// IsQuantized reports whether t is a block-quantized type.
+func (t Type) IsQuantized() bool { return t.BlockSize() > 1 }
+
+// ParseType maps a type name ("Q4_K", "f16", …) to its Type.
+func ParseType(name string) (Type, bool) {
+	for t, tr := range typeTraits {
+		if equalFold(tr.name, name) {
+			return t, true
+		}
+	}
+	return 0, false
+}
+
+func equalFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'a' <= x && x <= 'z' {
+			x -= 'a' - 'A'
+		}
+		if 'a' <= y && y <= 'z' {
+			y -= 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
