@@ -1,0 +1,51 @@
+package parallel
+
+import (
+	"sync/atomic"
+	"testing"
+)
+
+type countTask struct {
+	hits    []atomic.Int32
+	workers [8]atomic.Int32
+}
+
+func (c *countTask) Run(i, w int) { c.hits[i].Add(1); c.workers[w].Add(1) }
+
+func TestRunEveryIndexOnce(t *testing.T) {
+	for _, size := range []int{1, 2, 3, 8} {
+		p := New(size)
+		for rep := 0; rep < 200; rep++ {
+			n := 1 + rep%37
+			c := &countTask{hits: make([]atomic.Int32, n)}
+			p.Run(c, n)
+			for i := range c.hits {
+				if got := c.hits[i].Load(); got != 1 {
+					t.Fatalf("size %d n %d: index %d ran %d times", size, n, i, got)
+				}
+			}
+		}
+		p.Close()
+	}
+}
+
+type nop struct{}
+
+func (nop) Run(i, w int) {}
+
+func TestRunAllocatesNothing(t *testing.T) {
+	p := New(2)
+	defer p.Close()
+	task := &nop{}
+	if a := testing.AllocsPerRun(100, func() { p.Run(task, 16) }); a != 0 {
+		t.Fatalf("%v allocations per Run", a)
+	}
+}
+
+func BenchmarkRunSmall(b *testing.B) {
+	p := New(2)
+	defer p.Close()
+	for i := 0; i < b.N; i++ {
+		p.Run(nop{}, 8)
+	}
+}
