@@ -1,0 +1,151 @@
+package sample
+
+import (
+	"math"
+	"slices"
+)
+
+// cand is one token of the working distribution.
+type cand struct {
+	id    int32
+	logit float32 // after the stages so far
+	p     float32 // probability; valid after softmax until logits change
+	aux   float32 // per-stage scratch (typical's shifted score, tfs's curvature)
+}
+
+// cands is the candidate buffer reused across steps: buf has room for the
+// whole vocabulary, data is the live window of it (stages truncate the end,
+// XTC drops the front).
+type cands struct {
+	buf    []cand
+	data   []cand
+	sorted bool // data is in descending logit order, ties by ascending id
+}
+
+func newCands(nVocab int) cands { return cands{buf: make([]cand, nVocab)} }
+
+// load copies logits into the buffer in token order; the caller's slice is
+// never written.
+func (c *cands) load(logits []float32) {
+	c.data = c.buf[:len(logits)]
+	for i, l := range logits {
+		c.data[i] = cand{id: int32(i), logit: l}
+	}
+	c.sorted = false
+}
+
+// identity reports whether data[i].id == i for every i: nothing was removed
+// or moved yet, so a token's candidate is found by indexing.
+func (c *cands) identity(nVocab int) bool {
+	return !c.sorted && len(c.data) == nVocab && len(c.data) > 0 && &c.data[0] == &c.buf[0]
+}
+
+// better is the chain's total order: higher logit first, lower id on ties.
+func better(a, b cand) bool { return a.logit > b.logit || (a.logit == b.logit && a.id < b.id) }
+
+func cmpCand(a, b cand) int {
+	switch {
+	case better(a, b):
+		return -1
+	case better(b, a):
+		return 1
+	}
+	return 0
+}
+
+func (c *cands) sort() {
+	if !c.sorted {
+		slices.SortFunc(c.data, cmpCand)
+		c.sorted = true
+	}
+}
+
+// softmax sorts and sets p = exp(logit - max) / sum over the live candidates.
+func (c *cands) softmax() {
+	c.sort()
+	if len(c.data) == 0 {
+		return
+	}
+	maxL := c.data[0].logit
+	if math.IsInf(float64(maxL), -1) {
+		// Every token is banned: spread evenly rather than divide 0 by 0.
+		for i := range c.data {
+			c.data[i].p = 1 / float32(len(c.data))
+		}
+		return
+	}
+	var sum float64
+	for i := range c.data {
+		e := math.Exp(float64(c.data[i].logit - maxL))
+		c.data[i].p = float32(e)
+		sum += e
+	}
+	inv := 1 / sum
+	for i := range c.data {
+		c.data[i].p = float32(float64(c.data[i].p) * inv)
+	}
+}
+
+// truncate keeps the first n candidates.
+func (c *cands) truncate(n int) { c.data = c.data[:n] }
+
+// selectTop moves the k best candidates (by better) to the front, sorted,
+// and truncates to them: a size-k min-heap over the data, O(n + m log k).
+func (c *cands) selectTop(k int) {
+	if k >= len(c.data) {
+		c.sort()
+		return
+	}
+	if c.sorted {
+		c.truncate(k)
+		return
+	}
+	h := c.data[:k]
+	for i := k/2 - 1; i >= 0; i-- {
+		siftDown(h, i)
+	}
+	for i := k; i < len(c.data); i++ {
+		if better(c.data[i], h[0]) {
+			h[0] = c.data[i]
+			siftDown(h, 0)
+		}
+	}
+	c.data = h
+	slices.SortFunc(c.data, cmpCand)
+	c.sorted = true
+}
+
+// siftDown restores a heap whose root is the worst candidate.
+func siftDown(h []cand, i int) {
+	n := len(h)
+	for {
+		w := i
+		l, r := 2*i+1, 2*i+2
+		if l < n && better(h[w], h[l]) {
+			w = l
+		}
+		if r < n && better(h[w], h[r]) {
+			w = r
+		}
+		if w == i {
+			return
+		}
+		h[i], h[w] = h[w], h[i]
+		i = w
+	}
+}
+
+// Greedy returns the index of the largest logit, the lowest index on ties
+// (llama.cpp's and the fixtures' convention). It returns -1 for an empty slice.
+func Greedy(logits []float32) int32 {
+	if len(logits) == 0 {
+		return -1
+	}
+	best := 0
+	for i, l := range logits {
+		if l > logits[best] {
+			best = i
+		}
+	}
+	return int32(best)
+}
