@@ -127,7 +127,7 @@ type fakeVocab struct {
 	ids    map[string][]int32
 }
 
-func (v fakeVocab) Piece(id int32) string          { return v.pieces[id] }
+func (v fakeVocab) Piece(id int32) string        { return v.pieces[id] }
 func (v fakeVocab) Tokenize(text string) []int32 { return v.ids[text] }
 
 func TestDRYBreakersFromVocab(t *testing.T) {
