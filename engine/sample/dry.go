@@ -115,7 +115,7 @@ type dryState struct {
 }
 
 func newDRYState(nVocab int, brk breakers) dryState {
-	d := dryState{brk: brk, maxRepeat: make([]int32, nVocab), touched: make([]int32, 0, 64)}
+	d := dryState{brk: brk, repeat: make([]int32, 0, 1024), maxRepeat: make([]int32, nVocab), touched: make([]int32, 0, 64)}
 	for i := range d.maxRepeat {
 		d.maxRepeat[i] = -1
 	}
@@ -193,7 +193,7 @@ func (d *dryState) restartLimit(last []int32) int {
 func (d *dryState) suffixRepeats(last []int32, limit int) {
 	n := len(last)
 	if cap(d.repeat) < n {
-		d.repeat = make([]int32, n)
+		d.repeat = make([]int32, n, 2*n) // the context grows a token a step: amortize
 	}
 	rep := d.repeat[:n]
 	clear(rep)

@@ -226,6 +226,7 @@ func truncating(id stageID) bool { return id != stPenalties && id != stDRY && id
 func (s *Sampler) stage(id stageID, c *cands, rng *rand.Rand, tr *tracer) {
 	tr.snap(c)
 	p := &s.p
+	keep := max(p.MinKeep, 1) // a chain that empties itself has nothing to draw
 	switch id {
 	case stPenalties:
 		penalties(c, &s.hist, s.nVocab, p.RepeatPenalty, p.FrequencyPenalty, p.PresencePenalty)
@@ -234,15 +235,15 @@ func (s *Sampler) stage(id stageID, c *cands, rng *rand.Rand, tr *tracer) {
 	case stTopK:
 		topK(c, p.TopK)
 	case stTFS:
-		tailFree(c, p.TFSZ, p.MinKeep)
+		tailFree(c, p.TFSZ, keep)
 	case stTypical:
-		typical(c, p.TypicalP, p.MinKeep)
+		typical(c, p.TypicalP, keep)
 	case stTopP:
-		topP(c, p.TopP, p.MinKeep)
+		topP(c, p.TopP, keep)
 	case stMinP:
-		minP(c, p.MinP, p.MinKeep)
+		minP(c, p.MinP, keep)
 	case stXTC:
-		xtc(c, p.XTCProbability, p.XTCThreshold, p.MinKeep, rng)
+		xtc(c, p.XTCProbability, p.XTCThreshold, keep, rng)
 	case stTemperature:
 		temperature(c, p.Temperature)
 	}
