@@ -1,0 +1,92 @@
+package model
+
+import (
+	"fmt"
+	"math"
+
+	"flowchat/engine/gguf"
+	"flowchat/engine/spec"
+)
+
+// Config holds a model's hyperparameters.
+type Config struct {
+	Arch      string
+	NVocab    int
+	NEmbd     int
+	NLayer    int
+	NHead     int
+	NHeadKV   int
+	HeadDim   int // per-head width of Q and K (GGUF attention.key_length)
+	HeadDimV  int // per-head width of V
+	NFF       int
+	NCtxTrain int
+
+	NRot          int     // rotated dims per head
+	RopeTheta     float64 // frequency base
+	RopeFreqScale float32 // 1 / linear scaling factor
+	NormEps       float32
+}
+
+func (c Config) qDim() int  { return c.NHead * c.HeadDim }
+func (c Config) kvDim() int { return c.NHeadKV * c.HeadDim }
+func (c Config) vDim() int  { return c.NHeadKV * c.HeadDimV }
+
+// configFromGGUF reads the standard {arch}.* keys; the spec supplies defaults.
+func configFromGGUF(f *gguf.File, s *spec.Spec, arch string) (Config, error) {
+	c := Config{Arch: arch}
+	key := func(k string) string { return arch + "." + k }
+	geti := func(k string, def int) int {
+		if v, ok := f.Int(key(k)); ok {
+			return int(v)
+		}
+		return def
+	}
+	c.NEmbd = geti("embedding_length", 0)
+	c.NLayer = geti("block_count", 0)
+	c.NHead = geti("attention.head_count", 0)
+	if c.NEmbd <= 0 || c.NLayer <= 0 || c.NHead <= 0 {
+		return c, fmt.Errorf("model metadata lacks %s.embedding_length, block_count or attention.head_count", arch)
+	}
+	c.NHeadKV = geti("attention.head_count_kv", c.NHead)
+	c.HeadDim = geti("attention.key_length", c.NEmbd/c.NHead)
+	c.HeadDimV = geti("attention.value_length", c.HeadDim)
+	c.NFF = geti("feed_forward_length", 0)
+	c.NCtxTrain = geti("context_length", 2048)
+	if c.NHeadKV <= 0 || c.NHead%c.NHeadKV != 0 || c.HeadDim <= 0 {
+		return c, fmt.Errorf("bad attention shape: %d heads, %d KV heads, head dim %d", c.NHead, c.NHeadKV, c.HeadDim)
+	}
+	n := &s.Network
+	eps, ok := f.Float(key("attention.layer_norm_rms_epsilon"))
+	if !ok {
+		eps, ok = f.Float(key("attention.layer_norm_epsilon"))
+	}
+	if !ok {
+		eps = n.NormEps
+		if eps == 0 {
+			eps = 1e-5
+		}
+	}
+	c.NormEps = float32(eps)
+	c.RopeTheta = n.RopeTheta
+	if v, ok := f.Float(key("rope.freq_base")); ok {
+		c.RopeTheta = v
+	}
+	if c.RopeTheta == 0 {
+		c.RopeTheta = 10000
+	}
+	def := c.HeadDim
+	if n.RopePartialFactor > 0 {
+		def = int(math.Round(float64(c.HeadDim) * n.RopePartialFactor))
+	}
+	c.NRot = geti("rope.dimension_count", def)
+	if c.NRot > c.HeadDim || c.NRot%2 != 0 {
+		return c, fmt.Errorf("rope dimension %d does not fit head dim %d", c.NRot, c.HeadDim)
+	}
+	c.RopeFreqScale = 1
+	if typ, _ := f.String(key("rope.scaling.type")); typ == "linear" {
+		if fac, ok := f.Float(key("rope.scaling.factor")); ok && fac > 0 {
+			c.RopeFreqScale = float32(1 / fac)
+		}
+	}
+	return c, nil
+}

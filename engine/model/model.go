@@ -1,0 +1,149 @@
+// Package model is the spec interpreter: it builds one generic transformer
+// out of atomic blocks (embeddings, norms, attention, FFN, output head) as a
+// spec file describes, binds the blocks' weights by canonical tensor name,
+// and runs the forward pass with a KV cache.
+//
+// There is no code per model family here; a family is a file in specs/.
+package model
+
+import (
+	"errors"
+	"fmt"
+
+	"flowchat/engine/ggml"
+	"flowchat/engine/parallel"
+	"flowchat/engine/spec"
+)
+
+// ErrContextFull is returned when a sequence would exceed its context.
+var ErrContextFull = errors.New("context window is full")
+
+// Model is a loaded network. It is read-only after Build and may be shared by
+// several States (sequences) that are not run concurrently.
+type Model struct {
+	Config
+	Spec *spec.Spec
+
+	TokEmbd   *Weight
+	PosEmbd   *Weight // learned positions (GPT-2, BERT)
+	TypeEmbd  *Weight // token types (BERT); row 0 is used
+	EmbdNorm  *Norm   // norm right after the embedding (BLOOM, BERT)
+	Layers    []Layer
+	OutNorm   *Norm
+	Output    Linear // LM head; token_embd when the file ties them
+	embdScale float32
+
+	act       func(float32) float32
+	glu       bool
+	ropeHalf  bool
+	useRope   bool
+	alibi     []float32 // per-head slopes, nil unless ALiBi
+	attnScale float32
+	parallel  bool
+	causal    bool
+
+	pool *parallel.Pool
+}
+
+// Options are load-time choices.
+type Options struct {
+	Threads int // goroutines for the forward pass (≥ 1)
+}
+
+// Build binds the weights of src into the network that s describes.
+func Build(s *spec.Spec, c Config, src Source, opt Options) (*Model, error) {
+	n := &s.Network
+	if n.Type != "transformer.decoder_only" {
+		return nil, fmt.Errorf("model: %s networks (spec %s) are not supported yet", n.Type, s.Family)
+	}
+	m := &Model{Config: c, Spec: s, causal: true}
+	if err := m.bind(src); err != nil {
+		return nil, fmt.Errorf("model %s (spec %s): %w", c.Arch, s.Family, err)
+	}
+	m.configure()
+	if opt.Threads < 1 {
+		opt.Threads = 1
+	}
+	m.pool = parallel.New(opt.Threads)
+	return m, nil
+}
+
+// Close stops the model's workers.
+func (m *Model) Close() { m.pool.Close() }
+
+// Threads is the number of goroutines used by the forward pass.
+func (m *Model) Threads() int { return m.pool.Size() }
+
+func (m *Model) bind(src Source) error {
+	n := &m.Spec.Network
+	b := &binder{src: src}
+	emb, ok := src.Weight("token_embd.weight")
+	if !ok {
+		return errors.New("model file lacks tensor token_embd.weight")
+	}
+	if emb.Cols != m.NEmbd {
+		return fmt.Errorf("token_embd.weight has width %d, metadata says %d", emb.Cols, m.NEmbd)
+	}
+	m.TokEmbd, m.NVocab = emb, emb.Rows
+	rms := n.Normalization == "rms"
+	m.PosEmbd = b.optMatrix("position_embd.weight", m.NEmbd, -1)
+	m.TypeEmbd = b.optMatrix("token_types.weight", m.NEmbd, -1)
+	m.EmbdNorm = b.norm("token_embd_norm", m.NEmbd, rms, n.NormBaseOne, m.NormEps)
+	m.glu = isGLU(n.Activation)
+	m.Layers = make([]Layer, m.NLayer)
+	for i := range m.Layers {
+		m.Layers[i] = b.layer(i, m.Config, rms, n.NormBaseOne, m.glu)
+	}
+	m.OutNorm = b.norm("output_norm", m.NEmbd, rms, n.NormBaseOne, m.NormEps)
+	if m.Output = b.optLinear("output", m.NEmbd, m.NVocab); m.Output.W == nil {
+		m.Output.W = emb // tied embeddings
+	}
+	if n.PositionEmbedding == "learned" && m.PosEmbd == nil && b.err == nil {
+		return errors.New("spec says learned positions but the file lacks position_embd.weight")
+	}
+	return b.err
+}
+
+func (m *Model) configure() {
+	n := &m.Spec.Network
+	m.act = activation(n.Activation)
+	m.useRope = n.PositionEmbedding == "rope"
+	m.ropeHalf = n.QKColumnOrder == "half"
+	if n.PositionEmbedding == "alibi" {
+		bias := n.AlibiMaxBias
+		if bias == 0 {
+			bias = 8
+		}
+		m.alibi = alibiSlopes(m.NHead, bias)
+	}
+	m.attnScale = 1 / float32(sqrt64(float64(m.HeadDim)))
+	if n.AttentionScale != 0 {
+		m.attnScale = float32(n.AttentionScale)
+	}
+	m.embdScale, _ = n.EmbeddingScaleFor(m.NEmbd)
+	m.parallel = n.ParallelAttention
+}
+
+// Describe summarizes the weights: parameter count and the tensor types.
+func (m *Model) Describe() (params int64, types map[ggml.Type]int) {
+	types = map[ggml.Type]int{}
+	seen := map[*Weight]bool{}
+	visit := func(w *Weight) {
+		if w == nil || seen[w] {
+			return
+		}
+		seen[w] = true
+		params += int64(w.Cols) * int64(w.Rows)
+		types[w.Type]++
+	}
+	visit(m.TokEmbd)
+	visit(m.PosEmbd)
+	visit(m.Output.W)
+	for i := range m.Layers {
+		l := &m.Layers[i]
+		for _, lin := range []Linear{l.Attn.Q, l.Attn.K, l.Attn.V, l.Attn.QKV, l.Attn.O, l.FFN.Gate, l.FFN.Up, l.FFN.Down} {
+			visit(lin.W)
+		}
+	}
+	return params, types
+}

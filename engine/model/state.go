@@ -1,0 +1,421 @@
+package model
+
+import (
+	"fmt"
+	"math"
+
+	"flowchat/engine/ggml"
+)
+
+// State is one sequence being evaluated: its KV cache, its position, and
+// every buffer the forward pass needs, sized once so that a decode step
+// allocates nothing.
+type State struct {
+	m        *Model
+	nCtx     int
+	maxBatch int
+	pos      int // tokens in the cache
+
+	kCache, vCache [][]float32 // [layer][nCtx × kvDim], [layer][nCtx × vDim]
+
+	x, xn, tmp  []float32 // [maxBatch × nEmbd]
+	qkv         []float32 // fused projection output [maxBatch × (q+k+v)]
+	q, k, v     []float32 // [maxBatch × qDim|kvDim|vDim]
+	attnOut     []float32 // [maxBatch × nHead·headDimV]
+	up, gate    []float32 // [maxBatch × nFF(·2 when fused)]
+	ffnOut      []float32 // [maxBatch × nEmbd] (parallel blocks)
+	logits      []float32 // [maxBatch × nVocab]
+	actBuf      []byte    // quantized activations
+	actSrc      *float32  // which buffer actBuf holds, for reuse across Q/K/V
+	actType     ggml.Type
+	actT, actN  int
+	scores      [][]float32 // per worker [nCtx]
+	ropes       []ropeTable // per batch row
+	ropeStorage []float32
+
+	mm   matmulTask
+	attn attnTask
+}
+
+// NewState allocates a sequence with a context of nCtx tokens that accepts
+// up to maxBatch tokens per Forward call.
+func (m *Model) NewState(nCtx, maxBatch int) *State {
+	if maxBatch < 1 {
+		maxBatch = 1
+	}
+	maxBatch = min(maxBatch, nCtx)
+	c := m.Config
+	s := &State{m: m, nCtx: nCtx, maxBatch: maxBatch}
+	s.kCache = make([][]float32, c.NLayer)
+	s.vCache = make([][]float32, c.NLayer)
+	for i := range s.kCache {
+		s.kCache[i] = make([]float32, nCtx*c.kvDim())
+		s.vCache[i] = make([]float32, nCtx*c.vDim())
+	}
+	nff, maxCols := 0, c.NEmbd
+	for i := range m.Layers {
+		f := &m.Layers[i].FFN
+		nff = max(nff, f.Up.W.Rows)
+		maxCols = max(maxCols, f.width(), c.NHead*c.HeadDimV)
+	}
+	qkvRows := c.qDim() + c.kvDim() + c.vDim()
+	T := maxBatch
+	s.x, s.xn, s.tmp, s.ffnOut = make([]float32, T*c.NEmbd), make([]float32, T*c.NEmbd), make([]float32, T*c.NEmbd), make([]float32, T*c.NEmbd)
+	s.qkv = make([]float32, T*qkvRows)
+	s.q, s.k, s.v = make([]float32, T*c.qDim()), make([]float32, T*c.kvDim()), make([]float32, T*c.vDim())
+	s.attnOut = make([]float32, T*c.NHead*c.HeadDimV)
+	s.up, s.gate = make([]float32, T*nff), make([]float32, T*nff)
+	s.logits = make([]float32, T*c.NVocab)
+	s.actBuf = make([]byte, T*maxActRowBytes(maxCols))
+	s.scores = make([][]float32, m.pool.Size())
+	for i := range s.scores {
+		s.scores[i] = make([]float32, nCtx)
+	}
+	half := c.NRot / 2
+	s.ropes = make([]ropeTable, T)
+	s.ropeStorage = make([]float32, 2*T*half)
+	for t := range s.ropes {
+		s.ropes[t] = ropeTable{cos: s.ropeStorage[2*t*half : (2*t+1)*half], sin: s.ropeStorage[(2*t+1)*half : (2*t+2)*half]}
+	}
+	return s
+}
+
+// maxActRowBytes bounds the bytes of one activation row of n elements in
+// any vec-dot type (float32 is the largest).
+func maxActRowBytes(n int) int { return 4*n + 64 }
+
+// Pos is the number of tokens in the cache.
+func (s *State) Pos() int { return s.pos }
+
+// Ctx is the context size.
+func (s *State) Ctx() int { return s.nCtx }
+
+// Reset empties the cache.
+func (s *State) Reset() { s.pos = 0 }
+
+// Truncate drops cached tokens after the first n (for regenerate / edit).
+func (s *State) Truncate(n int) {
+	if n < s.pos {
+		s.pos = max(n, 0)
+	}
+}
+
+// Forward evaluates tokens at the next positions and returns their logits:
+// [len(tokens) × NVocab] when all is true, else the last token's [NVocab].
+// The slice is reused by the next call.
+func (s *State) Forward(tokens []int32, all bool) ([]float32, error) {
+	if s.pos+len(tokens) > s.nCtx {
+		return nil, fmt.Errorf("%w (%d tokens + %d new > %d)", ErrContextFull, s.pos, len(tokens), s.nCtx)
+	}
+	for _, t := range tokens {
+		if t < 0 || int(t) >= s.m.NVocab {
+			return nil, fmt.Errorf("token id %d outside the vocabulary (%d)", t, s.m.NVocab)
+		}
+	}
+	var out []float32
+	for len(tokens) > 0 {
+		n := min(len(tokens), s.maxBatch)
+		last := n == len(tokens)
+		logits := s.forwardBatch(tokens[:n], all, last)
+		if all {
+			out = append(out, logits...)
+		} else if last {
+			out = logits
+		}
+		tokens = tokens[n:]
+	}
+	return out, nil
+}
+
+// forwardBatch runs T ≤ maxBatch tokens through the network and returns the
+// logits of every row (all) or of the last row (last), else nil.
+func (s *State) forwardBatch(tokens []int32, all, last bool) []float32 {
+	m, T, d := s.m, len(tokens), s.m.NEmbd
+	s.embed(tokens)
+	if m.useRope {
+		for t := 0; t < T; t++ {
+			s.ropes[t].fill(s.pos+t, m.RopeTheta, m.RopeFreqScale)
+		}
+	}
+	for l := range m.Layers {
+		s.layer(l, T)
+	}
+	s.pos += T
+	if !all && !last {
+		return nil
+	}
+	x, rows := s.x[:T*d], T
+	if !all {
+		x, rows = s.x[(T-1)*d:T*d], 1
+	}
+	normRows(m.OutNorm, x, x, d)
+	s.linear(s.logits, m.Output, x, rows)
+	return s.logits[:rows*m.NVocab]
+}
+
+func (s *State) embed(tokens []int32) {
+	m, d := s.m, s.m.NEmbd
+	for t, tok := range tokens {
+		row := s.x[t*d : (t+1)*d]
+		ggml.DequantizeRow(m.TokEmbd.Type, m.TokEmbd.Row(int(tok)), row)
+		if m.embdScale != 1 {
+			for i := range row {
+				row[i] *= m.embdScale
+			}
+		}
+		if m.TypeEmbd != nil {
+			ggml.DequantizeRow(m.TypeEmbd.Type, m.TypeEmbd.Row(0), s.tmp[:d])
+			add(row, s.tmp[:d])
+		}
+		if m.PosEmbd != nil {
+			p := min(s.pos+t, m.PosEmbd.Rows-1)
+			ggml.DequantizeRow(m.PosEmbd.Type, m.PosEmbd.Row(p), s.tmp[:d])
+			add(row, s.tmp[:d])
+		}
+		if m.EmbdNorm != nil {
+			m.EmbdNorm.Forward(row, row)
+		}
+	}
+}
+
+// layer runs block l over the batch in s.x.
+func (s *State) layer(l, T int) {
+	m, d := s.m, s.m.NEmbd
+	L := &m.Layers[l]
+	x, xn := s.x[:T*d], s.xn[:T*d]
+	normRows(L.AttnNorm, xn, x, d)
+	s.attention(l, T, xn)
+	attnOut := s.tmp[:T*d]
+	if L.PostAttnNorm != nil {
+		normRows(L.PostAttnNorm, attnOut, attnOut, d)
+	}
+	if m.parallel {
+		// x + attn(n(x)) + ffn(n'(x)), n' = ffn_norm when present.
+		if L.FFNNorm != nil {
+			normRows(L.FFNNorm, xn, x, d)
+		}
+		s.ffn(L, T, xn, s.ffnOut[:T*d])
+		add(x, attnOut)
+		add(x, s.ffnOut[:T*d])
+		return
+	}
+	add(x, attnOut)
+	if L.AttnOutNorm != nil {
+		normRows(L.AttnOutNorm, x, x, d)
+	}
+	normRows(L.FFNNorm, xn, x, d)
+	out := s.ffnOut[:T*d]
+	s.ffn(L, T, xn, out)
+	if L.PostFFNNorm != nil {
+		normRows(L.PostFFNNorm, out, out, d)
+	}
+	add(x, out)
+	if L.OutNorm != nil {
+		normRows(L.OutNorm, x, x, d)
+	}
+}
+
+// normRows applies n to each row; a nil norm copies.
+func normRows(n *Norm, dst, src []float32, d int) {
+	if n == nil {
+		copy(dst, src)
+		return
+	}
+	for i := 0; i < len(src); i += d {
+		n.Forward(dst[i:i+d], src[i:i+d])
+	}
+}
+
+// attention projects xn to Q/K/V, appends K/V to the cache, attends, and
+// writes the output projection into s.tmp.
+func (s *State) attention(l, T int, xn []float32) {
+	m, c := s.m, s.m.Config
+	a := &m.Layers[l].Attn
+	q, k, v := s.q[:T*c.qDim()], s.k[:T*c.kvDim()], s.v[:T*c.vDim()]
+	if a.QKV.W != nil {
+		rows := c.qDim() + c.kvDim() + c.vDim()
+		qkv := s.qkv[:T*rows]
+		s.linear(qkv, a.QKV, xn, T)
+		for t := 0; t < T; t++ {
+			r := qkv[t*rows : (t+1)*rows]
+			copy(q[t*c.qDim():(t+1)*c.qDim()], r[:c.qDim()])
+			copy(k[t*c.kvDim():(t+1)*c.kvDim()], r[c.qDim():c.qDim()+c.kvDim()])
+			copy(v[t*c.vDim():(t+1)*c.vDim()], r[c.qDim()+c.kvDim():])
+		}
+	} else {
+		s.linear(q, a.Q, xn, T)
+		s.linear(k, a.K, xn, T)
+		s.linear(v, a.V, xn, T)
+	}
+	s.prepareQK(a, T, q, k)
+	kc, vc := s.kCache[l], s.vCache[l]
+	copy(kc[s.pos*c.kvDim():], k)
+	copy(vc[s.pos*c.vDim():], v)
+	s.attn = attnTask{s: s, l: l, T: T, q: q, out: s.attnOut[:T*c.NHead*c.HeadDimV]}
+	m.pool.Run(&s.attn, T*c.NHead)
+	s.linear(s.tmp[:T*c.NEmbd], a.O, s.attn.out, T)
+}
+
+// prepareQK applies per-head norms and RoPE to the new rows of Q and K.
+func (s *State) prepareQK(a *Attention, T int, q, k []float32) {
+	m, hd := s.m, s.m.HeadDim
+	for t := 0; t < T; t++ {
+		for h := 0; h < m.NHead; h++ {
+			s.headPrep(a.QNorm, q[(t*m.NHead+h)*hd:(t*m.NHead+h+1)*hd], t)
+		}
+		for h := 0; h < m.NHeadKV; h++ {
+			s.headPrep(a.KNorm, k[(t*m.NHeadKV+h)*hd:(t*m.NHeadKV+h+1)*hd], t)
+		}
+	}
+}
+
+func (s *State) headPrep(n *Norm, x []float32, t int) {
+	if n != nil {
+		n.Forward(x, x)
+	}
+	if s.m.useRope {
+		rope(x[:s.m.NRot], &s.ropes[t], s.m.ropeHalf)
+	}
+}
+
+// attnTask computes one (token, head) pair per index.
+type attnTask struct {
+	s      *State
+	l, T   int
+	q, out []float32
+}
+
+func (a *attnTask) Run(i, worker int) {
+	s, m := a.s, a.s.m
+	t, h := i/m.NHead, i%m.NHead
+	hd, hdv := m.HeadDim, m.HeadDimV
+	kvh := h / (m.NHead / m.NHeadKV)
+	p := s.pos + t // this token's position
+	n := p + 1
+	if !m.causal {
+		n = s.pos + a.T
+	}
+	q := a.q[(t*m.NHead+h)*hd : (t*m.NHead+h+1)*hd]
+	kc, vc := s.kCache[a.l], s.vCache[a.l]
+	kvDim, vDim := m.kvDim(), m.vDim()
+	scores := s.scores[worker][:n]
+	for j := range scores {
+		scores[j] = dot(q, kc[j*kvDim+kvh*hd:j*kvDim+(kvh+1)*hd]) * m.attnScale
+	}
+	if m.alibi != nil {
+		slope := m.alibi[h]
+		for j := range scores {
+			scores[j] -= slope * float32(absInt(p-j))
+		}
+	}
+	softmax(scores)
+	out := a.out[(t*m.NHead+h)*hdv : (t*m.NHead+h+1)*hdv]
+	clear(out)
+	for j, w := range scores {
+		axpy(out, w, vc[j*vDim+kvh*hdv:j*vDim+(kvh+1)*hdv])
+	}
+}
+
+func absInt(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// ffn computes the feed-forward block of the T rows of xn into out.
+func (s *State) ffn(L *Layer, T int, xn, out []float32) {
+	f, act := &L.FFN, s.m.act
+	nff := f.width()
+	up := s.up[:T*f.Up.W.Rows]
+	s.linear(up, f.Up, xn, T)
+	h := s.gate[:T*nff]
+	switch {
+	case f.FusedGate: // up rows are [gate; up]
+		for t := 0; t < T; t++ {
+			g, u := up[t*2*nff:t*2*nff+nff], up[t*2*nff+nff:(t+1)*2*nff]
+			for i := range g {
+				h[t*nff+i] = act(g[i]) * u[i]
+			}
+		}
+	case f.Gate.W != nil:
+		s.linear(h, f.Gate, xn, T)
+		for i := range h {
+			h[i] = act(h[i]) * up[i]
+		}
+	default:
+		for i := range h {
+			h[i] = act(up[i])
+		}
+	}
+	s.linear(out, f.Down, h, T)
+}
+
+// linear computes dst[t] = W·x[t] + B for T rows.
+func (s *State) linear(dst []float32, lin Linear, x []float32, T int) {
+	w := lin.W
+	n, rows := w.Cols, w.Rows
+	xq, stride := s.quantize(x, T, n, w.Type.VecDotType())
+	s.mm = matmulTask{w: w, xq: xq, stride: stride, T: T, dst: dst[:T*rows], rows: rows}
+	s.mm.chunk = chunkRows(rows, T, s.m.pool.Size())
+	s.m.pool.Run(&s.mm, (rows+s.mm.chunk-1)/s.mm.chunk)
+	if lin.B != nil {
+		for t := 0; t < T; t++ {
+			add(dst[t*rows:(t+1)*rows], lin.B)
+		}
+	}
+}
+
+// quantize converts T rows of n floats to the vec-dot type, reusing the
+// previous result when the same rows are asked for again (Q, K and V share
+// one input).
+func (s *State) quantize(x []float32, T, n int, typ ggml.Type) ([]byte, int) {
+	stride := typ.RowSize(n)
+	if typ == ggml.F32 {
+		return ggml.F32Bytes(x[:T*n]), stride
+	}
+	if s.actSrc == &x[0] && s.actType == typ && s.actT == T && s.actN == n {
+		return s.actBuf[:T*stride], stride
+	}
+	for t := 0; t < T; t++ {
+		ggml.QuantizeActivation(typ, x[t*n:(t+1)*n], s.actBuf[t*stride:(t+1)*stride])
+	}
+	s.actSrc, s.actType, s.actT, s.actN = &x[0], typ, T, n
+	return s.actBuf[:T*stride], stride
+}
+
+// chunkRows picks how many weight rows one task covers: enough tasks for
+// load balance, and for batches small enough chunks that a chunk of weights
+// stays in cache while every token of the batch passes over it.
+func chunkRows(rows, T, threads int) int {
+	if threads == 1 && T == 1 {
+		return rows
+	}
+	c := (rows + 4*threads - 1) / (4 * threads)
+	if T > 1 {
+		c = min(c, 64)
+	}
+	c = max(16, (c+15)/16*16)
+	return min(c, rows)
+}
+
+// matmulTask multiplies one chunk of weight rows by every batch row.
+type matmulTask struct {
+	w           *Weight
+	xq          []byte
+	stride, T   int
+	dst         []float32
+	rows, chunk int
+}
+
+func (mt *matmulTask) Run(i, worker int) {
+	r0 := i * mt.chunk
+	r1 := min(r0+mt.chunk, mt.rows)
+	rs := mt.w.Type.RowSize(mt.w.Cols)
+	wb := mt.w.Data[r0*rs : r1*rs]
+	for t := 0; t < mt.T; t++ {
+		ggml.MatVec(mt.w.Type, mt.w.Cols, wb, mt.xq[t*mt.stride:(t+1)*mt.stride], mt.dst[t*mt.rows+r0:t*mt.rows+r1])
+	}
+}
+
+func sqrt64(x float64) float64 { return math.Sqrt(x) }

@@ -1,0 +1,87 @@
+package model
+
+import (
+	"fmt"
+
+	"flowchat/engine/ggml"
+)
+
+// Weight is a 1-D or 2-D tensor in its stored type. For a matrix, Cols is
+// the length of a row (the input features of a linear map) and Rows the
+// number of rows (output features).
+type Weight struct {
+	Name       string
+	Type       ggml.Type
+	Cols, Rows int
+	Data       []byte // Rows × Type.RowSize(Cols) bytes, usually a slice of a mapped file
+}
+
+// Row returns the bytes of row r.
+func (w *Weight) Row(r int) []byte {
+	rs := w.Type.RowSize(w.Cols)
+	return w.Data[r*rs : (r+1)*rs]
+}
+
+// Floats dequantizes the whole tensor (norm gains, biases: small tensors).
+func (w *Weight) Floats() []float32 {
+	out := make([]float32, w.Cols*w.Rows)
+	for r := 0; r < w.Rows; r++ {
+		ggml.DequantizeRow(w.Type, w.Row(r), out[r*w.Cols:(r+1)*w.Cols])
+	}
+	return out
+}
+
+// Source provides tensors by canonical name (GGUF names: blk.0.attn_q.weight).
+type Source interface {
+	Weight(name string) (*Weight, bool)
+}
+
+// binder binds weights by name, checking shapes and collecting the first
+// error: a model file is outside input, so a wrong shape is an error for
+// the user, not a panic.
+type binder struct {
+	src Source
+	err error
+}
+
+func (b *binder) fail(format string, args ...any) {
+	if b.err == nil {
+		b.err = fmt.Errorf(format, args...)
+	}
+}
+
+// matrix binds a required [rows, cols] tensor (cols = row length).
+func (b *binder) matrix(name string, cols, rows int) *Weight {
+	w, ok := b.src.Weight(name)
+	if !ok {
+		b.fail("model file lacks tensor %s", name)
+		return nil
+	}
+	return b.check(w, cols, rows)
+}
+
+// optMatrix binds an optional tensor; nil when absent.
+func (b *binder) optMatrix(name string, cols, rows int) *Weight {
+	w, ok := b.src.Weight(name)
+	if !ok {
+		return nil
+	}
+	return b.check(w, cols, rows)
+}
+
+func (b *binder) check(w *Weight, cols, rows int) *Weight {
+	if (cols >= 0 && w.Cols != cols) || (rows >= 0 && w.Rows != rows) {
+		b.fail("tensor %s has shape [%d, %d], want [%d, %d]", w.Name, w.Cols, w.Rows, cols, rows)
+		return nil
+	}
+	return w
+}
+
+// vector binds an optional 1-D tensor of length n as float32; nil if absent.
+func (b *binder) vector(name string, n int) []float32 {
+	w := b.optMatrix(name, n, 1)
+	if w == nil {
+		return nil
+	}
+	return w.Floats()
+}
