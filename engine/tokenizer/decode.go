@@ -177,8 +177,8 @@ func cleanApostrophes(t []byte) []byte {
 // Decoder turns a stream of token ids into text as Decode would, holding
 // back bytes that later tokens may still change: an incomplete UTF-8
 // sequence, and (where the model cleans spaces) a tail with a space or an
-// apostrophe in its last three bytes. Invalid UTF-8 is replaced by U+FFFD
-// per maximal ill-formed subsequence (as Python's errors="replace").
+// apostrophe in its last three bytes. Each byte of invalid UTF-8 becomes
+// one U+FFFD.
 type Decoder struct {
 	t       *Tokenizer
 	started bool
@@ -278,7 +278,7 @@ func seqLen(c byte) int {
 }
 
 // illFormedLen is the length of the maximal prefix of b that could start a
-// well-formed sequence (at least 1): the unit one U+FFFD replaces.
+// well-formed sequence (at least 1).
 func illFormedLen(b []byte) int {
 	need := seqLen(b[0])
 	if need == 0 {
@@ -305,7 +305,8 @@ func illFormedLen(b []byte) int {
 	return n
 }
 
-// validUTF8 replaces each maximal ill-formed subsequence with U+FFFD.
+// validUTF8 replaces every byte that is not part of a well-formed sequence
+// with U+FFFD (one per byte, as the reference texts were written).
 func validUTF8(b []byte) string {
 	if utf8.Valid(b) {
 		return string(b)
@@ -314,7 +315,7 @@ func validUTF8(b []byte) string {
 	for len(b) > 0 {
 		r, n := utf8.DecodeRune(b)
 		if r == utf8.RuneError && n <= 1 {
-			n = illFormedLen(b)
+			n = 1
 			sb.WriteRune(utf8.RuneError)
 		} else {
 			sb.Write(b[:n])
