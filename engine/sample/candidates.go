@@ -17,12 +17,16 @@ type cand struct {
 // whole vocabulary, data is the live window of it (stages truncate the end,
 // XTC drops the front).
 type cands struct {
-	buf    []cand
-	data   []cand
-	sorted bool // data is in descending logit order, ties by ascending id
+	buf     []cand
+	alt     []cand // [nVocab] scratch for radix sorting and selection
+	data    []cand
+	sorted  bool // data is in descending logit order, ties by ascending id
+	idOrder bool // data is in ascending id order (a stable sort then breaks ties by id)
 }
 
-func newCands(nVocab int) cands { return cands{buf: make([]cand, nVocab)} }
+func newCands(nVocab int) cands {
+	return cands{buf: make([]cand, nVocab), alt: make([]cand, nVocab)}
+}
 
 // load copies logits into the buffer in token order; the caller's slice is
 // never written.
@@ -31,13 +35,13 @@ func (c *cands) load(logits []float32) {
 	for i, l := range logits {
 		c.data[i] = cand{id: int32(i), logit: l}
 	}
-	c.sorted = false
+	c.sorted, c.idOrder = false, true
 }
 
 // identity reports whether data[i].id == i for every i: nothing was removed
 // or moved yet, so a token's candidate is found by indexing.
 func (c *cands) identity(nVocab int) bool {
-	return !c.sorted && len(c.data) == nVocab && len(c.data) > 0 && &c.data[0] == &c.buf[0]
+	return c.idOrder && len(c.data) == nVocab && len(c.data) > 0 && &c.data[0] == &c.buf[0]
 }
 
 // better is the chain's total order: higher logit first, lower id on ties.
@@ -53,20 +57,92 @@ func cmpCand(a, b cand) int {
 	return 0
 }
 
+// radixMin is the size from which sorting a buffer in id order uses the
+// radix sort (linear) instead of a comparison sort (n log n calls of cmpCand).
+const radixMin = 256
+
 func (c *cands) sort() {
-	if !c.sorted {
-		slices.SortFunc(c.data, cmpCand)
-		c.sorted = true
+	if c.sorted {
+		return
 	}
+	if c.idOrder && len(c.data) >= radixMin {
+		radixSort(c.data, c.alt)
+	} else {
+		slices.SortFunc(c.data, cmpCand)
+	}
+	c.sorted, c.idOrder = true, false
+}
+
+// sortKey maps a logit to a uint32 whose ascending order is the logit's
+// descending order: IEEE sign-magnitude turned into an unsigned order
+// without branches (random signs would defeat the branch predictor).
+func sortKey(l float32) uint32 {
+	u := math.Float32bits(l)
+	if u == 0x80000000 {
+		u = 0 // -0 and +0 are equal logits
+	}
+	flip := uint32(int32(u)>>31) | 0x80000000 // negative: all bits, else the sign
+	return ^(u ^ flip)
+}
+
+// radixSort sorts data by descending logit, stably, in four 8-bit LSD
+// passes through tmp (len >= len(data)); passes where every key has the
+// same byte are skipped.
+func radixSort(data, tmp []cand) {
+	n := len(data)
+	var hist [4][256]int
+	for i := range data {
+		k := sortKey(data[i].logit)
+		data[i].aux = math.Float32frombits(k) // the key rides along in the scratch field
+		hist[0][k&0xff]++
+		hist[1][k>>8&0xff]++
+		hist[2][k>>16&0xff]++
+		hist[3][k>>24]++
+	}
+	src, dst := data, tmp[:n]
+	for pass := range 4 {
+		shift := 8 * pass
+		h := &hist[pass]
+		if h[math.Float32bits(src[0].aux)>>shift&0xff] == n {
+			continue
+		}
+		off := 0
+		for b := range h {
+			h[b], off = off, off+h[b]
+		}
+		for _, x := range src {
+			b := math.Float32bits(x.aux) >> shift & 0xff
+			dst[h[b]] = x
+			h[b]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &data[0] {
+		copy(data, src)
+	}
+}
+
+// prob is the probability of a logit given the normalizer of its set (see
+// normalizer); softmax computes the same expression.
+func prob(l, maxL float32, sum float64) float32 {
+	return float32(math.Exp(float64(l-maxL)) / sum)
 }
 
 // softmax sorts and sets p = exp(logit - max) / sum over the live candidates.
 func (c *cands) softmax() {
 	c.sort()
+	c.setProbs()
+}
+
+// setProbs is softmax without the sort: probabilities in the current order.
+func (c *cands) setProbs() {
 	if len(c.data) == 0 {
 		return
 	}
-	maxL := c.data[0].logit
+	maxL := float32(math.Inf(-1))
+	for i := range c.data {
+		maxL = max(maxL, c.data[i].logit)
+	}
 	if math.IsInf(float64(maxL), -1) {
 		// Every token is banned: spread evenly rather than divide 0 by 0.
 		for i := range c.data {
@@ -92,12 +168,9 @@ func (c *cands) truncate(n int) { c.data = c.data[:n] }
 // selectTop moves the k best candidates (by better) to the front, sorted,
 // and truncates to them: a size-k min-heap over the data, O(n + m log k).
 func (c *cands) selectTop(k int) {
-	if k >= len(c.data) {
+	if k >= len(c.data) || c.sorted || (k >= radixMin && c.idOrder) {
 		c.sort()
-		return
-	}
-	if c.sorted {
-		c.truncate(k)
+		c.truncate(min(k, len(c.data)))
 		return
 	}
 	h := c.data[:k]
@@ -112,7 +185,7 @@ func (c *cands) selectTop(k int) {
 	}
 	c.data = h
 	slices.SortFunc(c.data, cmpCand)
-	c.sorted = true
+	c.sorted, c.idOrder = true, false
 }
 
 // siftDown restores a heap whose root is the worst candidate.

@@ -28,7 +28,7 @@ func fsd(c *cands, toks []int32, p fsdParams, st *fsdState) int {
 	maxL, sum := c.normalizer()
 	c.selectTop(p.k)
 	for i := range c.data {
-		c.data[i].p = float32(math.Exp(float64(c.data[i].logit-maxL)) / sum)
+		c.data[i].p = prob(c.data[i].logit, maxL, sum)
 	}
 	st.countNGrams(c, toks, p.n)
 	best := 0

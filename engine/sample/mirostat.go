@@ -34,13 +34,17 @@ func draw(c *cands, rng *rand.Rand) int {
 
 // mirostatV1 is Basu et al. 2021, algorithm 1: estimate the Zipf exponent
 // s from the top m probabilities, pick k so the expected surprise is mu, draw
-// from the top k, and move mu toward tau by the observed error (bits).
+// from the top k, and move mu toward tau by the observed error (bits). The
+// top m are found on a copy, so the vocabulary is sorted only as far as k.
 func mirostatV1(c *cands, rng *rand.Rand, tau, eta float32, nVocab int, mu *float32) int {
-	c.softmax()
+	maxL, sum := c.normalizer()
+	top := cands{data: c.alt[:len(c.data)], alt: c.buf, idOrder: c.idOrder, sorted: c.sorted}
+	copy(top.data, c.data)
+	top.selectTop(min(mirostatM, len(top.data)))
 	var sumTB, sumTT float64
-	for i := 0; i < mirostatM-1 && i < len(c.data)-1; i++ {
+	for i := 0; i < len(top.data)-1; i++ {
 		t := math.Log(float64(i+2) / float64(i+1))
-		b := math.Log(float64(c.data[i].p) / float64(c.data[i+1].p))
+		b := math.Log(float64(prob(top.data[i].logit, maxL, sum)) / float64(prob(top.data[i+1].logit, maxL, sum)))
 		sumTB += t * b
 		sumTT += t * t
 	}
@@ -51,20 +55,46 @@ func mirostatV1(c *cands, rng *rand.Rand, tau, eta float32, nVocab int, mu *floa
 	if !math.IsNaN(k) && k >= 1 {
 		kk = int(min(k, float64(len(c.data))))
 	}
-	c.truncate(kk)
+	c.selectTop(kk)
 	return mirostatDraw(c, rng, tau, eta, mu)
 }
 
 // mirostatV2 is Basu et al. 2021, algorithm 2: drop the tokens whose surprise
-// exceeds mu (keeping at least one), draw, and update mu.
+// exceeds mu (keeping at least the most probable), draw, and update mu. The
+// survivors are a most-probable prefix, so they are filtered before sorting.
 func mirostatV2(c *cands, rng *rand.Rand, tau, eta float32, mu *float32) int {
-	c.softmax()
-	n := 0
-	for n < len(c.data) && -math.Log2(float64(c.data[n].p)) <= float64(*mu) {
-		n++
+	c.setProbs()
+	// -log2 p <= mu  <=>  p >= 2^-mu
+	minP := float32(math.Exp2(-float64(*mu)))
+	n, best := 0, 0
+	for i, x := range c.data {
+		if better(x, c.data[best]) {
+			best = i
+		}
+		if x.p >= minP {
+			n++
+		}
 	}
-	c.truncate(max(n, 1))
+	if n == 0 {
+		c.data[0] = c.data[best]
+		c.truncate(1)
+		c.sorted, c.idOrder = true, false
+	} else {
+		filterInPlace(c, func(x cand) bool { return x.p >= minP })
+	}
 	return mirostatDraw(c, rng, tau, eta, mu)
+}
+
+// filterInPlace keeps the candidates for which keep is true, in order.
+func filterInPlace(c *cands, keep func(cand) bool) {
+	n := 0
+	for _, x := range c.data {
+		if keep(x) {
+			c.data[n] = x
+			n++
+		}
+	}
+	c.truncate(n)
 }
 
 func mirostatDraw(c *cands, rng *rand.Rand, tau, eta float32, mu *float32) int {

@@ -100,6 +100,7 @@ func typical(c *cands, p float32, minKeep int) {
 		c.data[i].aux = float32(math.Abs(-math.Log(float64(c.data[i].p)) - entropy))
 	}
 	// Stable: among equal scores the more probable (earlier) token stays first.
+	c.sorted, c.idOrder = false, false
 	slices.SortStableFunc(c.data, func(a, b cand) int {
 		switch {
 		case a.aux < b.aux:
@@ -109,7 +110,6 @@ func typical(c *cands, p float32, minKeep int) {
 		}
 		return 0
 	})
-	c.sorted = false
 	var cum float32
 	for i := range c.data {
 		cum += c.data[i].p
@@ -165,7 +165,7 @@ func temperature(c *cands, t float32) {
 		}
 		c.data[0] = c.data[best]
 		c.truncate(1)
-		c.sorted = true
+		c.sorted, c.idOrder = true, false
 		return
 	}
 	if t == 1 {

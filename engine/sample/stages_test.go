@@ -3,6 +3,7 @@ package sample
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -57,6 +58,35 @@ func TestSelectTopMatchesSort(t *testing.T) {
 		for i := range a.data {
 			if a.data[i].id != b.data[i].id {
 				t.Fatalf("n=%d k=%d: position %d has %d, sort gives %d", n, k, i, a.data[i].id, b.data[i].id)
+			}
+		}
+	}
+}
+
+// TestRadixSortMatchesComparison checks the radix sort against the
+// comparison sort on id-ordered data with ties, signed zeros and infinities.
+func TestRadixSortMatchesComparison(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(-1)), float32(math.Inf(1)), -1e-40, 1e-40, math.MaxFloat32, -math.MaxFloat32}
+	for trial := 0; trial < 100; trial++ {
+		n := radixMin + r.IntN(3000)
+		l := make([]float32, n)
+		for i := range l {
+			switch r.IntN(4) {
+			case 0:
+				l[i] = special[r.IntN(len(special))]
+			case 1:
+				l[i] = float32(r.IntN(10) - 5) // ties
+			default:
+				l[i] = float32(r.NormFloat64() * 10)
+			}
+		}
+		a, b := loaded(l), loaded(l)
+		a.sort() // radix: id order, n >= radixMin
+		slices.SortFunc(b.data, cmpCand)
+		for i := range a.data {
+			if a.data[i].id != b.data[i].id {
+				t.Fatalf("n=%d position %d: radix %d (%g), comparison %d (%g)", n, i, a.data[i].id, a.data[i].logit, b.data[i].id, b.data[i].logit)
 			}
 		}
 	}
