@@ -1,0 +1,58 @@
+package ui
+
+import (
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/widget"
+)
+
+// composer is the message entry: a multi-line Entry where Enter sends and
+// Shift+Enter starts a new line, the reverse of Entry's own default.
+type composer struct {
+	widget.Entry
+	onSend func()
+	shift  bool // a Shift key is held (desktop KeyDown/KeyUp)
+}
+
+func newComposer(onSend func()) *composer {
+	c := &composer{onSend: onSend}
+	c.ExtendBaseWidget(c)
+	c.MultiLine = true
+	c.Wrapping = fyne.TextWrapWord
+	c.SetMinRowsVisible(3)
+	return c
+}
+
+// TypedKey sends on Enter unless Shift is held. Entry.OnSubmitted stays nil,
+// so Entry itself inserts the newline for Shift+Enter.
+func (c *composer) TypedKey(k *fyne.KeyEvent) {
+	if (k.Name == fyne.KeyReturn || k.Name == fyne.KeyEnter) && !c.shift {
+		c.onSend()
+		return
+	}
+	c.Entry.TypedKey(k)
+}
+
+func (c *composer) KeyDown(k *fyne.KeyEvent) {
+	c.Entry.KeyDown(k)
+	if isShift(k.Name) {
+		c.shift = true
+	}
+}
+
+func (c *composer) KeyUp(k *fyne.KeyEvent) {
+	c.Entry.KeyUp(k)
+	if isShift(k.Name) {
+		c.shift = false
+	}
+}
+
+// FocusLost forgets Shift: its KeyUp goes to whichever widget has focus.
+func (c *composer) FocusLost() {
+	c.shift = false
+	c.Entry.FocusLost()
+}
+
+func isShift(k fyne.KeyName) bool {
+	return k == desktop.KeyShiftLeft || k == desktop.KeyShiftRight
+}

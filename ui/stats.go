@@ -1,0 +1,42 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// genSpeed returns decode speed in tokens per second. The first token is
+// paid for by prompt processing, so the rate counts the GenTokens-1 tokens
+// produced after it over Total-TimeToFirstToken. It reports false when
+// there is too little to measure.
+func genSpeed(s Stats) (float64, bool) {
+	decode := s.Total - s.TimeToFirstToken
+	if s.GenTokens < 2 || decode <= 0 {
+		return 0, false
+	}
+	return float64(s.GenTokens-1) / decode.Seconds(), true
+}
+
+// formatStats renders the per-reply stats line, e.g.
+// "12 prompt + 40 generated tokens · 21.5 tok/s · first token 350 ms".
+func formatStats(s Stats) string {
+	parts := []string{fmt.Sprintf("%d prompt + %d generated tokens", s.PromptTokens, s.GenTokens)}
+	if v, ok := genSpeed(s); ok {
+		parts = append(parts, formatTokPerSec(v))
+	}
+	if s.GenTokens > 0 && s.TimeToFirstToken > 0 {
+		parts = append(parts, "first token "+formatDuration(s.TimeToFirstToken))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// formatDuration shows milliseconds under a second and seconds above.
+func formatDuration(d time.Duration) string {
+	if d < time.Second {
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	}
+	return fmt.Sprintf("%.1f s", d.Seconds())
+}
+
+func formatTokPerSec(v float64) string { return fmt.Sprintf("%.1f tok/s", v) }
