@@ -38,7 +38,9 @@ func draw(c *cands, rng *rand.Rand) int {
 // top m are found on a copy, so the vocabulary is sorted only as far as k.
 func mirostatV1(c *cands, rng *rand.Rand, tau, eta float32, nVocab int, mu *float32) int {
 	maxL, sum := c.normalizer()
-	top := cands{data: c.alt[:len(c.data)], alt: c.buf, idOrder: c.idOrder, sorted: c.sorted}
+	// The copy has no radix scratch and claims no id order: it is selected by
+	// the heap (m < radixMin), never sorted through c.buf.
+	top := cands{data: c.alt[:len(c.data)], sorted: c.sorted}
 	copy(top.data, c.data)
 	top.selectTop(min(mirostatM, len(top.data)))
 	var sumTB, sumTT float64
