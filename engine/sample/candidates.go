@@ -125,7 +125,7 @@ func radixSort(data, tmp []cand) {
 // prob is the probability of a logit given the normalizer of its set (see
 // normalizer); softmax computes the same expression.
 func prob(l, maxL float32, sum float64) float32 {
-	return float32(math.Exp(float64(l-maxL)) / sum)
+	return float32(float64(expf(l-maxL)) / sum)
 }
 
 // softmax sorts and sets p = exp(logit - max) / sum over the live candidates.
@@ -152,9 +152,9 @@ func (c *cands) setProbs() {
 	}
 	var sum float64
 	for i := range c.data {
-		e := math.Exp(float64(c.data[i].logit - maxL))
-		c.data[i].p = float32(e)
-		sum += e
+		e := expf(c.data[i].logit - maxL)
+		c.data[i].p = e
+		sum += float64(e)
 	}
 	inv := 1 / sum
 	for i := range c.data {

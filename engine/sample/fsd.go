@@ -51,7 +51,7 @@ func (c *cands) normalizer() (float32, float64) {
 	}
 	var sum float64
 	for _, x := range c.data {
-		sum += math.Exp(float64(x.logit - maxL))
+		sum += float64(expf(x.logit - maxL))
 	}
 	return maxL, sum
 }

@@ -40,6 +40,9 @@ const (
 // OpenAI API where it has the setting and llama.cpp's server otherwise.
 // A zero or neutral value disables a stage (top_k 0, top_p 1, min_p 0,
 // typical_p 1, tfs_z 1, repeat_penalty 1, dry_multiplier 0, xtc_probability 0).
+//
+// The zero Params is not valid (top_p 0): start from DefaultParams and
+// overwrite, e.g. json.Unmarshal a request into DefaultParams().
 type Params struct {
 	Temperature float32 `json:"temperature"` // 0 = keep only the most probable token
 	TopK        int     `json:"top_k"`       // 0 = off
