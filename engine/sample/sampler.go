@@ -11,7 +11,7 @@ import (
 type Sampler struct {
 	p       Params
 	nVocab  int
-	order   []stageID
+	order   []stageID // Params.Order without the stages its settings turn off
 	seed    uint64
 	biases  []bias
 	dryP    dryParams
@@ -65,9 +65,14 @@ func New(p Params, nVocab int, opts ...Option) (*Sampler, error) {
 	for _, o := range opts {
 		o(s)
 	}
-	var err error
-	if s.order, err = parseOrder(p.Order); err != nil {
+	order, err := parseOrder(p.Order)
+	if err != nil {
 		return nil, err
+	}
+	for _, id := range order {
+		if p.active(id) {
+			s.order = append(s.order, id)
+		}
 	}
 	if s.biases, err = makeBiases(p.LogitBias, nVocab); err != nil {
 		return nil, err
@@ -218,6 +223,30 @@ func (s *Sampler) sampleChain(c *cands, st *state, rng *rand.Rand, tr *tracer) i
 	}
 	tr.chosen(name, c)
 	return c.data[i].id
+}
+
+// active reports whether a stage can change anything under p; inactive
+// stages are left out of the chain (and of explanations).
+func (p *Params) active(id stageID) bool {
+	switch id {
+	case stPenalties:
+		return p.RepeatLastN != 0 && (p.RepeatPenalty != 1 || p.FrequencyPenalty != 0 || p.PresencePenalty != 0)
+	case stDRY:
+		return p.DRYMultiplier != 0 && p.DRYBase >= 1 && p.DRYPenaltyLastN != 0
+	case stTopK:
+		return p.TopK > 0
+	case stTFS:
+		return p.TFSZ < 1
+	case stTypical:
+		return p.TypicalP < 1
+	case stTopP:
+		return p.TopP < 1
+	case stMinP:
+		return p.MinP > 0
+	case stXTC:
+		return p.XTCProbability > 0 && p.XTCThreshold <= 0.5
+	}
+	return p.Temperature != 1
 }
 
 func truncating(id stageID) bool { return id != stPenalties && id != stDRY && id != stTemperature }

@@ -203,7 +203,8 @@ func TestExplainStages(t *testing.T) {
 	for _, st := range e.Stages {
 		names = append(names, st.Stage)
 	}
-	want := append(slices.Clone(DefaultOrder), "dist")
+	// Stages switched off by their settings are left out.
+	want := []string{StageTopK, StageMinP, StageTemperature, "dist"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("stages %v, want %v", names, want)
 	}
@@ -213,7 +214,7 @@ func TestExplainStages(t *testing.T) {
 	if by := e.RemovedBy(0); by != "" {
 		t.Errorf("token 0 removed by %q", by)
 	}
-	topk := e.Stages[2]
+	topk := e.Stages[0]
 	if topk.In != 5 || topk.Out != 3 || len(topk.Candidates) != 5 {
 		t.Fatalf("top_k report %+v", topk)
 	}
