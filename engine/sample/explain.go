@@ -137,7 +137,7 @@ func withProbs(xs []cand) []cand {
 			out[i].p = 1 / float32(len(out))
 			continue
 		}
-		out[i].p = float32(math.Exp(float64(out[i].logit-maxL)) / sum)
+		out[i].p = prob(out[i].logit, maxL, sum)
 	}
 	return out
 }
