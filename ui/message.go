@@ -83,8 +83,9 @@ func (m *messageView) CreateRenderer() fyne.WidgetRenderer {
 	return r
 }
 
-// messageRenderer draws the bubble: the background fills the widget and the
-// content sits inset by twice the theme padding.
+// messageRenderer draws the bubble: the background fills the widget, less
+// an indent on the left for the user's turns so the two voices read apart,
+// and the content sits inset by the theme padding.
 type messageRenderer struct {
 	m   *messageView
 	bg  *canvas.Rectangle
@@ -93,16 +94,25 @@ type messageRenderer struct {
 
 func (r *messageRenderer) inset() float32 { return r.m.Theme().Size(theme.SizeNamePadding) }
 
+// indent is the left margin of the user's bubbles.
+func (r *messageRenderer) indent() float32 {
+	if r.m.role != RoleUser {
+		return 0
+	}
+	return 12 * r.inset()
+}
+
 func (r *messageRenderer) Layout(size fyne.Size) {
-	r.bg.Resize(size)
-	in := r.inset()
-	r.box.Move(fyne.NewPos(in, in/2))
-	r.box.Resize(size.SubtractWidthHeight(2*in, in))
+	in, left := r.inset(), r.indent()
+	r.bg.Move(fyne.NewPos(left, 0))
+	r.bg.Resize(size.SubtractWidthHeight(left, 0))
+	r.box.Move(fyne.NewPos(left+in, in/2))
+	r.box.Resize(size.SubtractWidthHeight(left+2*in, in))
 }
 
 func (r *messageRenderer) MinSize() fyne.Size {
 	in := r.inset()
-	return r.box.MinSize().AddWidthHeight(2*in, in)
+	return r.box.MinSize().AddWidthHeight(r.indent()+2*in, in)
 }
 
 func (r *messageRenderer) Refresh() {
