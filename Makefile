@@ -1,0 +1,62 @@
+# flowchat — the two commands a new user runs are `make run` and `make test`.
+#
+# Both install what they need: Debian packages for Fyne's cgo driver (when
+# run as root on Debian/Ubuntu and they are missing) and Go modules (through
+# the Go module proxy). The GUI is built with -tags x11, which drops the
+# Wayland development packages (it runs under XWayland on Wayland desktops).
+
+GO      ?= go
+TAGS    ?= x11
+BIN     ?= flowchat
+APT_PKGS := gcc pkg-config libgl1-mesa-dev libx11-dev libxext-dev libxcursor-dev \
+            libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev
+ENGINE_PKGS := ./engine/... ./native/... ./specs/...
+
+.PHONY: all run build deps test test-engine vet bench clean
+
+all: build
+
+run: build
+	./$(BIN) $(ARGS)
+
+build: deps
+	$(GO) build -tags $(TAGS) -o $(BIN) ./app
+
+# deps installs missing Debian packages (root only; others get a hint) and
+# downloads Go modules.
+deps:
+	@missing=""; \
+	if command -v dpkg-query >/dev/null 2>&1; then \
+	  for p in $(APT_PKGS); do \
+	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	  done; \
+	fi; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing:$$missing"; \
+	    (apt-get install -y --no-install-recommends $$missing || (apt-get update && apt-get install -y --no-install-recommends $$missing)) >/dev/null; \
+	  else \
+	    echo "missing Debian packages:$$missing — run: sudo apt-get install$$missing"; exit 1; \
+	  fi; \
+	fi
+	$(GO) mod download
+
+vet: deps
+	$(GO) vet -tags $(TAGS) ./...
+
+# test runs vet and every test; the engine also without cgo and with the
+# plain-Go kernels (noasm), since those are the reference implementations.
+test: vet
+	$(GO) test -tags $(TAGS) -count=1 ./...
+	CGO_ENABLED=0 $(GO) test -count=1 $(ENGINE_PKGS)
+	CGO_ENABLED=0 $(GO) test -count=1 -tags noasm $(ENGINE_PKGS)
+
+# bench runs the kernel benchmarks and the end-to-end llama-bench-style
+# benchmark on the demo model. See docs/PERFORMANCE.md for the model-shape
+# benchmarks and how they were produced.
+bench: build
+	$(GO) test -run '^$$' -bench . -benchtime 200ms ./engine/ggml/ ./engine/parallel/
+	./$(BIN) bench -p 128 -n 64 -t 1,2 -r 5
+
+clean:
+	rm -f $(BIN)
