@@ -65,7 +65,7 @@ func (m *Model) NewState(nCtx, maxBatch int) *State {
 	s.q, s.k, s.v = make([]float32, T*c.qDim()), make([]float32, T*c.kvDim()), make([]float32, T*c.vDim())
 	s.attnOut = make([]float32, T*c.NHead*c.HeadDimV)
 	s.up, s.gate = make([]float32, T*nff), make([]float32, T*nff)
-	s.logits = make([]float32, T*c.NVocab)
+	s.logits = make([]float32, c.NVocab) // grown on demand when every row is wanted
 	s.actBuf = make([]byte, T*maxActRowBytes(maxCols))
 	s.scores = make([][]float32, m.pool.Size())
 	for i := range s.scores {
@@ -149,6 +149,9 @@ func (s *State) forwardBatch(tokens []int32, all, last bool) []float32 {
 		x, rows = s.x[(T-1)*d:T*d], 1
 	}
 	normRows(m.OutNorm, x, x, d)
+	if len(s.logits) < rows*m.NVocab {
+		s.logits = make([]float32, rows*m.NVocab)
+	}
 	s.linear(s.logits, m.Output, x, rows)
 	return s.logits[:rows*m.NVocab]
 }
