@@ -208,6 +208,10 @@ func (p Params) validateExtras(bad complaint) {
 	}
 }
 
+// maxFSDN bounds the anti-LM's order: its scratch is n*k counters and its
+// scan n passes over the sequence per step.
+const maxFSDN = 32
+
 func (p Params) validateDecoding(bad complaint) {
 	switch p.Decoding {
 	case "", DecodingGreedy, DecodingSample, DecodingFSD, DecodingRandomFSD:
@@ -223,8 +227,8 @@ func (p Params) validateDecoding(bad complaint) {
 	if p.FSDK < 1 {
 		bad("fsd_k = %d must be >= 1", p.FSDK)
 	}
-	if p.FSDN < 1 {
-		bad("fsd_n = %d must be >= 1", p.FSDN)
+	if p.FSDN < 1 || p.FSDN > maxFSDN {
+		bad("fsd_n = %d outside [1, %d]", p.FSDN, maxFSDN)
 	}
 	if !(p.FSDBeta > 0 && p.FSDBeta <= 1) {
 		bad("fsd_beta = %g outside (0, 1]", p.FSDBeta)

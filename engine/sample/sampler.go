@@ -82,7 +82,8 @@ func New(p Params, nVocab int, opts ...Option) (*Sampler, error) {
 		return nil, err
 	}
 	s.dryP = dryParams{multiplier: p.DRYMultiplier, base: p.DRYBase, allowed: p.DRYAllowedLength, lastN: p.DRYPenaltyLastN}
-	s.fsdP = fsdParams{alpha: p.FSDAlpha, beta: p.FSDBeta, k: max(p.FSDK, 1), n: max(p.FSDN, 1)}
+	// More candidates than tokens would only size the scratch.
+	s.fsdP = fsdParams{alpha: p.FSDAlpha, beta: p.FSDBeta, k: min(max(p.FSDK, 1), nVocab), n: max(p.FSDN, 1)}
 	s.c = newCands(nVocab)
 	s.hist = newHistory(nVocab, p.RepeatLastN)
 	s.dry = newDRYState(nVocab, brk)
