@@ -491,7 +491,7 @@ func TestValidate(t *testing.T) {
 		{func(p *Params) { p.Decoding, p.FSDAlpha = DecodingFSD, 1.5 }, "fsd_alpha"},
 		{func(p *Params) { p.Decoding, p.FSDK = DecodingFSD, 0 }, "fsd_k"},
 		{func(p *Params) { p.Decoding, p.FSDN = DecodingRandomFSD, 0 }, "fsd_n"},
-		{func(p *Params) { p.Decoding, p.FSDN = DecodingFSD, 1 << 30 }, "fsd_n"},
+		{func(p *Params) { p.Decoding, p.FSDN = DecodingFSD, 1<<30 }, "fsd_n"},
 		{func(p *Params) { p.Decoding, p.FSDBeta = DecodingFSD, 0 }, "fsd_beta"},
 		{func(p *Params) { p.Decoding, p.FSDRandomSteps = DecodingRandomFSD, -1 }, "fsd_random_steps"},
 		{func(p *Params) { p.Order = []string{"top_k", "bogus"} }, "bogus"},
