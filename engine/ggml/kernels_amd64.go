@@ -1,0 +1,198 @@
+//go:build amd64 && !noasm
+
+package ggml
+
+import (
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// hasAVX2 reports whether the AVX2+FMA+F16C kernels run on this CPU.
+var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
+
+func init() {
+	if hasAVX2 {
+		installAVX2()
+	}
+}
+
+//go:noescape
+func dotF32AVX(a, b *float32, n int) float32
+
+//go:noescape
+func dotF16AVX(a, b *uint16, n int, tab *float32) float32
+
+//go:noescape
+func dotBF16AVX(a, b *uint16, n int) float32
+
+//go:noescape
+func dotQ8_0Prep(w *byte, qs *byte, dx *float32, nb int, tab *float32) float32
+
+//go:noescape
+func dotQ4_KAVX(w *byte, x *byte, nb int, tab *float32) float32
+
+//go:noescape
+func dotQ6_KAVX(w *byte, x *byte, nb int, tab *float32) float32
+
+//go:noescape
+func matQ8_0x4(w *byte, rs int, qs *byte, dx *float32, nb int, tab *float32, out *float32)
+
+//go:noescape
+func matQ4_0x4(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32)
+
+//go:noescape
+func dotQ4_0Prep(w *byte, qs *byte, dx *float32, corr *int32, nb int, tab *float32) float32
+
+// avx2Dot and avx2MatVec are the assembly kernels by weight type.
+var (
+	avx2Dot = map[Type]dotFunc{
+		F32: dotF32Asm, F16: dotF16Asm, BF16: dotBF16Asm,
+		Q8_0: dotQ8_0Asm, Q4_0: dotQ4_0Asm,
+		Q4_K: superDot(dotQ4_KAVX), Q6_K: superDot(dotQ6_KAVX),
+	}
+	avx2MatVec = map[Type]matVecFunc{
+		F32: rowsMatVec(F32, dotF32Asm), F16: rowsMatVec(F16, dotF16Asm), BF16: rowsMatVec(BF16, dotBF16Asm),
+		Q8_0: matVecQ8_0Asm, Q4_0: matVecQ4_0Asm,
+		Q4_K: rowsMatVec(Q4_K, superDot(dotQ4_KAVX)), Q6_K: rowsMatVec(Q6_K, superDot(dotQ6_KAVX)),
+	}
+)
+
+func installAVX2() {
+	for t, f := range avx2Dot {
+		dotImpl[t] = f
+	}
+	for t, f := range avx2MatVec {
+		matVecImpl[t] = f
+	}
+}
+
+// rowsMatVec applies a single-row kernel to each row.
+func rowsMatVec(t Type, dot dotFunc) matVecFunc {
+	return func(n int, w, x []byte, dst []float32) {
+		rs := t.RowSize(n)
+		for r := range dst {
+			dst[r] = dot(n, w[r*rs:(r+1)*rs], x)
+		}
+	}
+}
+
+func dotF32Asm(n int, w, x []byte) float32 {
+	if n == 0 {
+		return 0
+	}
+	return dotF32AVX((*float32)(unsafe.Pointer(&w[0])), (*float32)(unsafe.Pointer(&x[0])), n)
+}
+
+func dotF16Asm(n int, w, x []byte) float32 {
+	if n == 0 {
+		return 0
+	}
+	return dotF16AVX((*uint16)(unsafe.Pointer(&w[0])), (*uint16)(unsafe.Pointer(&x[0])), n, &fp16Table[0])
+}
+
+func dotBF16Asm(n int, w, x []byte) float32 {
+	if n == 0 {
+		return 0
+	}
+	return dotBF16AVX((*uint16)(unsafe.Pointer(&w[0])), (*uint16)(unsafe.Pointer(&x[0])), n)
+}
+
+// prepQ8 is a Q8_0 activation row unpacked for the kernels: the int8
+// values contiguous, each block scale repeated 8 times (one per lane) and,
+// for weight formats with an implicit offset, the per-lane correction
+// offset·Σ(4 consecutive values).
+type prepQ8 struct {
+	qs   []byte
+	dx8  []float32
+	corr []int32
+}
+
+var prepPool = sync.Pool{New: func() any { return new(prepQ8) }}
+
+// getPrepQ8 unpacks the Q8_0 row x (nb blocks); offset 0 skips corr.
+func getPrepQ8(x []byte, nb int, offset int32) *prepQ8 {
+	p := prepPool.Get().(*prepQ8)
+	if cap(p.qs) < 32*nb {
+		p.qs, p.dx8, p.corr = make([]byte, 32*nb), make([]float32, 8*nb), make([]int32, 8*nb)
+	}
+	p.qs, p.dx8, p.corr = p.qs[:32*nb], p.dx8[:8*nb], p.corr[:8*nb]
+	for b := 0; b < nb; b++ {
+		blk := x[34*b : 34*b+34]
+		copy(p.qs[32*b:], blk[2:])
+		d := f16(blk)
+		for l := 0; l < 8; l++ {
+			p.dx8[8*b+l] = d
+		}
+		if offset != 0 {
+			prepCorr(blk[2:34], p.corr[8*b:8*b+8], offset)
+		}
+	}
+	return p
+}
+
+func prepCorr(qs []byte, corr []int32, offset int32) {
+	for l := 0; l < 8; l++ {
+		s := int32(int8(qs[4*l])) + int32(int8(qs[4*l+1])) + int32(int8(qs[4*l+2])) + int32(int8(qs[4*l+3]))
+		corr[l] = offset * s
+	}
+}
+
+func dotQ8_0Asm(n int, w, x []byte) float32 {
+	var d [1]float32
+	matVecQ8_0Asm(n, w, x, d[:])
+	return d[0]
+}
+
+func matVecQ8_0Asm(n int, w, x []byte, dst []float32) {
+	nb := n / 32
+	if nb == 0 {
+		clear(dst)
+		return
+	}
+	p := getPrepQ8(x, nb, 0)
+	rs := 34 * nb
+	r := 0
+	for ; r+4 <= len(dst); r += 4 {
+		matQ8_0x4(&w[r*rs], rs, &p.qs[0], &p.dx8[0], nb, &fp16Table[0], &dst[r])
+	}
+	for ; r < len(dst); r++ {
+		dst[r] = dotQ8_0Prep(&w[r*rs], &p.qs[0], &p.dx8[0], nb, &fp16Table[0])
+	}
+	prepPool.Put(p)
+}
+
+func dotQ4_0Asm(n int, w, x []byte) float32 {
+	var d [1]float32
+	matVecQ4_0Asm(n, w, x, d[:])
+	return d[0]
+}
+
+func matVecQ4_0Asm(n int, w, x []byte, dst []float32) {
+	nb := n / 32
+	if nb == 0 {
+		clear(dst)
+		return
+	}
+	p := getPrepQ8(x, nb, 8)
+	rs := 18 * nb
+	r := 0
+	for ; r+4 <= len(dst); r += 4 {
+		matQ4_0x4(&w[r*rs], rs, &p.qs[0], &p.dx8[0], &p.corr[0], nb, &fp16Table[0], &dst[r])
+	}
+	for ; r < len(dst); r++ {
+		dst[r] = dotQ4_0Prep(&w[r*rs], &p.qs[0], &p.dx8[0], &p.corr[0], nb, &fp16Table[0])
+	}
+	prepPool.Put(p)
+}
+
+// superDot adapts a K-quant kernel over nb super-blocks against Q8_K.
+func superDot(k func(w, x *byte, nb int, tab *float32) float32) dotFunc {
+	return func(n int, w, x []byte) float32 {
+		if n < QK_K {
+			return 0
+		}
+		return k(&w[0], &x[0], n/QK_K, &fp16Table[0])
+	}
+}

@@ -1,0 +1,717 @@
+//go:build amd64 && !noasm
+
+#include "textflag.h"
+
+#define PFD 512
+
+// AVX2 + FMA + F16C kernels. Every function ends with VZEROUPPER and uses
+// only VEX-encoded vector instructions (no legacy SSE: see PERF-NOTES on the
+// SSE/AVX transition penalty). The Go twins in vecdot_go.go are the
+// reference for each.
+
+DATA ones16<>+0(SB)/8, $0x0001000100010001
+DATA ones16<>+8(SB)/8, $0x0001000100010001
+DATA ones16<>+16(SB)/8, $0x0001000100010001
+DATA ones16<>+24(SB)/8, $0x0001000100010001
+GLOBL ones16<>(SB), RODATA|NOPTR, $32
+
+DATA nibble<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA nibble<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA nibble<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA nibble<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL nibble<>(SB), RODATA|NOPTR, $32
+
+// Shift counts per qword for VPSRLVQ: low 128 bits keep the low nibbles,
+// high 128 bits get the high nibbles of a broadcast 16-byte Q4 payload.
+DATA hishift<>+0(SB)/8, $0
+DATA hishift<>+8(SB)/8, $0
+DATA hishift<>+16(SB)/8, $4
+DATA hishift<>+24(SB)/8, $4
+GLOBL hishift<>(SB), RODATA|NOPTR, $32
+
+// HSUM reduces the 8 floats of Y0 into X0[0].
+#define HSUM \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPS       X1, X0, X0 \
+	VHADDPS      X0, X0, X0 \
+	VHADDPS      X0, X0, X0
+
+// func dotF32AVX(a, b *float32, n int) float32
+//
+//	for i := 0; i < n; i++ { s += a[i] * b[i] }
+TEXT ·dotF32AVX(SB), NOSPLIT, $0-28
+	MOVQ   a+0(FP), SI
+	MOVQ   b+8(FP), DI
+	MOVQ   n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	CMPQ   CX, $32
+	JLT    f32tail8
+
+f32loop32:
+	VMOVUPS     (SI), Y4
+	VMOVUPS     32(SI), Y5
+	VMOVUPS     64(SI), Y6
+	VMOVUPS     96(SI), Y7
+	VFMADD231PS (DI), Y4, Y0
+	VFMADD231PS 32(DI), Y5, Y1
+	VFMADD231PS 64(DI), Y6, Y2
+	VFMADD231PS 96(DI), Y7, Y3
+	ADDQ        $128, SI
+	ADDQ        $128, DI
+	SUBQ        $32, CX
+	CMPQ        CX, $32
+	JGE         f32loop32
+
+f32tail8:
+	CMPQ        CX, $8
+	JLT         f32reduce
+	VMOVUPS     (SI), Y4
+	VFMADD231PS (DI), Y4, Y0
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	SUBQ        $8, CX
+	JMP         f32tail8
+
+f32reduce:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	HSUM
+
+f32tail1:
+	TESTQ       CX, CX
+	JEQ         f32done
+	VMOVSS      (SI), X1
+	VFMADD231SS (DI), X1, X0
+	ADDQ        $4, SI
+	ADDQ        $4, DI
+	DECQ        CX
+	JMP         f32tail1
+
+f32done:
+	VMOVSS X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func dotF16AVX(a, b *uint16, n int, tab *float32) float32
+//
+//	for i := 0; i < n; i++ { s += fp16(a[i]) * fp16(b[i]) }
+TEXT ·dotF16AVX(SB), NOSPLIT, $0-36
+	MOVQ   a+0(FP), SI
+	MOVQ   b+8(FP), DI
+	MOVQ   n+16(FP), CX
+	MOVQ   tab+24(FP), R8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	CMPQ   CX, $32
+	JLT    f16tail8
+
+f16loop32:
+	VCVTPH2PS   (SI), Y4
+	VCVTPH2PS   16(SI), Y5
+	VCVTPH2PS   32(SI), Y6
+	VCVTPH2PS   48(SI), Y7
+	VCVTPH2PS   (DI), Y8
+	VCVTPH2PS   16(DI), Y9
+	VCVTPH2PS   32(DI), Y10
+	VCVTPH2PS   48(DI), Y11
+	VFMADD231PS Y8, Y4, Y0
+	VFMADD231PS Y9, Y5, Y1
+	VFMADD231PS Y10, Y6, Y2
+	VFMADD231PS Y11, Y7, Y3
+	ADDQ        $64, SI
+	ADDQ        $64, DI
+	SUBQ        $32, CX
+	CMPQ        CX, $32
+	JGE         f16loop32
+
+f16tail8:
+	CMPQ        CX, $8
+	JLT         f16reduce
+	VCVTPH2PS   (SI), Y4
+	VCVTPH2PS   (DI), Y8
+	VFMADD231PS Y8, Y4, Y0
+	ADDQ        $16, SI
+	ADDQ        $16, DI
+	SUBQ        $8, CX
+	JMP         f16tail8
+
+f16reduce:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	HSUM
+
+f16tail1:
+	TESTQ       CX, CX
+	JEQ         f16done
+	MOVWLZX     (SI), AX
+	MOVWLZX     (DI), BX
+	VMOVSS      (R8)(AX*4), X1
+	VFMADD231SS (R8)(BX*4), X1, X0
+	ADDQ        $2, SI
+	ADDQ        $2, DI
+	DECQ        CX
+	JMP         f16tail1
+
+f16done:
+	VMOVSS X0, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func dotBF16AVX(a, b *uint16, n int) float32
+//
+//	for i := 0; i < n; i++ { s += bf16(a[i]) * bf16(b[i]) }
+TEXT ·dotBF16AVX(SB), NOSPLIT, $0-28
+	MOVQ   a+0(FP), SI
+	MOVQ   b+8(FP), DI
+	MOVQ   n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	CMPQ   CX, $16
+	JLT    bf16tail8
+
+bf16loop16:
+	VPMOVZXWD   (SI), Y4
+	VPMOVZXWD   16(SI), Y5
+	VPMOVZXWD   (DI), Y8
+	VPMOVZXWD   16(DI), Y9
+	VPSLLD      $16, Y4, Y4
+	VPSLLD      $16, Y5, Y5
+	VPSLLD      $16, Y8, Y8
+	VPSLLD      $16, Y9, Y9
+	VFMADD231PS Y8, Y4, Y0
+	VFMADD231PS Y9, Y5, Y1
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	SUBQ        $16, CX
+	CMPQ        CX, $16
+	JGE         bf16loop16
+
+bf16tail8:
+	CMPQ        CX, $8
+	JLT         bf16reduce
+	VPMOVZXWD   (SI), Y4
+	VPMOVZXWD   (DI), Y8
+	VPSLLD      $16, Y4, Y4
+	VPSLLD      $16, Y8, Y8
+	VFMADD231PS Y8, Y4, Y0
+	ADDQ        $16, SI
+	ADDQ        $16, DI
+	SUBQ        $8, CX
+
+bf16reduce:
+	VADDPS Y1, Y0, Y0
+	HSUM
+
+bf16tail1:
+	TESTQ       CX, CX
+	JEQ         bf16done
+	MOVWLZX     (SI), AX
+	MOVWLZX     (DI), BX
+	SHLL        $16, AX
+	SHLL        $16, BX
+	VMOVD       AX, X1
+	VMOVD       BX, X2
+	VFMADD231SS X2, X1, X0
+	ADDQ        $2, SI
+	ADDQ        $2, DI
+	DECQ        CX
+	JMP         bf16tail1
+
+bf16done:
+	VMOVSS X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// Q8BLOCK accumulates one Q8_0 weight block (at off(SI)) against one
+// prepared activation block (qs at qoff(DI), dx8 at qoff(DX)) into acc.
+//
+//	acc += (fp16(w.d) * dx) * float(Σ w.qs[i]*qs[i])   (per 4-element lane)
+#define Q8BLOCK(off, qoff, acc, t0, t1, t2, t3) \
+	MOVWLZX      off(SI), AX \
+	VBROADCASTSS (R8)(AX*4), t0 \
+	VMULPS       qoff(DX), t0, t0 \
+	VMOVDQU      off+2(SI), t1 \
+	VMOVDQU      qoff(DI), t2 \
+	VPSIGNB      t1, t2, t2 \
+	VPABSB       t1, t1 \
+	VPMADDUBSW   t2, t1, t3 \
+	VPMADDWD     Y15, t3, t3 \
+	VCVTDQ2PS    t3, t3 \
+	VFMADD231PS  t0, t3, acc
+
+// func dotQ8_0Prep(w *byte, qs *byte, dx *float32, nb int, tab *float32) float32
+//
+// w: nb Q8_0 blocks (34 bytes); qs: nb×32 int8 activations; dx: nb×8
+// copies of each activation block scale; tab: the fp16→fp32 table.
+TEXT ·dotQ8_0Prep(SB), NOSPLIT, $0-44
+	MOVQ    w+0(FP), SI
+	MOVQ    qs+8(FP), DI
+	MOVQ    dx+16(FP), DX
+	MOVQ    nb+24(FP), CX
+	MOVQ    tab+32(FP), R8
+	VMOVDQU ones16<>(SB), Y15
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y6, Y6, Y6
+	CMPQ    CX, $2
+	JLT     q8single
+
+q8pair:
+	Q8BLOCK(0, 0, Y0, Y4, Y1, Y2, Y3)
+	Q8BLOCK(34, 32, Y6, Y9, Y7, Y8, Y10)
+	ADDQ $68, SI
+	ADDQ $64, DI
+	ADDQ $64, DX
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE  q8pair
+
+q8single:
+	TESTQ CX, CX
+	JEQ   q8reduce
+	Q8BLOCK(0, 0, Y0, Y4, Y1, Y2, Y3)
+
+q8reduce:
+	VADDPS Y6, Y0, Y0
+	HSUM
+	VMOVSS X0, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// Q40BLOCK accumulates one Q4_0 weight block (at off(SI)) against one
+// prepared activation block: qs at qoff(DI), dx8 at qoff(DX), and the
+// per-lane correction 8·Σqs at qoff(BX) that moves the -8 offset of the
+// nibbles to the activation side.
+//
+//	acc += (fp16(w.d) * dx) * float(Σ nibble[i]*qs[i] - 8*Σ qs[i])
+#define Q40BLOCK(off, qoff, acc, t0, t1, t3) \
+	VBROADCASTI128 off+2(SI), t1 \
+	VPSRLVQ        Y13, t1, t1 \
+	VPAND          Y14, t1, t1 \
+	VPMADDUBSW     qoff(DI), t1, t3 \
+	VPMADDWD       Y15, t3, t3 \
+	VPSUBD         qoff(BX), t3, t3 \
+	VCVTDQ2PS      t3, t3 \
+	MOVWLZX        off(SI), AX \
+	VBROADCASTSS   (R8)(AX*4), t0 \
+	VMULPS         qoff(DX), t0, t0 \
+	VFMADD231PS    t0, t3, acc
+
+// func dotQ4_0Prep(w *byte, qs *byte, dx *float32, corr *int32, nb int, tab *float32) float32
+TEXT ·dotQ4_0Prep(SB), NOSPLIT, $0-52
+	MOVQ    w+0(FP), SI
+	MOVQ    qs+8(FP), DI
+	MOVQ    dx+16(FP), DX
+	MOVQ    corr+24(FP), BX
+	MOVQ    nb+32(FP), CX
+	MOVQ    tab+40(FP), R8
+	VMOVDQU ones16<>(SB), Y15
+	VMOVDQU nibble<>(SB), Y14
+	VMOVDQU hishift<>(SB), Y13
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y6, Y6, Y6
+	CMPQ    CX, $2
+	JLT     q40single
+
+q40pair:
+	Q40BLOCK(0, 0, Y0, Y4, Y1, Y3)
+	Q40BLOCK(18, 32, Y6, Y9, Y7, Y10)
+	ADDQ $36, SI
+	ADDQ $64, DI
+	ADDQ $64, DX
+	ADDQ $64, BX
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE  q40pair
+
+q40single:
+	TESTQ CX, CX
+	JEQ   q40reduce
+	Q40BLOCK(0, 0, Y0, Y4, Y1, Y3)
+
+q40reduce:
+	VADDPS Y6, Y0, Y0
+	HSUM
+	VMOVSS X0, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// HSUMTO reduces the 8 floats of acc (Y register) into lane 0 of its X
+// register xacc, using X9 as scratch, and stores it to dst.
+#define HSUMTO(acc, xacc, dst) \
+	VEXTRACTF128 $1, acc, X9 \
+	VADDPS       X9, xacc, xacc \
+	VHADDPS      xacc, xacc, xacc \
+	VHADDPS      xacc, xacc, xacc \
+	VMOVSS       xacc, dst
+
+// Q8ROW accumulates the block at (ptr) of one Q8_0 row against the shared
+// activation block: Y12 = 32 int8 values, Y13 = its scale in 8 lanes.
+#define Q8ROW(ptr, acc) \
+	MOVWLZX      (ptr), AX \
+	VBROADCASTSS (R8)(AX*4), Y4 \
+	VMULPS       Y13, Y4, Y4 \
+	VMOVDQU      2(ptr), Y5 \
+	VPSIGNB      Y5, Y12, Y6 \
+	VPABSB       Y5, Y5 \
+	VPMADDUBSW   Y6, Y5, Y6 \
+	VPMADDWD     Y15, Y6, Y6 \
+	VCVTDQ2PS    Y6, Y6 \
+	VFMADD231PS  Y4, Y6, acc
+
+// func matQ8_0x4(w *byte, rs int, qs *byte, dx *float32, nb int, tab *float32, out *float32)
+//
+// out[r] = dot(row r of w, activation) for the 4 rows at w, rs bytes apart.
+TEXT ·matQ8_0x4(SB), NOSPLIT, $0-56
+	MOVQ    w+0(FP), SI
+	MOVQ    rs+8(FP), R9
+	MOVQ    qs+16(FP), DI
+	MOVQ    dx+24(FP), DX
+	MOVQ    nb+32(FP), CX
+	MOVQ    tab+40(FP), R8
+	LEAQ    (SI)(R9*1), BX
+	LEAQ    (BX)(R9*1), R10
+	LEAQ    (R10)(R9*1), R11
+	VMOVDQU ones16<>(SB), Y15
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+
+q8x4loop:
+	VMOVDQU (DI), Y12
+	VMOVUPS (DX), Y13
+	PREFETCHT0 PFD(SI)
+	PREFETCHT0 PFD(BX)
+	PREFETCHT0 PFD(R10)
+	PREFETCHT0 PFD(R11)
+	Q8ROW(SI, Y0)
+	Q8ROW(BX, Y1)
+	Q8ROW(R10, Y2)
+	Q8ROW(R11, Y3)
+	ADDQ    $34, SI
+	ADDQ    $34, BX
+	ADDQ    $34, R10
+	ADDQ    $34, R11
+	ADDQ    $32, DI
+	ADDQ    $32, DX
+	DECQ    CX
+	JNZ     q8x4loop
+
+	MOVQ out+48(FP), DI
+	HSUMTO(Y0, X0, (DI))
+	HSUMTO(Y1, X1, 4(DI))
+	HSUMTO(Y2, X2, 8(DI))
+	HSUMTO(Y3, X3, 12(DI))
+	VZEROUPPER
+	RET
+
+// Q40ROW accumulates the Q4_0 block at (ptr) of one row against the shared
+// activation block: Y12 = 32 int8 values, Y13 = scale in 8 lanes, Y11 =
+// the per-lane correction 8·Σ of 4 values.
+#define Q40ROW(ptr, acc) \
+	VBROADCASTI128 2(ptr), Y5 \
+	VPSRLVQ        Y10, Y5, Y5 \
+	VPAND          Y14, Y5, Y5 \
+	VPMADDUBSW     Y12, Y5, Y6 \
+	VPMADDWD       Y15, Y6, Y6 \
+	VPSUBD         Y11, Y6, Y6 \
+	VCVTDQ2PS      Y6, Y6 \
+	MOVWLZX        (ptr), AX \
+	VBROADCASTSS   (R8)(AX*4), Y4 \
+	VMULPS         Y13, Y4, Y4 \
+	VFMADD231PS    Y4, Y6, acc
+
+// func matQ4_0x4(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32)
+TEXT ·matQ4_0x4(SB), NOSPLIT, $0-64
+	MOVQ    w+0(FP), SI
+	MOVQ    rs+8(FP), R9
+	MOVQ    qs+16(FP), DI
+	MOVQ    dx+24(FP), DX
+	MOVQ    corr+32(FP), R12
+	MOVQ    nb+40(FP), CX
+	MOVQ    tab+48(FP), R8
+	LEAQ    (SI)(R9*1), BX
+	LEAQ    (BX)(R9*1), R10
+	LEAQ    (R10)(R9*1), R11
+	VMOVDQU ones16<>(SB), Y15
+	VMOVDQU nibble<>(SB), Y14
+	VMOVDQU hishift<>(SB), Y10
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+
+q40x4loop:
+	VMOVDQU (DI), Y12
+	VMOVUPS (DX), Y13
+	VMOVDQU (R12), Y11
+	PREFETCHT0 PFD(SI)
+	PREFETCHT0 PFD(BX)
+	PREFETCHT0 PFD(R10)
+	PREFETCHT0 PFD(R11)
+	Q40ROW(SI, Y0)
+	Q40ROW(BX, Y1)
+	Q40ROW(R10, Y2)
+	Q40ROW(R11, Y3)
+	ADDQ    $18, SI
+	ADDQ    $18, BX
+	ADDQ    $18, R10
+	ADDQ    $18, R11
+	ADDQ    $32, DI
+	ADDQ    $32, DX
+	ADDQ    $32, R12
+	DECQ    CX
+	JNZ     q40x4loop
+
+	MOVQ out+56(FP), DI
+	HSUMTO(Y0, X0, (DI))
+	HSUMTO(Y1, X1, 4(DI))
+	HSUMTO(Y2, X2, 8(DI))
+	HSUMTO(Y3, X3, 12(DI))
+	VZEROUPPER
+	RET
+// shufk4<>+32*s broadcasts int16 lane s of each 128-bit half (VPSHUFB).
+DATA shufk4<>+0(SB)/8, $0x0100010001000100
+DATA shufk4<>+8(SB)/8, $0x0100010001000100
+DATA shufk4<>+16(SB)/8, $0x0100010001000100
+DATA shufk4<>+24(SB)/8, $0x0100010001000100
+DATA shufk4<>+32(SB)/8, $0x0302030203020302
+DATA shufk4<>+40(SB)/8, $0x0302030203020302
+DATA shufk4<>+48(SB)/8, $0x0302030203020302
+DATA shufk4<>+56(SB)/8, $0x0302030203020302
+DATA shufk4<>+64(SB)/8, $0x0504050405040504
+DATA shufk4<>+72(SB)/8, $0x0504050405040504
+DATA shufk4<>+80(SB)/8, $0x0504050405040504
+DATA shufk4<>+88(SB)/8, $0x0504050405040504
+DATA shufk4<>+96(SB)/8, $0x0706070607060706
+DATA shufk4<>+104(SB)/8, $0x0706070607060706
+DATA shufk4<>+112(SB)/8, $0x0706070607060706
+DATA shufk4<>+120(SB)/8, $0x0706070607060706
+DATA shufk4<>+128(SB)/8, $0x0908090809080908
+DATA shufk4<>+136(SB)/8, $0x0908090809080908
+DATA shufk4<>+144(SB)/8, $0x0908090809080908
+DATA shufk4<>+152(SB)/8, $0x0908090809080908
+DATA shufk4<>+160(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA shufk4<>+168(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA shufk4<>+176(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA shufk4<>+184(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA shufk4<>+192(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA shufk4<>+200(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA shufk4<>+208(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA shufk4<>+216(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA shufk4<>+224(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA shufk4<>+232(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA shufk4<>+240(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA shufk4<>+248(SB)/8, $0x0f0e0f0e0f0e0f0e
+GLOBL shufk4<>(SB), RODATA|NOPTR, $256
+
+// q6mask<>+16*g gathers int8 scales g*2 (8 times) then g*2+1 (8 times).
+DATA q6mask<>+0(SB)/8, $0x0000000000000000
+DATA q6mask<>+8(SB)/8, $0x0101010101010101
+DATA q6mask<>+16(SB)/8, $0x0202020202020202
+DATA q6mask<>+24(SB)/8, $0x0303030303030303
+DATA q6mask<>+32(SB)/8, $0x0404040404040404
+DATA q6mask<>+40(SB)/8, $0x0505050505050505
+DATA q6mask<>+48(SB)/8, $0x0606060606060606
+DATA q6mask<>+56(SB)/8, $0x0707070707070707
+DATA q6mask<>+64(SB)/8, $0x0808080808080808
+DATA q6mask<>+72(SB)/8, $0x0909090909090909
+DATA q6mask<>+80(SB)/8, $0x0a0a0a0a0a0a0a0a
+DATA q6mask<>+88(SB)/8, $0x0b0b0b0b0b0b0b0b
+DATA q6mask<>+96(SB)/8, $0x0c0c0c0c0c0c0c0c
+DATA q6mask<>+104(SB)/8, $0x0d0d0d0d0d0d0d0d
+DATA q6mask<>+112(SB)/8, $0x0e0e0e0e0e0e0e0e
+DATA q6mask<>+120(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL q6mask<>(SB), RODATA|NOPTR, $128
+
+DATA mask30<>+0(SB)/8, $0x3030303030303030
+DATA mask30<>+8(SB)/8, $0x3030303030303030
+DATA mask30<>+16(SB)/8, $0x3030303030303030
+DATA mask30<>+24(SB)/8, $0x3030303030303030
+GLOBL mask30<>(SB), RODATA|NOPTR, $32
+
+// Q4KSUB accumulates 64 elements (two sub-blocks sharing 32 bytes of
+// nibbles at qoff(SI)) into the int32 lanes of Y9: scales are int16 lanes
+// s0 and s0+1 of Y11; the activations are at yoff(DI) and yoff+32(DI).
+#define Q4KSUB(qoff, yoff, m0, m1) \
+	VMOVDQU    qoff(SI), Y3 \
+	VPSRLW     $4, Y3, Y4 \
+	VPAND      Y14, Y3, Y3 \
+	VPAND      Y14, Y4, Y4 \
+	VPMADDUBSW yoff(DI), Y3, Y3 \
+	VPMADDUBSW yoff+32(DI), Y4, Y4 \
+	VPSHUFB    m0, Y11, Y5 \
+	VPSHUFB    m1, Y11, Y6 \
+	VPMADDWD   Y5, Y3, Y3 \
+	VPMADDWD   Y6, Y4, Y4 \
+	VPADDD     Y3, Y9, Y9 \
+	VPADDD     Y4, Y9, Y9
+
+// func dotQ4_KAVX(w *byte, x *byte, nb int, tab *float32) float32
+//
+// Per super-block: d·yd·Σ_j sc_j·Σ q·y − dmin·yd·Σ_j m_j·(bsum_2j+bsum_2j+1),
+// with the 6-bit scales and mins unpacked as ggml's utmp trick does.
+TEXT ·dotQ4_KAVX(SB), NOSPLIT, $0-36
+	MOVQ    w+0(FP), SI
+	MOVQ    x+8(FP), DI
+	MOVQ    nb+16(FP), CX
+	MOVQ    tab+24(FP), R8
+	VMOVDQU nibble<>(SB), Y14
+	VXORPS  Y0, Y0, Y0
+	VXORPS  X10, X10, X10
+
+q4kloop:
+	PREFETCHT0 PFD(SI)
+	PREFETCHT0 PFD+64(SI)
+	PREFETCHT0 PFD+128(SI)
+	// Unpack scales (bytes 0-7) and mins (bytes 8-15) into X1.
+	MOVL  4(SI), AX
+	MOVL  8(SI), BX
+	MOVL  12(SI), DX
+	MOVL  DX, R9
+	SHRL  $4, R9
+	ANDL  $0x0f0f0f0f, R9
+	MOVL  BX, R10
+	SHRL  $6, R10
+	ANDL  $0x03030303, R10
+	SHLL  $4, R10
+	ORL   R10, R9
+	ANDL  $0x0f0f0f0f, DX
+	MOVL  AX, R10
+	SHRL  $6, R10
+	ANDL  $0x03030303, R10
+	SHLL  $4, R10
+	ORL   R10, DX
+	ANDL  $0x3f3f3f3f, BX
+	ANDL  $0x3f3f3f3f, AX
+	VMOVD AX, X1
+	VPINSRD $1, DX, X1, X1
+	VPINSRD $2, BX, X1, X1
+	VPINSRD $3, R9, X1, X1
+	VPMOVZXBW X1, Y1
+	VPERMQ    $0x44, Y1, Y11
+	VEXTRACTI128 $1, Y1, X2
+
+	// Mins term: Σ m_j·(bsum_2j + bsum_2j+1), 4 int32 lanes.
+	VMOVDQU  260(DI), X12
+	VPHADDW  276(DI), X12, X12
+	VPMADDWD X2, X12, X12
+
+	VPXOR Y9, Y9, Y9
+	Q4KSUB(16, 4, shufk4<>+0(SB), shufk4<>+32(SB))
+	Q4KSUB(48, 68, shufk4<>+64(SB), shufk4<>+96(SB))
+	Q4KSUB(80, 132, shufk4<>+128(SB), shufk4<>+160(SB))
+	Q4KSUB(112, 196, shufk4<>+192(SB), shufk4<>+224(SB))
+
+	MOVWLZX      (SI), AX
+	VBROADCASTSS (DI), Y7
+	VBROADCASTSS (R8)(AX*4), Y8
+	VMULPS       Y7, Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y8, Y9, Y0
+	MOVWLZX      2(SI), AX
+	VBROADCASTSS (R8)(AX*4), X8
+	VMULPS       X7, X8, X8
+	VCVTDQ2PS    X12, X12
+	VFMADD231PS  X8, X12, X10
+
+	ADDQ $144, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  q4kloop
+
+	HSUM
+	VHADDPS X10, X10, X10
+	VHADDPS X10, X10, X10
+	VSUBSS  X10, X0, X0
+	VMOVSS  X0, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// Q6KQ accumulates 32 elements: the 6-bit values in register q (0..63)
+// against the activations at yoff(DI), scaled per 16 by the int8 scales
+// picked from X11 by mask m.
+#define Q6KQ(q, yoff, m) \
+	VPMADDUBSW yoff(DI), q, q \
+	VPSHUFB    m, X11, X5 \
+	VPMOVSXBW  X5, Y5 \
+	VPMADDWD   Y5, q, q \
+	VPADDD     q, Y9, Y9
+
+// Q6KHALF handles 128 elements: ql at qloff(SI), qh at qhoff(SI).
+#define Q6KHALF(qloff, qhoff, yoff, m0, m1, m2, m3) \
+	VMOVDQU qloff(SI), Y1 \
+	VMOVDQU qloff+32(SI), Y2 \
+	VMOVDQU qhoff(SI), Y3 \
+	VPAND   Y14, Y1, Y4 \
+	VPSLLW  $4, Y3, Y5 \
+	VPAND   Y13, Y5, Y5 \
+	VPOR    Y5, Y4, Y4 \
+	VPAND   Y14, Y2, Y6 \
+	VPSLLW  $2, Y3, Y5 \
+	VPAND   Y13, Y5, Y5 \
+	VPOR    Y5, Y6, Y6 \
+	VPSRLW  $4, Y1, Y7 \
+	VPAND   Y14, Y7, Y7 \
+	VPAND   Y13, Y3, Y5 \
+	VPOR    Y5, Y7, Y7 \
+	VPSRLW  $4, Y2, Y8 \
+	VPAND   Y14, Y8, Y8 \
+	VPSRLW  $2, Y3, Y5 \
+	VPAND   Y13, Y5, Y5 \
+	VPOR    Y5, Y8, Y8 \
+	Q6KQ(Y4, yoff, m0) \
+	Q6KQ(Y6, yoff+32, m1) \
+	Q6KQ(Y7, yoff+64, m2) \
+	Q6KQ(Y8, yoff+96, m3)
+
+// func dotQ6_KAVX(w *byte, x *byte, nb int, tab *float32) float32
+//
+// Per super-block: d·yd·(Σ_g sc_g·Σ q·y − 32·Σ_g sc_g·bsum_g) with the
+// unsigned 6-bit values q (the −32 offset moved to the activation sums).
+TEXT ·dotQ6_KAVX(SB), NOSPLIT, $0-36
+	MOVQ    w+0(FP), SI
+	MOVQ    x+8(FP), DI
+	MOVQ    nb+16(FP), CX
+	MOVQ    tab+24(FP), R8
+	VMOVDQU nibble<>(SB), Y14
+	VMOVDQU mask30<>(SB), Y13
+	VXORPS  Y0, Y0, Y0
+
+q6kloop:
+	PREFETCHT0 PFD(SI)
+	PREFETCHT0 PFD+64(SI)
+	PREFETCHT0 PFD+128(SI)
+	PREFETCHT0 PFD+192(SI)
+	VMOVDQU   192(SI), X11
+	VPMOVSXBW X11, Y12
+	VPMADDWD  260(DI), Y12, Y10
+	VPSLLD    $5, Y10, Y10
+	VPXOR     Y9, Y9, Y9
+	VPSUBD    Y10, Y9, Y9
+	Q6KHALF(0, 128, 4, q6mask<>+0(SB), q6mask<>+16(SB), q6mask<>+32(SB), q6mask<>+48(SB))
+	Q6KHALF(64, 160, 132, q6mask<>+64(SB), q6mask<>+80(SB), q6mask<>+96(SB), q6mask<>+112(SB))
+
+	MOVWLZX      208(SI), AX
+	VBROADCASTSS (DI), Y7
+	VBROADCASTSS (R8)(AX*4), Y8
+	VMULPS       Y7, Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y8, Y9, Y0
+
+	ADDQ $210, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  q6kloop
+
+	HSUM
+	VMOVSS X0, ret+32(FP)
+	VZEROUPPER
+	RET
