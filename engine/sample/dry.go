@@ -6,18 +6,19 @@ import (
 )
 
 // Vocab gives DRY the text of tokens, to find which tokens contain a
-// sequence breaker.
+// sequence breaker. *tokenizer.Tokenizer implements it (and Tokenizer).
 type Vocab interface {
-	// Piece is the token's text when detokenized alone.
-	Piece(id int32) string
+	// Piece is llama_token_to_piece(id, special = true): the token's bytes.
+	Piece(id int32) []byte
 }
 
 // Tokenizer is an optional extension of a Vocab. With it, a token that ends
 // with the start of a breaker (" foo:" ending in the first bytes of ":\n")
-// becomes the head of a multi-token breaker whose tail is the tokenized rest,
-// as in llama.cpp; without it only tokens containing a whole breaker break.
+// becomes the head of a multi-token breaker whose tail is the tokenized rest
+// (Encode(rest, false, false), as llama.cpp does); without it only tokens
+// containing a whole breaker break.
 type Tokenizer interface {
-	Tokenize(text string) []int32
+	Encode(text string, addSpecial, parseSpecial bool) []int32
 }
 
 // DRY limits from llama.cpp: breakers are cut to 40 bytes and their token
@@ -73,7 +74,7 @@ func buildBreakers(texts []string, v Vocab, nVocab int) breakers {
 			text = text[:dryMaxBreakerBytes]
 		}
 		for id := int32(0); int(id) < nVocab; id++ {
-			addOverlaps(b, id, v.Piece(id), text, tk)
+			addOverlaps(b, id, string(v.Piece(id)), text, tk)
 		}
 	}
 	return b
@@ -92,7 +93,7 @@ func addOverlaps(b breakers, id int32, word, text string, tk Tokenizer) {
 	for pos := strings.IndexByte(word, text[0]); pos >= 0; {
 		rest := word[pos:]
 		if strings.HasPrefix(text, rest) {
-			tail := tk.Tokenize(text[len(rest):])
+			tail := tk.Encode(text[len(rest):], false, false)
 			if len(tail) > dryMaxTailTokens {
 				tail = tail[:dryMaxTailTokens]
 			}

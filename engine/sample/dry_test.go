@@ -127,8 +127,10 @@ type fakeVocab struct {
 	ids    map[string][]int32
 }
 
-func (v fakeVocab) Piece(id int32) string        { return v.pieces[id] }
-func (v fakeVocab) Tokenize(text string) []int32 { return v.ids[text] }
+func (v fakeVocab) Piece(id int32) []byte { return []byte(v.pieces[id]) }
+func (v fakeVocab) Encode(text string, addSpecial, parseSpecial bool) []int32 {
+	return v.ids[text]
+}
 
 func TestDRYBreakersFromVocab(t *testing.T) {
 	v := fakeVocab{
