@@ -26,7 +26,7 @@ func newComposer(onSend func()) *composer {
 // TypedKey sends on Enter unless Shift is held. Entry.OnSubmitted stays nil,
 // so Entry itself inserts the newline for Shift+Enter.
 func (c *composer) TypedKey(k *fyne.KeyEvent) {
-	if (k.Name == fyne.KeyReturn || k.Name == fyne.KeyEnter) && !c.shift {
+	if (k.Name == fyne.KeyReturn || k.Name == fyne.KeyEnter) && !c.shiftHeld() {
 		c.onSend()
 		return
 	}
@@ -51,6 +51,16 @@ func (c *composer) KeyUp(k *fyne.KeyEvent) {
 func (c *composer) FocusLost() {
 	c.shift = false
 	c.Entry.FocusLost()
+}
+
+// shiftHeld also asks a desktop driver, which knows about a Shift pressed
+// before the composer had focus.
+func (c *composer) shiftHeld() bool {
+	if c.shift {
+		return true
+	}
+	d, ok := fyne.CurrentApp().Driver().(desktop.Driver)
+	return ok && d.CurrentKeyModifiers()&fyne.KeyModifierShift != 0
 }
 
 func isShift(k fyne.KeyName) bool {
