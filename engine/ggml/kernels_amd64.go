@@ -3,6 +3,7 @@
 package ggml
 
 import (
+	"math"
 	"sync"
 	"unsafe"
 
@@ -37,6 +38,44 @@ func dotQ4_KAVX(w *byte, x *byte, nb int, tab *float32) float32
 func dotQ6_KAVX(w *byte, x *byte, nb int, tab *float32) float32
 
 //go:noescape
+func dotQ5_KAVX(w *byte, x *byte, nb int, tab *float32) float32
+
+//go:noescape
+func dotQ3_KAVX(w *byte, x *byte, nb int, tab *float32) float32
+
+//go:noescape
+func dotQ2_KAVX(w *byte, x *byte, nb int, tab *float32) float32
+
+// The 32-block kernels with a prepared activation (see prepQ8): out[0:4]
+// for 4 rows rs bytes apart (x4) or out[0] for one row (x1); aux is the
+// per-lane correction (Q5_0) or the activation block sums (Q4_1, Q5_1).
+type kernel32 func(w *byte, rs int, qs *byte, dx *float32, aux *int32, nb int, tab *float32, out *float32)
+
+//go:noescape
+func matIQ4_NLx4(w *byte, rs int, qs *byte, dx *float32, aux *int32, nb int, tab *float32, out *float32)
+
+//go:noescape
+func matIQ4_NLx1(w *byte, rs int, qs *byte, dx *float32, aux *int32, nb int, tab *float32, out *float32)
+
+//go:noescape
+func matQ5_0x4(w *byte, rs int, qs *byte, dx *float32, aux *int32, nb int, tab *float32, out *float32)
+
+//go:noescape
+func matQ5_0x1(w *byte, rs int, qs *byte, dx *float32, aux *int32, nb int, tab *float32, out *float32)
+
+//go:noescape
+func matQ4_1x4(w *byte, rs int, qs *byte, dx *float32, aux *int32, nb int, tab *float32, out *float32)
+
+//go:noescape
+func matQ4_1x1(w *byte, rs int, qs *byte, dx *float32, aux *int32, nb int, tab *float32, out *float32)
+
+//go:noescape
+func matQ5_1x4(w *byte, rs int, qs *byte, dx *float32, aux *int32, nb int, tab *float32, out *float32)
+
+//go:noescape
+func matQ5_1x1(w *byte, rs int, qs *byte, dx *float32, aux *int32, nb int, tab *float32, out *float32)
+
+//go:noescape
 func matQ8_0x4(w *byte, rs int, qs *byte, dx *float32, nb int, tab *float32, out *float32)
 
 //go:noescape
@@ -50,18 +89,28 @@ var (
 	avx2Dot = map[Type]dotFunc{
 		F32: dotF32Asm, F16: dotF16Asm, BF16: dotBF16Asm,
 		Q8_0: dotQ8_0Asm, Q4_0: dotQ4_0Asm,
-		Q4_K: superDot(dotQ4_KAVX), Q6_K: superDot(dotQ6_KAVX),
+		Q4_K: superDot(dotQ4_KAVX), Q6_K: superDot(dotQ6_KAVX), Q5_K: superDot(dotQ5_KAVX),
+		Q3_K: superDot(dotQ3_KAVX), Q2_K: superDot(dotQ2_KAVX),
 	}
 	avx2MatVec = map[Type]matVecFunc{
 		F32: rowsMatVec(F32, dotF32Asm), F16: rowsMatVec(F16, dotF16Asm), BF16: rowsMatVec(BF16, dotBF16Asm),
 		Q8_0: matVecQ8_0Asm, Q4_0: matVecQ4_0Asm,
-		Q4_K: rowsMatVec(Q4_K, superDot(dotQ4_KAVX)), Q6_K: rowsMatVec(Q6_K, superDot(dotQ6_KAVX)),
+		IQ4_NL: matVec32(IQ4_NL, matIQ4_NLx4, matIQ4_NLx1, 0),
+		Q5_0:   matVec32(Q5_0, matQ5_0x4, matQ5_0x1, 16),
+		Q4_1:   matVec32(Q4_1, matQ4_1x4, matQ4_1x1, 0),
+		Q5_1:   matVec32(Q5_1, matQ5_1x4, matQ5_1x1, 0),
 	}
 )
 
 func installAVX2() {
+	for _, t := range []Type{IQ4_NL, Q5_0, Q4_1, Q5_1} {
+		avx2Dot[t] = oneRow(avx2MatVec[t])
+	}
 	for t, f := range avx2Dot {
 		dotImpl[t] = f
+		if avx2MatVec[t] == nil {
+			avx2MatVec[t] = rowsMatVec(t, f)
+		}
 	}
 	for t, f := range avx2MatVec {
 		matVecImpl[t] = f
@@ -106,18 +155,14 @@ func dotBF16Asm(n int, w, x []byte) float32 {
 type prepQ8 struct {
 	qs   []byte
 	dx8  []float32
-	corr []int32
+	corr []int32 // offset·Σ per lane; for Q8_1, the block sum s in lane 0
 }
 
 var prepPool = sync.Pool{New: func() any { return new(prepQ8) }}
 
 // getPrepQ8 unpacks the Q8_0 row x (nb blocks); offset 0 skips corr.
 func getPrepQ8(x []byte, nb int, offset int32) *prepQ8 {
-	p := prepPool.Get().(*prepQ8)
-	if cap(p.qs) < 32*nb {
-		p.qs, p.dx8, p.corr = make([]byte, 32*nb), make([]float32, 8*nb), make([]int32, 8*nb)
-	}
-	p.qs, p.dx8, p.corr = p.qs[:32*nb], p.dx8[:8*nb], p.corr[:8*nb]
+	p := allocPrep(nb)
 	for b := 0; b < nb; b++ {
 		blk := x[34*b : 34*b+34]
 		copy(p.qs[32*b:], blk[2:])
@@ -129,6 +174,30 @@ func getPrepQ8(x []byte, nb int, offset int32) *prepQ8 {
 			prepCorr(blk[2:34], p.corr[8*b:8*b+8], offset)
 		}
 	}
+	return p
+}
+
+// getPrepQ8_1 unpacks the Q8_1 row x: corr lane 0 holds fp32(s) bits.
+func getPrepQ8_1(x []byte, nb int) *prepQ8 {
+	p := allocPrep(nb)
+	for b := 0; b < nb; b++ {
+		blk := x[36*b : 36*b+36]
+		copy(p.qs[32*b:], blk[4:])
+		d := f16(blk)
+		for l := 0; l < 8; l++ {
+			p.dx8[8*b+l] = d
+		}
+		p.corr[8*b] = int32(math.Float32bits(f16(blk[2:])))
+	}
+	return p
+}
+
+func allocPrep(nb int) *prepQ8 {
+	p := prepPool.Get().(*prepQ8)
+	if cap(p.qs) < 32*nb {
+		p.qs, p.dx8, p.corr = make([]byte, 32*nb), make([]float32, 8*nb), make([]int32, 8*nb)
+	}
+	p.qs, p.dx8, p.corr = p.qs[:32*nb], p.dx8[:8*nb], p.corr[:8*nb]
 	return p
 }
 
@@ -194,5 +263,42 @@ func superDot(k func(w, x *byte, nb int, tab *float32) float32) dotFunc {
 			return 0
 		}
 		return k(&w[0], &x[0], n/QK_K, &fp16Table[0])
+	}
+}
+
+// matVec32 runs a pair of 32-block kernels over the rows: x4 for groups of
+// four, x1 for the rest. offset is the implicit weight offset moved to the
+// activation side (Q5_0: 16); Q4_1 and Q5_1 take Q8_1 activations.
+func matVec32(t Type, x4, x1 kernel32, offset int32) matVecFunc {
+	return func(n int, w, x []byte, dst []float32) {
+		nb := n / 32
+		if nb == 0 {
+			clear(dst)
+			return
+		}
+		var p *prepQ8
+		if t.VecDotType() == Q8_1 {
+			p = getPrepQ8_1(x, nb)
+		} else {
+			p = getPrepQ8(x, nb, offset)
+		}
+		rs := t.RowSize(n)
+		r := 0
+		for ; r+4 <= len(dst); r += 4 {
+			x4(&w[r*rs], rs, &p.qs[0], &p.dx8[0], &p.corr[0], nb, &fp16Table[0], &dst[r])
+		}
+		for ; r < len(dst); r++ {
+			x1(&w[r*rs], rs, &p.qs[0], &p.dx8[0], &p.corr[0], nb, &fp16Table[0], &dst[r])
+		}
+		prepPool.Put(p)
+	}
+}
+
+// oneRow turns a MatVec kernel into a single-row dot product.
+func oneRow(mv matVecFunc) dotFunc {
+	return func(n int, w, x []byte) float32 {
+		var d [1]float32
+		mv(n, w, x, d[:])
+		return d[0]
 	}
 }

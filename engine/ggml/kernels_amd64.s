@@ -715,3 +715,584 @@ q6kloop:
 	VMOVSS X0, ret+32(FP)
 	VZEROUPPER
 	RET
+
+DATA mask10<>+0(SB)/8, $0x1010101010101010
+DATA mask10<>+8(SB)/8, $0x1010101010101010
+DATA mask10<>+16(SB)/8, $0x1010101010101010
+DATA mask10<>+24(SB)/8, $0x1010101010101010
+GLOBL mask10<>(SB), RODATA|NOPTR, $32
+
+DATA mask03<>+0(SB)/8, $0x0303030303030303
+DATA mask03<>+8(SB)/8, $0x0303030303030303
+DATA mask03<>+16(SB)/8, $0x0303030303030303
+DATA mask03<>+24(SB)/8, $0x0303030303030303
+GLOBL mask03<>(SB), RODATA|NOPTR, $32
+
+DATA mask04<>+0(SB)/8, $0x0404040404040404
+DATA mask04<>+8(SB)/8, $0x0404040404040404
+DATA mask04<>+16(SB)/8, $0x0404040404040404
+DATA mask04<>+24(SB)/8, $0x0404040404040404
+GLOBL mask04<>(SB), RODATA|NOPTR, $32
+
+DATA bytes32<>+0(SB)/8, $0x2020202020202020
+DATA bytes32<>+8(SB)/8, $0x2020202020202020
+GLOBL bytes32<>(SB), RODATA|NOPTR, $16
+
+// K4SCALES unpacks the 12-byte 6-bit scales/mins at 4(SI) (Q4_K, Q5_K):
+// Y11 = int16 scales 0-7 in both 128-bit halves, X2 = int16 mins 0-7.
+#define K4SCALES \
+	MOVL         4(SI), AX \
+	MOVL         8(SI), BX \
+	MOVL         12(SI), DX \
+	MOVL         DX, R9 \
+	SHRL         $4, R9 \
+	ANDL         $0x0f0f0f0f, R9 \
+	MOVL         BX, R10 \
+	SHRL         $6, R10 \
+	ANDL         $0x03030303, R10 \
+	SHLL         $4, R10 \
+	ORL          R10, R9 \
+	ANDL         $0x0f0f0f0f, DX \
+	MOVL         AX, R10 \
+	SHRL         $6, R10 \
+	ANDL         $0x03030303, R10 \
+	SHLL         $4, R10 \
+	ORL          R10, DX \
+	ANDL         $0x3f3f3f3f, BX \
+	ANDL         $0x3f3f3f3f, AX \
+	VMOVD        AX, X1 \
+	VPINSRD      $1, DX, X1, X1 \
+	VPINSRD      $2, BX, X1, X1 \
+	VPINSRD      $3, R9, X1, X1 \
+	VPMOVZXBW    X1, Y1 \
+	VPERMQ       $0x44, Y1, Y11 \
+	VEXTRACTI128 $1, Y1, X2
+
+// Q5KSUB is Q4KSUB with the fifth bits taken from bits 0 and 1 of Y15
+// (the qh bytes shifted right by 2 per call).
+#define Q5KSUB(qoff, yoff, m0, m1) \
+	VMOVDQU    qoff(SI), Y3 \
+	VPSRLW     $4, Y3, Y4 \
+	VPAND      Y14, Y3, Y3 \
+	VPAND      Y14, Y4, Y4 \
+	VPSLLW     $4, Y15, Y7 \
+	VPAND      Y13, Y7, Y7 \
+	VPOR       Y7, Y3, Y3 \
+	VPSLLW     $3, Y15, Y8 \
+	VPAND      Y13, Y8, Y8 \
+	VPOR       Y8, Y4, Y4 \
+	VPSRLW     $2, Y15, Y15 \
+	VPMADDUBSW yoff(DI), Y3, Y3 \
+	VPMADDUBSW yoff+32(DI), Y4, Y4 \
+	VPSHUFB    m0, Y11, Y5 \
+	VPSHUFB    m1, Y11, Y6 \
+	VPMADDWD   Y5, Y3, Y3 \
+	VPMADDWD   Y6, Y4, Y4 \
+	VPADDD     Y3, Y9, Y9 \
+	VPADDD     Y4, Y9, Y9
+
+// func dotQ5_KAVX(w *byte, x *byte, nb int, tab *float32) float32
+//
+// As dotQ4_KAVX with 5-bit values: nibble | bit of qh << 4.
+TEXT ·dotQ5_KAVX(SB), NOSPLIT, $0-36
+	MOVQ    w+0(FP), SI
+	MOVQ    x+8(FP), DI
+	MOVQ    nb+16(FP), CX
+	MOVQ    tab+24(FP), R8
+	VMOVDQU nibble<>(SB), Y14
+	VMOVDQU mask10<>(SB), Y13
+	VXORPS  Y0, Y0, Y0
+	VXORPS  X10, X10, X10
+
+q5kloop:
+	PREFETCHT0 PFD(SI)
+	PREFETCHT0 PFD+64(SI)
+	PREFETCHT0 PFD+128(SI)
+	K4SCALES
+	VMOVDQU  260(DI), X12
+	VPHADDW  276(DI), X12, X12
+	VPMADDWD X2, X12, X12
+	VMOVDQU  16(SI), Y15
+
+	VPXOR Y9, Y9, Y9
+	Q5KSUB(48, 4, shufk4<>+0(SB), shufk4<>+32(SB))
+	Q5KSUB(80, 68, shufk4<>+64(SB), shufk4<>+96(SB))
+	Q5KSUB(112, 132, shufk4<>+128(SB), shufk4<>+160(SB))
+	Q5KSUB(144, 196, shufk4<>+192(SB), shufk4<>+224(SB))
+
+	MOVWLZX      (SI), AX
+	VBROADCASTSS (DI), Y7
+	VBROADCASTSS (R8)(AX*4), Y8
+	VMULPS       Y7, Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y8, Y9, Y0
+	MOVWLZX      2(SI), AX
+	VBROADCASTSS (R8)(AX*4), X8
+	VMULPS       X7, X8, X8
+	VCVTDQ2PS    X12, X12
+	VFMADD231PS  X8, X12, X10
+
+	ADDQ $176, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  q5kloop
+
+	HSUM
+	VHADDPS X10, X10, X10
+	VHADDPS X10, X10, X10
+	VSUBSS  X10, X0, X0
+	VMOVSS  X0, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// Q3KQ accumulates 32 elements of a Q3_K half: 2-bit values from Y1
+// shifted right by sh, high bit from Y2 (hmask) moved to bit 2 by hop
+// (VPSLLW or VPSRLW) $hs; unsigned 0..7 (the −4 goes to the bsum term).
+#define Q3KQ(sh, hop, hs, yoff, m) \
+	VPSRLW     $sh, Y1, Y3 \
+	VPAND      Y14, Y3, Y3 \
+	hop        $hs, Y2, Y4 \
+	VPAND      Y13, Y4, Y4 \
+	VPOR       Y4, Y3, Y3 \
+	VPMADDUBSW yoff(DI), Y3, Y3 \
+	VPSHUFB    m, X11, X5 \
+	VPMOVSXBW  X5, Y5 \
+	VPMADDWD   Y5, Y3, Y3 \
+	VPADDD     Y3, Y9, Y9
+
+// func dotQ3_KAVX(w *byte, x *byte, nb int, tab *float32) float32
+//
+// Per super-block: d·yd·(Σ_g sc_g·Σ q'·y − 4·Σ_g sc_g·bsum_g), q' = q+4.
+TEXT ·dotQ3_KAVX(SB), NOSPLIT, $0-36
+	MOVQ    w+0(FP), SI
+	MOVQ    x+8(FP), DI
+	MOVQ    nb+16(FP), CX
+	MOVQ    tab+24(FP), R8
+	VMOVDQU mask03<>(SB), Y14
+	VMOVDQU mask04<>(SB), Y13
+	VXORPS  Y0, Y0, Y0
+
+q3kloop:
+	PREFETCHT0 PFD(SI)
+	PREFETCHT0 PFD+64(SI)
+	// Unpack the 16 6-bit scales (q3Scales), minus 32, into X11.
+	MOVL    96(SI), AX
+	MOVL    100(SI), BX
+	MOVL    104(SI), DX
+	MOVL    AX, R9
+	ANDL    $0x0f0f0f0f, R9
+	MOVL    DX, R10
+	ANDL    $0x03030303, R10
+	SHLL    $4, R10
+	ORL     R10, R9
+	VMOVD   R9, X11
+	MOVL    BX, R9
+	ANDL    $0x0f0f0f0f, R9
+	MOVL    DX, R10
+	SHRL    $2, R10
+	ANDL    $0x03030303, R10
+	SHLL    $4, R10
+	ORL     R10, R9
+	VPINSRD $1, R9, X11, X11
+	MOVL    AX, R9
+	SHRL    $4, R9
+	ANDL    $0x0f0f0f0f, R9
+	MOVL    DX, R10
+	SHRL    $4, R10
+	ANDL    $0x03030303, R10
+	SHLL    $4, R10
+	ORL     R10, R9
+	VPINSRD $2, R9, X11, X11
+	MOVL    BX, R9
+	SHRL    $4, R9
+	ANDL    $0x0f0f0f0f, R9
+	MOVL    DX, R10
+	SHRL    $6, R10
+	ANDL    $0x03030303, R10
+	SHLL    $4, R10
+	ORL     R10, R9
+	VPINSRD $3, R9, X11, X11
+	VPSUBB  bytes32<>(SB), X11, X11
+
+	// Correction 4·Σ sc_g·bsum_g.
+	VPMOVSXBW X11, Y12
+	VPMADDWD  260(DI), Y12, Y10
+	VPSLLD    $2, Y10, Y10
+	VPXOR     Y9, Y9, Y9
+	VPSUBD    Y10, Y9, Y9
+
+	VMOVDQU 32(SI), Y1
+	VMOVDQU (SI), Y2
+	Q3KQ(0, VPSLLW, 2, 4, q6mask<>+0(SB))
+	Q3KQ(2, VPSLLW, 1, 36, q6mask<>+16(SB))
+	Q3KQ(4, VPSRLW, 0, 68, q6mask<>+32(SB))
+	Q3KQ(6, VPSRLW, 1, 100, q6mask<>+48(SB))
+	VMOVDQU 64(SI), Y1
+	Q3KQ(0, VPSRLW, 2, 132, q6mask<>+64(SB))
+	Q3KQ(2, VPSRLW, 3, 164, q6mask<>+80(SB))
+	Q3KQ(4, VPSRLW, 4, 196, q6mask<>+96(SB))
+	Q3KQ(6, VPSRLW, 5, 228, q6mask<>+112(SB))
+
+	MOVWLZX      108(SI), AX
+	VBROADCASTSS (DI), Y7
+	VBROADCASTSS (R8)(AX*4), Y8
+	VMULPS       Y7, Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y8, Y9, Y0
+
+	ADDQ $110, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  q3kloop
+
+	HSUM
+	VMOVSS X0, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// Q2KQ accumulates 32 elements of a Q2_K half: 2-bit values of Y1 shifted
+// right by sh, against yoff(DI), scaled per 16 by bytes of X11 (mask m).
+#define Q2KQ(sh, yoff, m) \
+	VPSRLW     $sh, Y1, Y3 \
+	VPAND      Y14, Y3, Y3 \
+	VPMADDUBSW yoff(DI), Y3, Y3 \
+	VPSHUFB    m, X11, X5 \
+	VPMOVZXBW  X5, Y5 \
+	VPMADDWD   Y5, Y3, Y3 \
+	VPADDD     Y3, Y9, Y9
+
+// func dotQ2_KAVX(w *byte, x *byte, nb int, tab *float32) float32
+//
+// Per super-block: d·yd·Σ_g (sc_g&15)·Σ q·y − dmin·yd·Σ_g (sc_g>>4)·bsum_g.
+TEXT ·dotQ2_KAVX(SB), NOSPLIT, $0-36
+	MOVQ    w+0(FP), SI
+	MOVQ    x+8(FP), DI
+	MOVQ    nb+16(FP), CX
+	MOVQ    tab+24(FP), R8
+	VMOVDQU mask03<>(SB), Y14
+	VMOVDQU nibble<>(SB), X13
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y10, Y10, Y10
+
+q2kloop:
+	PREFETCHT0 PFD(SI)
+	VMOVDQU   (SI), X12
+	VPSRLW    $4, X12, X11
+	VPAND     X13, X11, X11
+	VPMOVZXBW X11, Y11
+	VPMADDWD  260(DI), Y11, Y12
+	VMOVDQU   (SI), X11
+	VPAND     X13, X11, X11
+
+	VPXOR   Y9, Y9, Y9
+	VMOVDQU 16(SI), Y1
+	Q2KQ(0, 4, q6mask<>+0(SB))
+	Q2KQ(2, 36, q6mask<>+16(SB))
+	Q2KQ(4, 68, q6mask<>+32(SB))
+	Q2KQ(6, 100, q6mask<>+48(SB))
+	VMOVDQU 48(SI), Y1
+	Q2KQ(0, 132, q6mask<>+64(SB))
+	Q2KQ(2, 164, q6mask<>+80(SB))
+	Q2KQ(4, 196, q6mask<>+96(SB))
+	Q2KQ(6, 228, q6mask<>+112(SB))
+
+	MOVWLZX      80(SI), AX
+	VBROADCASTSS (DI), Y7
+	VBROADCASTSS (R8)(AX*4), Y8
+	VMULPS       Y7, Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y8, Y9, Y0
+	MOVWLZX      82(SI), AX
+	VBROADCASTSS (R8)(AX*4), Y8
+	VMULPS       Y7, Y8, Y8
+	VCVTDQ2PS    Y12, Y12
+	VFMADD231PS  Y8, Y12, Y10
+
+	ADDQ $84, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  q2kloop
+
+	VSUBPS Y10, Y0, Y0
+	HSUM
+	VMOVSS X0, ret+32(FP)
+	VZEROUPPER
+	RET
+
+DATA allff<>+0(SB)/8, $-1
+DATA allff<>+8(SB)/8, $-1
+DATA allff<>+16(SB)/8, $-1
+DATA allff<>+24(SB)/8, $-1
+GLOBL allff<>(SB), RODATA|NOPTR, $32
+
+// bitshuf<> spreads the 4 bytes of a broadcast uint32 over 8 bytes each;
+// bitsel<> then leaves byte j all-ones iff bit j%8 was set.
+DATA bitshuf<>+0(SB)/8, $0x0000000000000000
+DATA bitshuf<>+8(SB)/8, $0x0101010101010101
+DATA bitshuf<>+16(SB)/8, $0x0202020202020202
+DATA bitshuf<>+24(SB)/8, $0x0303030303030303
+GLOBL bitshuf<>(SB), RODATA|NOPTR, $32
+
+DATA bitsel<>+0(SB)/8, $0x7fbfdfeff7fbfdfe
+DATA bitsel<>+8(SB)/8, $0x7fbfdfeff7fbfdfe
+DATA bitsel<>+16(SB)/8, $0x7fbfdfeff7fbfdfe
+DATA bitsel<>+24(SB)/8, $0x7fbfdfeff7fbfdfe
+GLOBL bitsel<>(SB), RODATA|NOPTR, $32
+
+// kvalues_iq4nl in both 128-bit halves (a VPSHUFB table).
+DATA kvIQ4<>+0(SB)/8, $0xf6eaddcfbfad9881
+DATA kvIQ4<>+8(SB)/8, $0x7159453526190d01
+DATA kvIQ4<>+16(SB)/8, $0xf6eaddcfbfad9881
+DATA kvIQ4<>+24(SB)/8, $0x7159453526190d01
+GLOBL kvIQ4<>(SB), RODATA|NOPTR, $32
+
+// NIBBLES32 loads the 16 bytes at off(ptr) as 32 nibbles into reg (low
+// nibbles in the low half, high nibbles in the high half).
+#define NIBBLES32(off, ptr, reg) \
+	VBROADCASTI128 off(ptr), reg \
+	VPSRLVQ        Y10, reg, reg \
+	VPAND          Y14, reg, reg
+
+// BITS32 expands the 32 bits at off(ptr) into 0x10 per set bit in Y7.
+#define BITS32(off, ptr) \
+	VPBROADCASTD off(ptr), Y7 \
+	VPSHUFB      Y9, Y7, Y7 \
+	VPOR         Y8, Y7, Y7 \
+	VPCMPEQB     allff<>(SB), Y7, Y7 \
+	VPAND        mask10<>(SB), Y7, Y7
+
+// SCALEFMA: acc += (fp16 at (ptr) · Y13) · float(Y6 int32 lanes).
+#define SCALEFMA(ptr, acc) \
+	VCVTDQ2PS    Y6, Y6 \
+	MOVWLZX      (ptr), AX \
+	VBROADCASTSS (R8)(AX*4), Y4 \
+	VMULPS       Y13, Y4, Y4 \
+	VFMADD231PS  Y4, Y6, acc
+
+// MINFMA adds fp16 at 2(ptr) times lane 0 of Y11 to lane 0 of acc.
+#define MINFMA(ptr, acc) \
+	MOVWLZX     2(ptr), AX \
+	VMOVSS      (R8)(AX*4), X4 \
+	VFMADD231PS Y11, Y4, acc
+
+// Signed weights in Y5 times the activation Y12, as int32 lanes in Y6.
+#define SIGNEDDOT \
+	VPSIGNB    Y5, Y12, Y6 \
+	VPABSB     Y5, Y5 \
+	VPMADDUBSW Y6, Y5, Y6 \
+	VPMADDWD   Y15, Y6, Y6
+
+// Unsigned weights in Y5 times the activation Y12, as int32 lanes in Y6.
+#define UNSIGNEDDOT \
+	VPMADDUBSW Y12, Y5, Y6 \
+	VPMADDWD   Y15, Y6, Y6
+
+#define IQ4ROW(ptr, acc) \
+	NIBBLES32(2, ptr, Y5) \
+	VPSHUFB Y5, Y11, Y5 \
+	SIGNEDDOT \
+	SCALEFMA(ptr, acc)
+
+#define Q50ROW(ptr, acc) \
+	BITS32(2, ptr) \
+	NIBBLES32(6, ptr, Y5) \
+	VPOR   Y7, Y5, Y5 \
+	UNSIGNEDDOT \
+	VPSUBD Y11, Y6, Y6 \
+	SCALEFMA(ptr, acc)
+
+#define Q41ROW(ptr, acc) \
+	NIBBLES32(4, ptr, Y5) \
+	UNSIGNEDDOT \
+	SCALEFMA(ptr, acc) \
+	MINFMA(ptr, acc)
+
+#define Q51ROW(ptr, acc) \
+	BITS32(4, ptr) \
+	NIBBLES32(8, ptr, Y5) \
+	VPOR Y7, Y5, Y5 \
+	UNSIGNEDDOT \
+	SCALEFMA(ptr, acc) \
+	MINFMA(ptr, acc)
+
+// Shared setup of the 32-block kernels: args (w, rs, qs, dx, aux, nb, tab,
+// out) with aux the per-lane correction (Q5_0) or sum (Q4_1, Q5_1).
+#define SETUP32 \
+	MOVQ    w+0(FP), SI \
+	MOVQ    rs+8(FP), R9 \
+	MOVQ    qs+16(FP), DI \
+	MOVQ    dx+24(FP), DX \
+	MOVQ    aux+32(FP), R12 \
+	MOVQ    nb+40(FP), CX \
+	MOVQ    tab+48(FP), R8 \
+	LEAQ    (SI)(R9*1), BX \
+	LEAQ    (BX)(R9*1), R10 \
+	LEAQ    (R10)(R9*1), R11 \
+	VMOVDQU ones16<>(SB), Y15 \
+	VMOVDQU nibble<>(SB), Y14 \
+	VMOVDQU hishift<>(SB), Y10 \
+	VMOVDQU bitshuf<>(SB), Y9 \
+	VMOVDQU bitsel<>(SB), Y8 \
+	VXORPS  Y0, Y0, Y0 \
+	VXORPS  Y1, Y1, Y1 \
+	VXORPS  Y2, Y2, Y2 \
+	VXORPS  Y3, Y3, Y3
+
+// Activation loads per block: Y12 values, Y13 scale, Y11 aux (or the
+// IQ4_NL table, loaded once).
+#define ACT32 \
+	VMOVDQU (DI), Y12 \
+	VMOVUPS (DX), Y13
+
+#define ACT32AUX \
+	ACT32 \
+	VMOVDQU (R12), Y11
+
+#define ADVANCE4(bs) \
+	ADDQ $bs, SI \
+	ADDQ $bs, BX \
+	ADDQ $bs, R10 \
+	ADDQ $bs, R11 \
+	ADDQ $32, DI \
+	ADDQ $32, DX \
+	ADDQ $32, R12
+
+#define PREFETCH4 \
+	PREFETCHT0 PFD(SI) \
+	PREFETCHT0 PFD(BX) \
+	PREFETCHT0 PFD(R10) \
+	PREFETCHT0 PFD(R11)
+
+#define STORE4 \
+	MOVQ out+56(FP), DI \
+	HSUMTO(Y0, X0, (DI)) \
+	HSUMTO(Y1, X1, 4(DI)) \
+	HSUMTO(Y2, X2, 8(DI)) \
+	HSUMTO(Y3, X3, 12(DI)) \
+	VZEROUPPER \
+	RET
+
+#define STORE1 \
+	MOVQ out+56(FP), DI \
+	HSUMTO(Y0, X0, (DI)) \
+	VZEROUPPER \
+	RET
+
+// The x4 kernels compute out[0:4] for the 4 rows at w (rs bytes apart);
+// the x1 kernels out[0] for one row. Each is the Go twin's block loop:
+//
+//	out[r] = Σ_b fp16(w.d)·dx_b·Σ q·y (+ fp16(w.m)·s_b)
+
+// func matIQ4_NLx4(w *byte, rs int, qs *byte, dx *float32, aux *int32, nb int, tab *float32, out *float32)
+TEXT ·matIQ4_NLx4(SB), NOSPLIT, $0-64
+	SETUP32
+	VMOVDQU kvIQ4<>(SB), Y11
+
+iq4x4loop:
+	ACT32
+	PREFETCH4
+	IQ4ROW(SI, Y0)
+	IQ4ROW(BX, Y1)
+	IQ4ROW(R10, Y2)
+	IQ4ROW(R11, Y3)
+	ADVANCE4(18)
+	DECQ CX
+	JNZ  iq4x4loop
+	STORE4
+
+// func matIQ4_NLx1(w *byte, rs int, qs *byte, dx *float32, aux *int32, nb int, tab *float32, out *float32)
+TEXT ·matIQ4_NLx1(SB), NOSPLIT, $0-64
+	SETUP32
+	VMOVDQU kvIQ4<>(SB), Y11
+
+iq4x1loop:
+	ACT32
+	IQ4ROW(SI, Y0)
+	ADVANCE4(18)
+	DECQ CX
+	JNZ  iq4x1loop
+	STORE1
+
+// func matQ5_0x4(w *byte, rs int, qs *byte, dx *float32, aux *int32, nb int, tab *float32, out *float32)
+TEXT ·matQ5_0x4(SB), NOSPLIT, $0-64
+	SETUP32
+
+q50x4loop:
+	ACT32AUX
+	PREFETCH4
+	Q50ROW(SI, Y0)
+	Q50ROW(BX, Y1)
+	Q50ROW(R10, Y2)
+	Q50ROW(R11, Y3)
+	ADVANCE4(22)
+	DECQ CX
+	JNZ  q50x4loop
+	STORE4
+
+// func matQ5_0x1(w *byte, rs int, qs *byte, dx *float32, aux *int32, nb int, tab *float32, out *float32)
+TEXT ·matQ5_0x1(SB), NOSPLIT, $0-64
+	SETUP32
+
+q50x1loop:
+	ACT32AUX
+	Q50ROW(SI, Y0)
+	ADVANCE4(22)
+	DECQ CX
+	JNZ  q50x1loop
+	STORE1
+
+// func matQ4_1x4(w *byte, rs int, qs *byte, dx *float32, aux *int32, nb int, tab *float32, out *float32)
+TEXT ·matQ4_1x4(SB), NOSPLIT, $0-64
+	SETUP32
+
+q41x4loop:
+	ACT32AUX
+	PREFETCH4
+	Q41ROW(SI, Y0)
+	Q41ROW(BX, Y1)
+	Q41ROW(R10, Y2)
+	Q41ROW(R11, Y3)
+	ADVANCE4(20)
+	DECQ CX
+	JNZ  q41x4loop
+	STORE4
+
+// func matQ4_1x1(w *byte, rs int, qs *byte, dx *float32, aux *int32, nb int, tab *float32, out *float32)
+TEXT ·matQ4_1x1(SB), NOSPLIT, $0-64
+	SETUP32
+
+q41x1loop:
+	ACT32AUX
+	Q41ROW(SI, Y0)
+	ADVANCE4(20)
+	DECQ CX
+	JNZ  q41x1loop
+	STORE1
+
+// func matQ5_1x4(w *byte, rs int, qs *byte, dx *float32, aux *int32, nb int, tab *float32, out *float32)
+TEXT ·matQ5_1x4(SB), NOSPLIT, $0-64
+	SETUP32
+
+q51x4loop:
+	ACT32AUX
+	PREFETCH4
+	Q51ROW(SI, Y0)
+	Q51ROW(BX, Y1)
+	Q51ROW(R10, Y2)
+	Q51ROW(R11, Y3)
+	ADVANCE4(24)
+	DECQ CX
+	JNZ  q51x4loop
+	STORE4
+
+// func matQ5_1x1(w *byte, rs int, qs *byte, dx *float32, aux *int32, nb int, tab *float32, out *float32)
+TEXT ·matQ5_1x1(SB), NOSPLIT, $0-64
+	SETUP32
+
+q51x1loop:
+	ACT32AUX
+	Q51ROW(SI, Y0)
+	ADVANCE4(24)
+	DECQ CX
+	JNZ  q51x1loop
+	STORE1

@@ -269,3 +269,18 @@ func benchWeights(tp Type, rows, n int) ([][]byte, []byte) {
 	}
 	return ws, randomActivation(r, tp.VecDotType(), n)
 }
+
+// BenchmarkMatVecHot is BenchmarkMatVec with a 256x2048 matrix that stays
+// in cache: the compute ceiling of each kernel.
+func BenchmarkMatVecHot(b *testing.B) {
+	for _, tp := range []Type{F32, F16, Q8_0, Q4_0, Q4_K, Q6_K} {
+		b.Run(tp.String(), func(b *testing.B) {
+			ws, x := benchWeights(tp, 256, 2048)
+			dst := make([]float32, 256)
+			b.SetBytes(int64(len(ws[0])))
+			for i := 0; i < b.N; i++ {
+				MatVec(tp, 2048, ws[0], x, dst)
+			}
+		})
+	}
+}
