@@ -188,7 +188,10 @@ type Decoder struct {
 // NewDecoder returns a streaming decoder.
 func (t *Tokenizer) NewDecoder() *Decoder { return &Decoder{t: t} }
 
-// Add appends token id and returns the text completed by it (possibly "").
+// Add appends token id and returns the text it completes: the new valid
+// UTF-8 that no later token can change (possibly ""). The concatenation of
+// every Add and the final Flush is Decode of the ids, with invalid bytes
+// replaced.
 func (d *Decoder) Add(id int32) string {
 	p := d.t.piece(id)
 	if !d.started && d.t.addSpacePrefix && len(p) > 0 && p[0] == ' ' {

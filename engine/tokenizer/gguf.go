@@ -123,10 +123,9 @@ func (t *Tokenizer) Token(id int32) string {
 	return t.tokens[id]
 }
 
-// AddBOS reports whether Encode with addSpecial prepends BOS (CLS).
-func (t *Tokenizer) AddBOS() bool {
-	return t.bos != noToken && (t.addBOS || t.kind == kindWPM)
-}
+// AddBOS is llama_vocab_get_add_bos: whether the model wants BOS (CLS for
+// WordPiece) prepended. llama-tokenize passes it as Encode's addSpecial.
+func (t *Tokenizer) AddBOS() bool { return t.bos != noToken && t.addBOS }
 
 // AddEOS reports whether Encode with addSpecial appends EOS.
 func (t *Tokenizer) AddEOS() bool { return t.eos != noToken && t.addEOS }

@@ -50,6 +50,7 @@ var preTypes = map[string]preType{
 	"dbrx":           {exprs: exprsLlama3},
 	"smaug-bpe":      {exprs: exprsLlama3},
 	"chatglm-bpe":    {exprs: exprsLlama3, noBOS: true},
+	"glm4":           {exprs: exprsLlama3, noBOS: true},
 	"deepseek-llm":   {exprs: []string{reNewline, reDeepseekLetters, reDeepseekPunct, `\s+$`, reCJK, `\p{N}+`}, keepSpaces: true},
 	"deepseek-coder": {exprs: []string{reNewline, `\s?\p{L}+`, `\s?\p{P}+`, reCJK, `\p{N}`}, keepSpaces: true},
 	"deepseek-v3": {exprs: []string{`\p{N}{1,3}`, `[一-龥぀-ゟ゠-ヿ]+`,

@@ -230,3 +230,19 @@ func TestDecoderHoldsSplitRunes(t *testing.T) {
 		t.Errorf("Decode = %q, want %q", got, text)
 	}
 }
+
+// TestPreTypesCompile builds every pre-tokenizer llama.cpp names and splits
+// a mixed sample with it; the words must cover the text exactly.
+func TestPreTypesCompile(t *testing.T) {
+	const sample = "Hello, y'all! 3.14159 \u00a0 naïve\t\n\n日本語 — 😀 'RE  x"
+	for name, p := range preTypes {
+		pre, err := newPreTokenizer(p.exprs)
+		if err != nil {
+			t.Errorf("%q: %v", name, err)
+			continue
+		}
+		if got := strings.Join(pre.words(sample, false), ""); got != sample {
+			t.Errorf("%q: words join to %q", name, got)
+		}
+	}
+}
