@@ -101,3 +101,16 @@ func equalIDs(a, b []int32) bool {
 	}
 	return true
 }
+
+// TestVocabWithoutVectors loads the vocabularies that come without test
+// vectors and checks a plain round trip.
+func TestVocabWithoutVectors(t *testing.T) {
+	for _, name := range []string{"ggml-vocab-baichuan.gguf", "ggml-vocab-gpt-neox.gguf"} {
+		tk := loadGGUF(t, "vocab/"+name)
+		const text = "Hello world, 日本 😀"
+		ids := tk.Encode(text, false, false)
+		if got := tk.Decode(ids); got != text {
+			t.Errorf("%s: decode(encode(%q)) = %q (ids %v)", name, text, got, ids)
+		}
+	}
+}
