@@ -1,0 +1,141 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"flowchat/engine"
+)
+
+func init() {
+	register(command{name: "bench", summary: "measure prompt processing and generation speed (llama-bench style)", run: cmdBench})
+}
+
+func cmdBench(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench", stderr)
+	model := fs.String("model", "", "model file (GGUF); default: the bundled demo model")
+	fs.StringVar(model, "m", "", "shorthand for --model")
+	pp := fs.String("p", "512", "prompt lengths to test, comma-separated (0 = skip)")
+	tg := fs.String("n", "128", "generation lengths to test, comma-separated (0 = skip)")
+	threads := fs.String("t", strconv.Itoa(runtime.NumCPU()), "thread counts to test, comma-separated")
+	reps := fs.Int("r", 5, "repetitions per test (the median is reported)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	pps, err1 := parseInts(*pp)
+	tgs, err2 := parseInts(*tg)
+	ths, err3 := parseInts(*threads)
+	if err1 != nil || err2 != nil || err3 != nil || *reps < 1 {
+		return fmt.Errorf("%w: -p, -n, -t take comma-separated integers; -r ≥ 1", errUsage)
+	}
+	mf := modelFlags{model: *model}
+	fmt.Fprintln(stdout, "| model | size | params | backend | threads | test | t/s (median) | ± stdev |")
+	fmt.Fprintln(stdout, "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |")
+	for _, th := range ths {
+		mf.threads = th
+		m, err := mf.load()
+		if err != nil {
+			return err
+		}
+		row := func(test string, ts []float64) {
+			med, sd := medianStd(ts)
+			fmt.Fprintf(stdout, "| %s %s | %s | %s | CPU | %d | %s | %.2f | %.2f |\n",
+				strings.TrimSuffix(filepath.Base(m.Path), ".gguf"), m.Info.Quant, humanBytes(m.Info.FileSize), humanCount(m.Info.Params), th, test, med, sd)
+		}
+		for _, n := range pps {
+			if n > 0 {
+				row("pp"+strconv.Itoa(n), benchRepeat(*reps, func() float64 { return benchPrompt(m, n) }))
+			}
+		}
+		for _, n := range tgs {
+			if n > 0 {
+				row("tg"+strconv.Itoa(n), benchRepeat(*reps, func() float64 { return benchGen(m, n) }))
+			}
+		}
+		m.Close()
+	}
+	return nil
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 0 {
+			return nil, fmt.Errorf("bad count %q", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// benchRepeat runs one warm-up and reps measured runs, returning tokens/s.
+func benchRepeat(reps int, run func() float64) []float64 {
+	run()
+	out := make([]float64, reps)
+	for i := range out {
+		out[i] = run()
+	}
+	return out
+}
+
+// randomTokens avoids special tokens at the low ids; llama-bench also feeds
+// random ids.
+func randomTokens(m *engine.Model, n int) []int32 {
+	r := rand.New(rand.NewPCG(1, 2))
+	ids := make([]int32, n)
+	for i := range ids {
+		ids[i] = int32(r.IntN(m.Net.NVocab-3) + 3)
+	}
+	return ids
+}
+
+// benchPrompt evaluates n tokens as one prompt from an empty cache.
+func benchPrompt(m *engine.Model, n int) float64 {
+	st := m.Net.NewState(n, 512)
+	ids := randomTokens(m, n)
+	t0 := time.Now()
+	if _, err := st.Forward(ids, false); err != nil {
+		return 0
+	}
+	return float64(n) / time.Since(t0).Seconds()
+}
+
+// benchGen generates n tokens one at a time from an empty cache.
+func benchGen(m *engine.Model, n int) float64 {
+	st := m.Net.NewState(n+1, 1)
+	ids := randomTokens(m, n)
+	t0 := time.Now()
+	for _, id := range ids {
+		if _, err := st.Forward([]int32{id}, false); err != nil {
+			return 0
+		}
+	}
+	return float64(n) / time.Since(t0).Seconds()
+}
+
+func medianStd(xs []float64) (float64, float64) {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	med := s[len(s)/2]
+	if len(s)%2 == 0 {
+		med = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	var mean, v float64
+	for _, x := range s {
+		mean += x
+	}
+	mean /= float64(len(s))
+	for _, x := range s {
+		v += (x - mean) * (x - mean)
+	}
+	return med, math.Sqrt(v / float64(len(s)))
+}

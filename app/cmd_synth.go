@@ -1,0 +1,134 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+
+	"flowchat/engine/ggml"
+	"flowchat/engine/gguf"
+)
+
+func init() {
+	register(command{name: "synth", summary: "write a random-weight llama-shaped GGUF (for benchmarks and tests)", run: cmdSynth})
+}
+
+// synthShape is a llama-family model shape.
+type synthShape struct {
+	dim, layers, heads, kvHeads, ff, vocab, ctx int
+}
+
+var synthPresets = map[string]synthShape{
+	"tinyllama":   {2048, 22, 32, 4, 5632, 32000, 2048},
+	"stories110m": {768, 12, 12, 12, 2048, 32000, 1024},
+	"stories15m":  {288, 6, 6, 6, 768, 32000, 256},
+}
+
+func cmdSynth(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("synth", stderr)
+	preset := fs.String("shape", "tinyllama", "tinyllama | stories110m | stories15m")
+	typ := fs.String("type", "Q4_0", "weight type of the 2-D tensors (F32, F16, Q8_0, Q4_0, Q4_K, Q6_K, …)")
+	out := fs.String("out", "", "output GGUF file")
+	seed := fs.Uint64("seed", 1, "random seed")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	sh, ok := synthPresets[*preset]
+	t, ok2 := ggml.ParseType(*typ)
+	if !ok || !ok2 || *out == "" {
+		return fmt.Errorf("%w: want --shape tinyllama|stories110m|stories15m, a known --type and --out FILE", errUsage)
+	}
+	w := synthWriter(sh, t, *seed)
+	if err := w.WriteFile(*out); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "wrote %s (%s, %s)\n", *out, *preset, t)
+	return nil
+}
+
+func synthWriter(sh synthShape, t ggml.Type, seed uint64) *gguf.Writer {
+	w := gguf.NewWriter()
+	w.Set("general.architecture", "llama")
+	w.Set("general.name", "random-llama")
+	w.Set("general.description", "RANDOM WEIGHTS (flowchat synth)")
+	w.Set("llama.context_length", uint32(sh.ctx))
+	w.Set("llama.embedding_length", uint32(sh.dim))
+	w.Set("llama.block_count", uint32(sh.layers))
+	w.Set("llama.feed_forward_length", uint32(sh.ff))
+	w.Set("llama.attention.head_count", uint32(sh.heads))
+	w.Set("llama.attention.head_count_kv", uint32(sh.kvHeads))
+	w.Set("llama.attention.layer_norm_rms_epsilon", float32(1e-5))
+	w.Set("llama.rope.dimension_count", uint32(sh.dim/sh.heads))
+	synthVocab(w, sh.vocab)
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	mat := func(name string, cols, rows int, typ ggml.Type) {
+		w.AddTensorFunc(name, typ, []uint64{uint64(cols), uint64(rows)}, randomRows(rng, cols, rows, typ, 1/math.Sqrt(float64(cols))))
+	}
+	vec := func(name string, n int) {
+		w.AddTensorFunc(name, ggml.F32, []uint64{uint64(n)}, randomRows(rng, n, 1, ggml.F32, 0))
+	}
+	kvDim := sh.dim / sh.heads * sh.kvHeads
+	mat("token_embd.weight", sh.dim, sh.vocab, t)
+	for i := 0; i < sh.layers; i++ {
+		p := fmt.Sprintf("blk.%d.", i)
+		vec(p+"attn_norm.weight", sh.dim)
+		mat(p+"attn_q.weight", sh.dim, sh.dim, t)
+		mat(p+"attn_k.weight", sh.dim, kvDim, t)
+		mat(p+"attn_v.weight", sh.dim, kvDim, t)
+		mat(p+"attn_output.weight", sh.dim, sh.dim, t)
+		vec(p+"ffn_norm.weight", sh.dim)
+		mat(p+"ffn_gate.weight", sh.dim, sh.ff, t)
+		mat(p+"ffn_up.weight", sh.dim, sh.ff, t)
+		mat(p+"ffn_down.weight", sh.ff, sh.dim, t)
+	}
+	vec("output_norm.weight", sh.dim)
+	mat("output.weight", sh.dim, sh.vocab, t)
+	return w
+}
+
+// randomRows returns a writer of rows × cols normal values with standard
+// deviation std (std 0 writes norm gains 1 + N(0, 0.1)), converted to typ
+// one row at a time.
+func randomRows(rng *rand.Rand, cols, rows int, typ ggml.Type, std float64) func(io.Writer) error {
+	return func(out io.Writer) error {
+		row := make([]float32, cols)
+		buf := make([]byte, typ.RowSize(cols))
+		for r := 0; r < rows; r++ {
+			for i := range row {
+				if std == 0 {
+					row[i] = float32(1 + 0.1*rng.NormFloat64())
+				} else {
+					row[i] = float32(std * rng.NormFloat64())
+				}
+			}
+			ggml.QuantizeRow(typ, row, buf)
+			if _, err := out.Write(buf); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// synthVocab writes a SentencePiece-style vocabulary: specials, the 256
+// byte tokens, then filler pieces.
+func synthVocab(w *gguf.Writer, n int) {
+	toks := make([]string, n)
+	scores := make([]float32, n)
+	types := make([]int32, n)
+	toks[0], toks[1], toks[2] = "<unk>", "<s>", "</s>"
+	types[0], types[1], types[2] = 2, 3, 3
+	for b := 0; b < 256; b++ {
+		toks[3+b], types[3+b] = fmt.Sprintf("<0x%02X>", b), 6
+	}
+	for i := 259; i < n; i++ {
+		toks[i], types[i], scores[i] = fmt.Sprintf("▁t%d", i), 1, -float32(i)
+	}
+	w.Set("tokenizer.ggml.model", "llama")
+	w.Set("tokenizer.ggml.tokens", toks)
+	w.Set("tokenizer.ggml.scores", scores)
+	w.Set("tokenizer.ggml.token_type", types)
+	w.Set("tokenizer.ggml.bos_token_id", uint32(1))
+	w.Set("tokenizer.ggml.eos_token_id", uint32(2))
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/adrg/xdg"
+
+	"flowchat/assets"
+	"flowchat/engine"
+)
+
+// modelFlags are the flags every model-using command shares.
+type modelFlags struct {
+	model   string
+	spec    string
+	threads int
+	ctx     int
+}
+
+func (m *modelFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&m.model, "model", "", "model file (GGUF); default: the bundled demo model")
+	fs.StringVar(&m.model, "m", "", "shorthand for --model")
+	fs.StringVar(&m.spec, "spec", "", "model spec file to use instead of the builtin one for the file's architecture")
+	fs.IntVar(&m.threads, "threads", 0, "threads for the forward pass (default: all cores)")
+	fs.IntVar(&m.threads, "t", 0, "shorthand for --threads")
+	fs.IntVar(&m.ctx, "ctx", 0, "context length in tokens (default: the model's, at most 4096)")
+	fs.IntVar(&m.ctx, "c", 0, "shorthand for --ctx")
+}
+
+func (m *modelFlags) load() (*engine.Model, error) {
+	path := m.model
+	if path == "" {
+		var err error
+		if path, err = demoModelPath(); err != nil {
+			return nil, err
+		}
+	}
+	threads := m.threads
+	if threads <= 0 {
+		threads = runtime.NumCPU()
+	}
+	return engine.Load(path, engine.LoadOptions{Threads: threads, SpecPath: m.spec})
+}
+
+// dataDir is where flowchat keeps models and conversations.
+func dataDir() string { return filepath.Join(xdg.DataHome, "flowchat") }
+
+// demoModelPath installs the bundled demo model into the data directory on
+// first use (atomically) and returns its path.
+func demoModelPath() (string, error) {
+	dir := filepath.Join(dataDir(), "models")
+	path := filepath.Join(dir, assets.DemoModelName)
+	if st, err := os.Stat(path); err == nil && st.Size() == int64(len(assets.DemoModel)) {
+		return path, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("installing the demo model: %w", err)
+	}
+	if err := writeFileAtomic(path, assets.DemoModel); err != nil {
+		return "", fmt.Errorf("installing the demo model: %w", err)
+	}
+	return path, nil
+}
+
+// writeFileAtomic writes data to a temporary file beside path, syncs it and
+// renames it into place, so a crash never leaves a partial file at path.
+func writeFileAtomic(path string, data []byte) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(data); err != nil {
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+var errNoPrompt = errors.New("--prompt is required")

@@ -1,0 +1,346 @@
+// Package engine is the inference engine's front door: it loads a model file
+// (format reader → spec → network, tokenizer, chat template) and runs
+// generation sessions with a sampler chain. The app layer (CLI, GUI,
+// server) uses only this package and the small packages it re-exports.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"flowchat/engine/chat"
+	"flowchat/engine/ggml"
+	"flowchat/engine/gguf"
+	"flowchat/engine/model"
+	"flowchat/engine/sample"
+	"flowchat/engine/spec"
+	"flowchat/engine/tokenizer"
+)
+
+// LoadOptions are the user's load-time choices.
+type LoadOptions struct {
+	Threads  int    // forward-pass goroutines; 0 = all cores
+	SpecPath string // a user spec file instead of the builtin one
+}
+
+// Model is a loaded model with its tokenizer and chat template.
+type Model struct {
+	Path     string
+	Info     Info
+	Net      *model.Model
+	Tok      *tokenizer.Tokenizer
+	Template *chat.Template // nil when the file has none (Fallback is used)
+	file     *gguf.File
+}
+
+// Info describes a model for people.
+type Info struct {
+	Name         string // general.name or the file name
+	Arch         string
+	Family       string // spec used
+	Params       int64
+	FileSize     int64
+	Quant        string // dominant weight type, e.g. "Q4_K (+Q6_K, F32)"
+	ContextTrain int
+	Layers       int
+	Embedding    int
+	Vocab        int
+	HasTemplate  bool
+}
+
+// Load opens a model file. Only GGUF is wired here; other formats come with
+// their own readers.
+func Load(path string, opt LoadOptions) (*Model, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("model file: %w", err)
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := fromGGUF(f, opt)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+func fromGGUF(f *gguf.File, opt LoadOptions) (*Model, error) {
+	var sp *spec.Spec
+	if opt.SpecPath != "" {
+		var err error
+		if sp, err = spec.ParseFile(opt.SpecPath); err != nil {
+			return nil, err
+		}
+	}
+	threads := opt.Threads
+	if threads <= 0 {
+		threads = runtime.NumCPU()
+	}
+	net, err := model.FromGGUF(f, sp, model.Options{Threads: threads})
+	if err != nil {
+		return nil, err
+	}
+	tok, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		net.Close()
+		return nil, fmt.Errorf("%s: tokenizer: %w", f.Path, err)
+	}
+	m := &Model{Path: f.Path, Net: net, Tok: tok, file: f}
+	if src, ok := f.String("tokenizer.chat_template"); ok && src != "" {
+		if m.Template, err = chat.Parse(src); err != nil {
+			// A broken template should not make the model unusable.
+			fmt.Fprintf(os.Stderr, "warning: %s: chat template does not parse (%v); using the fallback\n", f.Path, err)
+			m.Template = nil
+		}
+	}
+	m.Info = describe(f, net, m.Template != nil)
+	return m, nil
+}
+
+func describe(f *gguf.File, net *model.Model, tmpl bool) Info {
+	params, types := net.Describe()
+	name, _ := f.String("general.name")
+	if name == "" {
+		name = strings.TrimSuffix(baseName(f.Path), ".gguf")
+	}
+	return Info{
+		Name: name, Arch: net.Arch, Family: net.Spec.Family, Params: params, FileSize: f.Size(),
+		Quant: quantSummary(types), ContextTrain: net.NCtxTrain, Layers: net.NLayer,
+		Embedding: net.NEmbd, Vocab: net.NVocab, HasTemplate: tmpl,
+	}
+}
+
+func baseName(p string) string {
+	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+// quantSummary names the most common matrix type first.
+func quantSummary(types map[ggml.Type]int) string {
+	ts := make([]ggml.Type, 0, len(types))
+	for t := range types {
+		ts = append(ts, t)
+	}
+	sort.Slice(ts, func(i, j int) bool {
+		if types[ts[i]] != types[ts[j]] {
+			return types[ts[i]] > types[ts[j]]
+		}
+		return ts[i] < ts[j]
+	})
+	if len(ts) == 0 {
+		return "?"
+	}
+	s := ts[0].String()
+	if len(ts) > 1 {
+		rest := make([]string, len(ts)-1)
+		for i, t := range ts[1:] {
+			rest[i] = t.String()
+		}
+		s += " (+" + strings.Join(rest, ", ") + ")"
+	}
+	return s
+}
+
+// Close releases the model's file mapping and workers.
+func (m *Model) Close() error {
+	m.Net.Close()
+	return m.file.Close()
+}
+
+// RenderChat renders a conversation with the model's chat template (or the
+// fallback template when the model has none).
+func (m *Model) RenderChat(msgs []chat.Message, addGenerationPrompt bool) (string, error) {
+	t := m.Template
+	if t == nil {
+		t = chat.Fallback()
+	}
+	bos, eos := "", ""
+	if id := m.Tok.BOS(); id >= 0 {
+		bos = m.Tok.Token(id)
+	}
+	if id := m.Tok.EOS(); id >= 0 {
+		eos = m.Tok.Token(id)
+	}
+	return t.Render(msgs, chat.Options{AddGenerationPrompt: addGenerationPrompt, BOS: bos, EOS: eos})
+}
+
+// Session is one conversation's state: KV cache and the tokens in it.
+type Session struct {
+	m      *Model
+	state  *model.State
+	tokens []int32 // what the cache holds
+}
+
+// NewSession allocates a sequence with a context of nCtx tokens (0 = the
+// model's training context, capped at 4096).
+func (m *Model) NewSession(nCtx int) *Session {
+	if nCtx <= 0 {
+		nCtx = min(m.Net.NCtxTrain, 4096)
+	}
+	return &Session{m: m, state: m.Net.NewState(nCtx, 256)}
+}
+
+// Ctx is the session's context size in tokens.
+func (s *Session) Ctx() int { return s.state.Ctx() }
+
+// Used is the number of tokens in the context.
+func (s *Session) Used() int { return len(s.tokens) }
+
+// GenerateOptions control one generation.
+type GenerateOptions struct {
+	MaxTokens int           // 0 = until end of generation or the context is full
+	Sampling  sample.Params // see engine/sample
+	IgnoreEOG bool          // keep going past end-of-generation tokens
+	// OnPiece receives decoded text as it is produced (whole UTF-8
+	// characters only); returning false stops generation.
+	OnPiece func(text string) bool
+	// OnToken, if set, sees each token id before its text.
+	OnToken func(id int32)
+	// OnExplain, if set, receives each step's sampling explanation (the
+	// candidates after every stage) before the token is drawn.
+	OnExplain func(sample.Explanation)
+}
+
+// Stats describe one generation.
+type Stats struct {
+	PromptTokens int // tokens evaluated for the prompt (after prefix reuse)
+	CachedTokens int // prompt tokens reused from the cache
+	GenTokens    int
+	PromptTime   time.Duration
+	GenTime      time.Duration
+	StopReason   string // "eog", "length", "context", "stopped", "cancelled"
+}
+
+// PromptTPS and GenTPS are tokens per second.
+func (s Stats) PromptTPS() float64 { return tps(s.PromptTokens, s.PromptTime) }
+func (s Stats) GenTPS() float64    { return tps(s.GenTokens, s.GenTime) }
+
+func tps(n int, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+// ErrContextFull is returned when the prompt alone does not fit.
+var ErrContextFull = model.ErrContextFull
+
+// Generate evaluates prompt (reusing the longest cached prefix) and samples
+// up to opt.MaxTokens tokens.
+func (s *Session) Generate(ctx context.Context, prompt []int32, opt GenerateOptions) (Stats, error) {
+	var st Stats
+	sm, err := sample.New(opt.Sampling, s.m.Net.NVocab, sample.WithVocab(s.m.Tok))
+	if err != nil {
+		return st, err
+	}
+	if len(prompt) == 0 {
+		return st, errors.New("empty prompt")
+	}
+	if len(prompt) >= s.Ctx() {
+		return st, fmt.Errorf("%w: the prompt has %d tokens, the context holds %d", ErrContextFull, len(prompt), s.Ctx())
+	}
+	logits, err := s.prefill(prompt, &st)
+	if err != nil {
+		return st, err
+	}
+	for _, t := range prompt {
+		sm.Accept(t)
+	}
+	return st, s.decode(ctx, sm, logits, opt, &st)
+}
+
+// prefill brings the cache to hold prompt and returns the last logits.
+func (s *Session) prefill(prompt []int32, st *Stats) ([]float32, error) {
+	keep := commonPrefix(s.tokens, prompt)
+	if keep == len(prompt) {
+		keep-- // re-evaluate the last token to get its logits
+	}
+	s.state.Truncate(keep)
+	s.tokens = append(s.tokens[:keep], prompt[keep:]...)
+	st.CachedTokens, st.PromptTokens = keep, len(prompt)-keep
+	t0 := time.Now()
+	logits, err := s.state.Forward(prompt[keep:], false)
+	st.PromptTime = time.Since(t0)
+	if err != nil {
+		s.tokens = s.tokens[:s.state.Pos()]
+	}
+	return logits, err
+}
+
+func (s *Session) decode(ctx context.Context, sm *sample.Sampler, logits []float32, opt GenerateOptions, st *Stats) error {
+	dec := s.m.Tok.NewDecoder()
+	t0 := time.Now()
+	defer func() { st.GenTime = time.Since(t0) }()
+	for {
+		if err := ctx.Err(); err != nil {
+			st.StopReason = "cancelled"
+			return nil
+		}
+		if opt.OnExplain != nil {
+			opt.OnExplain(sm.Explain(logits))
+		}
+		tok := sm.Sample(logits)
+		sm.Accept(tok)
+		if !opt.IgnoreEOG && s.m.Tok.IsEOG(tok) {
+			st.StopReason = "eog"
+			return flush(dec, opt)
+		}
+		st.GenTokens++
+		if opt.OnToken != nil {
+			opt.OnToken(tok)
+		}
+		if text := dec.Add(tok); text != "" && opt.OnPiece != nil && !opt.OnPiece(text) {
+			st.StopReason = "stopped"
+			return nil
+		}
+		if opt.MaxTokens > 0 && st.GenTokens >= opt.MaxTokens {
+			st.StopReason = "length"
+			return flush(dec, opt)
+		}
+		if s.state.Pos() >= s.Ctx() {
+			st.StopReason = "context"
+			return flush(dec, opt)
+		}
+		var err error
+		if logits, err = s.state.Forward([]int32{tok}, false); err != nil {
+			return err
+		}
+		s.tokens = append(s.tokens, tok)
+	}
+}
+
+func flush(dec *tokenizer.Decoder, opt GenerateOptions) error {
+	if text := dec.Flush(); text != "" && opt.OnPiece != nil {
+		opt.OnPiece(text)
+	}
+	return nil
+}
+
+func commonPrefix(a, b []int32) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+// Logits evaluates tokens from an empty cache and returns every position's
+// logits, [len(tokens) × vocab].
+func (m *Model) Logits(tokens []int32) ([]float32, error) {
+	st := m.Net.NewState(max(len(tokens), 1), 256)
+	out, err := st.Forward(tokens, true)
+	if err != nil {
+		return nil, err
+	}
+	return append([]float32(nil), out...), nil
+}
