@@ -1,7 +1,5 @@
 package tokenizer
 
-import "container/heap"
-
 // bpeBigram is a candidate merge of two adjacent symbols whose texts form
 // a ranked merge pair; text is the concatenation when it was queued.
 type bpeBigram struct {
@@ -10,20 +8,9 @@ type bpeBigram struct {
 	text        string
 }
 
-// bpeQueue pops the lowest rank first, then the leftmost.
-type bpeQueue []bpeBigram
-
-func (q bpeQueue) Len() int { return len(q) }
-func (q bpeQueue) Less(i, j int) bool {
-	return q[i].rank < q[j].rank || (q[i].rank == q[j].rank && q[i].left < q[j].left)
-}
-func (q bpeQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *bpeQueue) Push(x any)   { *q = append(*q, x.(bpeBigram)) }
-func (q *bpeQueue) Pop() any {
-	old := *q
-	x := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return x
+// bpeFirst orders BPE bigrams: lowest rank first, then the leftmost.
+func bpeFirst(a, b *bpeBigram) bool {
+	return a.rank < b.rank || (a.rank == b.rank && a.left < b.left)
 }
 
 // encodeBPE is llama.cpp's llm_tokenizer_bpe_session::tokenize: split into
@@ -43,12 +30,12 @@ func (t *Tokenizer) encodeWord(w string, out []int32) []int32 {
 		return t.bpeSymbol(w, out)
 	}
 	syms := splitSymbols(w, nil)
-	q := &bpeQueue{}
+	q := &queue[bpeBigram]{less: bpeFirst}
 	for i := 1; i < len(syms); i++ {
 		t.bpeBigram(q, w, syms, i-1, i)
 	}
-	for q.Len() > 0 {
-		b := heap.Pop(q).(bpeBigram)
+	for q.len() > 0 {
+		b := q.pop()
 		l, r := syms[b.left], syms[b.right]
 		if l.n == 0 || r.n == 0 || l.start+l.n != r.start || w[l.start:r.start+r.n] != b.text {
 			continue
@@ -63,7 +50,7 @@ func (t *Tokenizer) encodeWord(w string, out []int32) []int32 {
 	return out
 }
 
-func (t *Tokenizer) bpeBigram(q *bpeQueue, w string, syms []symbol, l, r int) {
+func (t *Tokenizer) bpeBigram(q *queue[bpeBigram], w string, syms []symbol, l, r int) {
 	if l < 0 || r < 0 {
 		return
 	}
@@ -73,7 +60,7 @@ func (t *Tokenizer) bpeBigram(q *bpeQueue, w string, syms []symbol, l, r int) {
 	if !ok {
 		return
 	}
-	heap.Push(q, bpeBigram{left: l, right: r, rank: rank, text: w[syms[l].start : syms[r].start+syms[r].n]})
+	q.push(bpeBigram{left: l, right: r, rank: rank, text: w[syms[l].start : syms[r].start+syms[r].n]})
 }
 
 // bpeSymbol emits a final symbol: its token, or the tokens of its single

@@ -1,7 +1,5 @@
 package tokenizer
 
-import "container/heap"
-
 // symbol is one piece of the text being merged: bytes [start, start+n) of
 // the text, linked to its live neighbours (-1 at the ends). n == 0 marks a
 // symbol merged into its left neighbour.
@@ -42,20 +40,9 @@ type spmBigram struct {
 	size        int
 }
 
-// spmQueue pops the highest score first, then the leftmost.
-type spmQueue []spmBigram
-
-func (q spmQueue) Len() int { return len(q) }
-func (q spmQueue) Less(i, j int) bool {
-	return q[i].score > q[j].score || (q[i].score == q[j].score && q[i].left < q[j].left)
-}
-func (q spmQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *spmQueue) Push(x any)   { *q = append(*q, x.(spmBigram)) }
-func (q *spmQueue) Pop() any {
-	old := *q
-	x := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return x
+// spmFirst orders SPM bigrams: highest score first, then the leftmost.
+func spmFirst(a, b *spmBigram) bool {
+	return a.score > b.score || (a.score == b.score && a.left < b.left)
 }
 
 // encodeSPM is llama.cpp's llm_tokenizer_spm_session::tokenize on escaped
@@ -63,12 +50,12 @@ func (q *spmQueue) Pop() any {
 // fallback for symbols that are not tokens.
 func (t *Tokenizer) encodeSPM(text string, out []int32) []int32 {
 	syms := splitSymbols(text, nil)
-	q := &spmQueue{}
+	q := &queue[spmBigram]{less: spmFirst}
 	for i := 1; i < len(syms); i++ {
 		t.spmBigram(q, text, syms, i-1, i)
 	}
-	for q.Len() > 0 {
-		b := heap.Pop(q).(spmBigram)
+	for q.len() > 0 {
+		b := q.pop()
 		l, r := &syms[b.left], &syms[b.right]
 		if l.n == 0 || r.n == 0 || l.n+r.n != b.size {
 			continue
@@ -83,7 +70,7 @@ func (t *Tokenizer) encodeSPM(text string, out []int32) []int32 {
 	return out
 }
 
-func (t *Tokenizer) spmBigram(q *spmQueue, text string, syms []symbol, l, r int) {
+func (t *Tokenizer) spmBigram(q *queue[spmBigram], text string, syms []symbol, l, r int) {
 	if l < 0 || r < 0 {
 		return
 	}
@@ -92,7 +79,7 @@ func (t *Tokenizer) spmBigram(q *spmQueue, text string, syms []symbol, l, r int)
 	if !ok {
 		return
 	}
-	heap.Push(q, spmBigram{left: l, right: r, score: t.scores[id], size: len(s)})
+	q.push(spmBigram{left: l, right: r, score: t.scores[id], size: len(s)})
 }
 
 // spmSymbol emits a final symbol: its token, or one byte token per byte.

@@ -246,3 +246,16 @@ func TestPreTypesCompile(t *testing.T) {
 		}
 	}
 }
+
+// TestNoUnknownToken: vocabularies too small for the default unknown id
+// must not emit negative ids for text they cannot cover.
+func TestNoUnknownToken(t *testing.T) {
+	for _, model := range []string{"bert", "t5", "llama"} {
+		tk := mustNew(t, Vocab{Model: model, Tokens: []string{"\u2581a", "a"}})
+		for _, id := range tk.Encode("a zz a", true, true) {
+			if id < 0 || int(id) >= tk.VocabSize() {
+				t.Errorf("%s: id %d", model, id)
+			}
+		}
+	}
+}

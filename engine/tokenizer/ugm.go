@@ -119,7 +119,7 @@ func appendBest(t *Tokenizer, res []best, out []int32) []int32 {
 	prevUnk := false
 	for b := res[len(res)-1]; ; b = res[b.start] {
 		isUnk := b.id == t.unk
-		if !(prevUnk && isUnk) {
+		if !(prevUnk && isUnk) && b.id != noToken {
 			out = append(out, b.id)
 		}
 		if b.start == 0 {

@@ -28,7 +28,7 @@ func (t *Tokenizer) wpmWord(w string, out []int32) []int32 {
 		}
 		i = j
 	}
-	if len(out) == n0 {
+	if len(out) == n0 && t.unk != noToken {
 		out = append(out, t.unk)
 	}
 	return out
