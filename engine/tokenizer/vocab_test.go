@@ -114,3 +114,22 @@ func TestVocabWithoutVectors(t *testing.T) {
 		}
 	}
 }
+
+// TestParseSpecialBPE: GPT-2's <|endoftext|> (control, id 50256) is one token
+// only when special tokens are parsed; otherwise it is spelled out.
+func TestParseSpecialBPE(t *testing.T) {
+	tk := loadGGUF(t, "vocab/ggml-vocab-gpt-2.gguf")
+	if got, want := tk.Encode("a<|endoftext|>b", false, true), []int32{64, 50256, 65}; !equalIDs(got, want) {
+		t.Errorf("parsed: got %v, want %v", got, want)
+	}
+	got := tk.Encode("a<|endoftext|>b", false, false)
+	if containsID(got, 50256) || tk.Decode(got) != "a<|endoftext|>b" {
+		t.Errorf("unparsed: got %v (%q)", got, tk.Decode(got))
+	}
+	if !tk.IsEOG(50256) || tk.BOS() != 50256 || tk.EOS() != 50256 || tk.AddBOS() {
+		t.Errorf("eog %v bos %d eos %d addBOS %v", tk.IsEOG(50256), tk.BOS(), tk.EOS(), tk.AddBOS())
+	}
+	if p := string(tk.Piece(50256)); p != "<|endoftext|>" || tk.Decode([]int32{50256}) != "" {
+		t.Errorf("Piece = %q, Decode = %q", p, tk.Decode([]int32{50256}))
+	}
+}
