@@ -74,7 +74,6 @@ func TestArchSequences(t *testing.T) {
 // refCase is the part of an llref case JSON the tokenizer is checked on.
 type refCase struct {
 	Model         string   `json:"model"`
-	PromptText    string   `json:"prompt_text"`
 	InputIDs      []int32  `json:"input_ids"`
 	GeneratedIDs  []int32  `json:"generated_ids"`
 	GeneratedText string   `json:"generated_text"`
