@@ -1,0 +1,214 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/adrg/xdg"
+
+	"flowchat/engine/fixtures"
+)
+
+// TestMain keeps the tests' data (the installed demo model) out of the
+// user's real data directory.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "flowchat-test-data")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_DATA_HOME", dir)
+	os.Setenv("XDG_CONFIG_HOME", dir)
+	xdg.Reload()
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// run calls the CLI in-process and returns stdout, stderr and the exit code.
+func run(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := runMain(args, &out, &errOut)
+	return out.String(), errOut.String(), code
+}
+
+type refCase struct {
+	Model         string  `json:"model"`
+	PromptText    string  `json:"prompt_text"`
+	InputIDs      []int32 `json:"input_ids"`
+	GeneratedText string  `json:"generated_text"`
+	GeneratedIDs  []int32 `json:"generated_ids"`
+	NVocab        int     `json:"n_vocab"`
+	PromptLogits  string  `json:"prompt_logits_file"`
+}
+
+func loadCase(t *testing.T, p string) refCase {
+	var c refCase
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// trainedModel finds the GGUF a trained case was made from.
+func trainedModel(t *testing.T, root string, c refCase) string {
+	m, _ := filepath.Glob(filepath.Join(root, "models", "*", filepath.Base(c.Model)))
+	if len(m) != 1 {
+		t.Skipf("model %s not in this fixture set", c.Model)
+	}
+	return m[0]
+}
+
+// TestRunGreedyMatchesLlamaCpp: `flowchat run --greedy -n 48` prints exactly
+// llama.cpp's generated text for every public prompt, float types strictly;
+// quantized types are reported (they match llama.cpp closely but a single
+// near-tie can flip one token).
+func TestRunGreedyMatchesLlamaCpp(t *testing.T) {
+	root := fixtures.Shared(t)
+	cases, _ := filepath.Glob(filepath.Join(root, "reference", "trained", "*", "*", "p*.json"))
+	if len(cases) == 0 {
+		t.Fatal("no trained reference cases")
+	}
+	exact, total := 0, 0
+	for _, cp := range cases {
+		typ := filepath.Base(filepath.Dir(cp))
+		name := strings.TrimPrefix(cp, filepath.Join(root, "reference", "trained")+"/")
+		c := loadCase(t, cp)
+		model := trainedModel(t, root, c)
+		out, stderr, code := run(t, "run", "--model", model, "--prompt", c.PromptText, "--greedy", "-n", "48", "-t", "1")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", name, code, stderr)
+		}
+		total++
+		if out == c.GeneratedText {
+			exact++
+			continue
+		}
+		if typ == "F32" || typ == "F16" || typ == "BF16" {
+			t.Errorf("%s:\n got %q\nwant %q", name, out, c.GeneratedText)
+		} else {
+			t.Logf("%s (quantized) differs:\n got %q\nwant %q", name, out, c.GeneratedText)
+		}
+	}
+	t.Logf("%d of %d generations identical to llama.cpp's", exact, total)
+}
+
+func readF32(t *testing.T, p string) []float32 {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]float32, len(b)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out
+}
+
+// TestLogitsCommand checks the outside interface: `flowchat logits --tokens`
+// writes [n_tokens, n_vocab] float32 agreeing with llama.cpp's.
+func TestLogitsCommand(t *testing.T) {
+	root := fixtures.Shared(t)
+	for _, cp := range []string{
+		filepath.Join(root, "reference", "trained", "stories260K", "F32", "p1.json"),
+		filepath.Join(root, "reference", "arch", "gpt2", "s0.json"),
+	} {
+		c := loadCase(t, cp)
+		model := filepath.Join(root, strings.TrimPrefix(c.Model, "models/"))
+		if strings.Contains(cp, "trained") {
+			model = trainedModel(t, root, c)
+		}
+		ids := make([]string, len(c.InputIDs))
+		for i, id := range c.InputIDs {
+			ids[i] = itoa(int(id))
+		}
+		out := filepath.Join(t.TempDir(), "l.f32")
+		if _, stderr, code := run(t, "logits", "--model", model, "--tokens", strings.Join(ids, ","), "--out", out); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		got, want := readF32(t, out), readF32(t, filepath.Join(filepath.Dir(cp), c.PromptLogits))
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d values, want %d", cp, len(got), len(want))
+		}
+		var num, den float64
+		for i := range got {
+			d := float64(got[i] - want[i])
+			num, den = num+d*d, den+float64(want[i])*float64(want[i])
+		}
+		if e := math.Sqrt(num / den); e > 1e-3 {
+			t.Errorf("%s: relative RMS error %.2e", cp, e)
+		}
+	}
+}
+
+func itoa(i int) string {
+	b, _ := json.Marshal(i)
+	return string(b)
+}
+
+func TestTokenizeCommand(t *testing.T) {
+	root := fixtures.Shared(t)
+	c := loadCase(t, filepath.Join(root, "reference", "trained", "stories260K", "F32", "p1.json"))
+	out, stderr, code := run(t, "tokenize", "--model", trainedModel(t, root, c), "--prompt", c.PromptText)
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	ids := make([]string, len(c.InputIDs))
+	for i, id := range c.InputIDs {
+		ids[i] = itoa(int(id))
+	}
+	if strings.TrimSpace(out) != strings.Join(ids, ",") {
+		t.Errorf("got %s, want %s", out, strings.Join(ids, ","))
+	}
+}
+
+// TestBadInputs: clear errors, never a panic.
+func TestBadInputs(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.gguf")
+	os.WriteFile(garbage, []byte("GGUF\x03\x00\x00\x00not really"), 0o644)
+	notGGUF := filepath.Join(dir, "text.gguf")
+	os.WriteFile(notGGUF, []byte("hello"), 0o644)
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--model", filepath.Join(dir, "missing.gguf"), "--prompt", "x"}, "no such file"},
+		{[]string{"run", "--model", garbage, "--prompt", "x"}, "malformed"},
+		{[]string{"run", "--model", notGGUF, "--prompt", "x"}, "not a GGUF file"},
+		{[]string{"run", "--prompt", "x", "--top-p", "1.5"}, "top_p"},
+		{[]string{"run", "--prompt", "x", "--temperature", "-1"}, "temperature"},
+		{[]string{"logits", "--tokens", "1,99999", "--out", filepath.Join(dir, "o")}, "outside the vocabulary"},
+		{[]string{"nosuchcommand"}, "unknown command"},
+	}
+	for _, c := range cases {
+		_, stderr, code := run(t, c.args...)
+		if code == 0 || !strings.Contains(strings.ToLower(stderr), strings.ToLower(c.want)) {
+			t.Errorf("%v: exit %d, stderr %q; want an error mentioning %q", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+func TestSynthAndBench(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "s.gguf")
+	if _, stderr, code := run(t, "synth", "--shape", "stories15m", "--type", "Q8_0", "--out", out); code != 0 {
+		t.Fatal(stderr)
+	}
+	table, stderr, code := run(t, "bench", "--model", out, "-p", "16", "-n", "8", "-t", "1", "-r", "1")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	if !strings.Contains(table, "pp16") || !strings.Contains(table, "tg8") || !strings.Contains(table, "Q8_0") {
+		t.Errorf("bench table:\n%s", table)
+	}
+}
