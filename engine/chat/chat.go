@@ -55,6 +55,12 @@ func Parse(src string) (t *Template, err error) {
 	if len(src) > maxSourceBytes {
 		return nil, &Error{Kind: "TemplateSyntaxError", Msg: "template is larger than 1 MiB"}
 	}
+	src = strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(src) // as both lexers do
+	src, lits, err := protectStrings(src)
+	if err != nil {
+		return nil, err
+	}
+	src = fixLeftStrip(src)
 	cfg := newConfig()
 	if err := checkNesting(src, cfg); err != nil {
 		return nil, err
@@ -63,7 +69,7 @@ func Parse(src string) (t *Template, err error) {
 	if err != nil {
 		return nil, &Error{Kind: "TemplateSyntaxError", Msg: parseMessage(err)}
 	}
-	rw := &rewriter{env: environment(), names: map[string]bool{}}
+	rw := &rewriter{env: environment(), names: map[string]bool{}, lits: lits}
 	rw.nodes(tpl.Root().Nodes)
 	if rw.err != nil {
 		return nil, asError(rw.err)

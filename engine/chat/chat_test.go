@@ -2,6 +2,7 @@ package chat
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -88,4 +89,56 @@ func readJSON(t *testing.T, path string, v any) {
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatal(err)
 	}
+}
+
+type pythonCase struct {
+	Name          string                     `json:"name"`
+	Template      string                     `json:"template"`
+	TemplateFile  string                     `json:"template_file"`
+	Context       map[string]json.RawMessage `json:"context"`
+	Expected      *string                    `json:"expected"`
+	ExpectedError *string                    `json:"expected_error"`
+}
+
+// TestPythonDifferential compares renders with Python jinja2's on expression
+// probes and on the fixture templates with tool-use conversations
+// (testdata/python_cases.json, made by testdata/gen_python_cases.py).
+func TestPythonDifferential(t *testing.T) {
+	var file struct {
+		Cases []pythonCase `json:"cases"`
+	}
+	readJSON(t, filepath.Join("testdata", "python_cases.json"), &file)
+	pass := 0
+	for i, c := range file.Cases {
+		t.Run(fmt.Sprintf("%03d_%s", i, c.Name), func(t *testing.T) {
+			src := c.Template
+			if c.TemplateFile != "" {
+				b, err := os.ReadFile(fixtures.Path(t, "chat_templates/templates/"+c.TemplateFile))
+				if err != nil {
+					t.Fatal(err)
+				}
+				src = string(b)
+			}
+			got, err := renderWithContext(src, c.Context)
+			if !checkOutcome(t, got, err, c.Expected, c.ExpectedError) {
+				t.Logf("template: %s", src)
+				return
+			}
+			pass++
+		})
+	}
+	t.Logf("%d/%d python cases identical", pass, len(file.Cases))
+}
+
+// renderWithContext renders src with every context variable passed as JSON.
+func renderWithContext(src string, ctx map[string]json.RawMessage) (string, error) {
+	tpl, err := Parse(src)
+	if err != nil {
+		return "", err
+	}
+	extra := map[string]any{}
+	for k, v := range ctx {
+		extra[k] = v
+	}
+	return tpl.Render(nil, Options{Now: fixedNow, Extra: extra})
 }

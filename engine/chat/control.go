@@ -71,7 +71,7 @@ func parseSet(p *parser.Parser, args *parser.Parser) (nodes.ControlStructure, er
 		return s, parseSetBlock(p, args, s)
 	}
 	var err error
-	if s.expr, err = args.ParseExpression(); err != nil {
+	if s.expr, err = parseTupleExpr(args); err != nil {
 		return nil, err
 	}
 	if s.cond, s.alt, err = args.ParseCondition(); err != nil {
@@ -81,6 +81,23 @@ func parseSet(p *parser.Parser, args *parser.Parser) (nodes.ControlStructure, er
 		return nil, args.Error("Malformed 'set' tag args.", args.Current())
 	}
 	return s, nil
+}
+
+// parseTupleExpr parses "a" or an unparenthesised tuple "a, b, ...".
+func parseTupleExpr(args *parser.Parser) (nodes.Expression, error) {
+	first, err := args.ParseExpression()
+	if err != nil || args.Current(tokens.Comma) == nil {
+		return first, err
+	}
+	tuple := &nodes.Tuple{Location: first.Position(), Val: []nodes.Expression{first}}
+	for args.Match(tokens.Comma) != nil && !args.End() && args.CurrentName("if") == nil {
+		e, err := args.ParseExpression()
+		if err != nil {
+			return nil, err
+		}
+		tuple.Val = append(tuple.Val, e)
+	}
+	return tuple, nil
 }
 
 func validTarget(t nodes.Expression) bool {

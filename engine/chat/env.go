@@ -97,6 +97,8 @@ func globals() map[string]any {
 		"namespace":       fn("namespace", globalNamespace),
 		"dict":            fn("dict", globalDict),
 		"joiner":          fn("joiner", globalJoiner),
+		"cycler":          fn("cycler", globalCycler),
+		"lipsum":          fn("lipsum", globalLipsum),
 		"raise_exception": fn("raise_exception", globalRaise),
 		"strftime_now":    fn("strftime_now", globalStrftime),
 	}
@@ -225,4 +227,42 @@ func globalJoiner(_ *state, args []any, kw map[string]any) (any, error) {
 		}
 		return a[0], nil
 	}}, nil
+}
+
+// cycler is jinja2.utils.Cycler: next() returns the items in turn.
+type cycler struct {
+	items []any
+	pos   int
+}
+
+func globalCycler(_ *state, args []any, _ map[string]any) (any, error) {
+	if len(args) == 0 {
+		return nil, typeError("at least one item has to be provided")
+	}
+	return &cycler{items: args}, nil
+}
+
+func (c *cycler) attribute(name string) (any, bool) {
+	switch name {
+	case "current":
+		return c.items[c.pos], true
+	case "next":
+		return &pyFunc{name: "next", call: func(*state, *exec.VarArgs) (any, error) {
+			v := c.items[c.pos]
+			c.pos = (c.pos + 1) % len(c.items)
+			return v, nil
+		}}, true
+	case "reset":
+		return &pyFunc{name: "reset", call: func(*state, *exec.VarArgs) (any, error) {
+			c.pos = 0
+			return nil, nil
+		}}, true
+	}
+	return nil, false
+}
+
+// globalLipsum exists so that "lipsum is defined" holds; its text is random
+// in jinja2, so no template can depend on it.
+func globalLipsum(_ *state, _ []any, _ map[string]any) (any, error) {
+	return nil, &Error{Kind: "TemplateRuntimeError", Msg: "lipsum() is not supported"}
 }

@@ -67,11 +67,13 @@ func builtinTests() map[string]pyTest {
 		"even":      parity(0),
 		"sameas":    testSameas,
 		"in":        testIn,
-		"filter": func(c cx, _ any, args []any) (bool, error) {
-			return len(args) == 1 && c.e.Environment.Filters.Exists(pyStr(args[0])), nil
+		"filter": func(c cx, in any, _ []any) (bool, error) {
+			name, ok := asString(in)
+			return ok && name[0:min(1, len(name))] != "@" && c.e.Environment.Filters.Exists(name), nil
 		},
-		"test": func(c cx, _ any, args []any) (bool, error) {
-			return len(args) == 1 && c.e.Environment.Tests.Exists(pyStr(args[0])), nil
+		"test": func(c cx, in any, _ []any) (bool, error) {
+			name, ok := asString(in)
+			return ok && c.e.Environment.Tests.Exists(name), nil
 		},
 		"divisibleby": func(_ cx, in any, args []any) (bool, error) {
 			if len(args) != 1 {

@@ -82,6 +82,13 @@ func internalFilters() map[string]pyFilter {
 		fBool:  func(c cx, in any, _ []any, _ map[string]any) (any, error) { return truth(in), nil },
 		fCond:  func(c cx, in any, _ []any, _ map[string]any) (any, error) { return boxCond(in), nil },
 		fTuple: func(c cx, in any, _ []any, _ map[string]any) (any, error) { return pyTuple(in.([]any)), nil },
+		fDict: func(c cx, in any, _ []any, _ map[string]any) (any, error) {
+			d := exec.NewDict()
+			for _, p := range in.(*exec.Dict).Pairs {
+				dictSet(d, norm(p.Key), norm(p.Value))
+			}
+			return d, nil
+		},
 	}
 }
 
@@ -116,6 +123,7 @@ const (
 	fBool    = "@bool"
 	fCond    = "@cond"
 	fTuple   = "@tuple"
+	fDict    = "@dict"
 )
 
 func filterBinop(c cx, left any, args []any, _ map[string]any) (any, error) {
@@ -508,6 +516,8 @@ func attribute(obj any, name string) (any, bool) {
 		return dictGet(t.attrs, name)
 	case *gcs.LoopInfos:
 		return loopAttr(t, name)
+	case *cycler:
+		return t.attribute(name)
 	}
 	if unsafeMethods[pyTypeName(obj)][name] {
 		return unsafeAttr(obj, name), true
@@ -531,6 +541,12 @@ var unsafeMethods = map[string]map[string]bool{
 }
 
 func loopAttr(l *gcs.LoopInfos, name string) (any, bool) {
+	switch name {
+	case "depth": // gonja counts enclosing loops; jinja2 only recursive calls,
+		return 1, true // and gonja's recursive loops expose no loop object
+	case "depth0":
+		return 0, true
+	}
 	v, ok := l.GetAttribute(name)
 	if !ok {
 		return nil, false

@@ -2,6 +2,7 @@ package chat
 
 import (
 	"fmt"
+	"strconv"
 
 	gcs "github.com/nikolalohinski/gonja/v2/builtins/control_structures"
 	"github.com/nikolalohinski/gonja/v2/config"
@@ -20,6 +21,7 @@ import (
 //	a[i:j:k]     ->  a | @slice(i, j, k)
 //	f(x, k=v)    ->  f | @call(x, k=v)
 //	(a, b)       ->  [a, b] | @tuple
+//	{k: v}       ->  {k: v} | @dict             (equal keys merge: {1: a, true: b})
 //	{{ a }}      ->  {{ a | @str }}
 //	for x in a   ->  for x in a | @iter
 //	if a / not a ->  if a | @bool / not (a | @bool)
@@ -32,6 +34,7 @@ import (
 type rewriter struct {
 	env   *exec.Environment
 	names map[string]bool
+	lits  []string // decoded string literals (literals.go)
 	err   error
 }
 
@@ -130,6 +133,16 @@ func (rw *rewriter) macroDefault(kw *nodes.Pair) nodes.Expression {
 	return rw.expr(kw.Value)
 }
 
+// literal returns the decoded text a placeholder stands for.
+func (rw *rewriter) literal(s string) string {
+	if len(s) > 2 && s[0] == 0 && s[len(s)-1] == 0 {
+		if n, err := strconv.Atoi(s[1 : len(s)-1]); err == nil && n < len(rw.lits) {
+			return rw.lits[n]
+		}
+	}
+	return s
+}
+
 func (rw *rewriter) exprs(list []nodes.Expression) []nodes.Expression {
 	for i, e := range list {
 		list[i] = rw.expr(e)
@@ -159,7 +172,10 @@ func (rw *rewriter) expr(e nodes.Expression) nodes.Expression {
 			return rw.expr(&nodes.Name{Name: t.Location})
 		}
 		return t
-	case *nodes.String, *nodes.Integer, *nodes.Float, *nodes.Bool, *nodes.Error:
+	case *nodes.String:
+		t.Val = rw.literal(t.Val)
+		return t
+	case *nodes.Integer, *nodes.Float, *nodes.Bool, *nodes.Error:
 		return t
 	case *nodes.List:
 		t.Val = rw.exprs(t.Val)
@@ -170,7 +186,7 @@ func (rw *rewriter) expr(e nodes.Expression) nodes.Expression {
 		for _, p := range t.Pairs {
 			p.Key, p.Value = rw.expr(p.Key), rw.expr(p.Value)
 		}
-		return t
+		return call(t, fDict)
 	case *nodes.BinaryExpression:
 		return rw.binary(t)
 	case *nodes.UnaryExpression:
@@ -325,4 +341,49 @@ func blockDelta(tok *tokens.Token) int {
 		return -1
 	}
 	return 0
+}
+
+// fixLeftStrip compensates a gonja lexer difference. With lstrip_blocks,
+// jinja2 strips the blanks before a block or comment tag only when they
+// start a line; gonja also strips them when the tag follows another tag on
+// the same line ("{{ x }} {% endfor %}" keeps its space in jinja2). Such tags
+// get jinja2's own "+" marker ("{%+"), which disables lstrip in both, so
+// gonja keeps the blanks. src must already have "\n" line ends.
+func fixLeftStrip(src string) string {
+	cfg := newConfig()
+	cfg.LeftStripBlocks = false
+	var at []int
+	var prev, before *tokens.Token
+	for s := tokens.LexAll(src, cfg); !s.End(); s.Next() {
+		tok := s.Current()
+		if (tok.Type == tokens.BlockBegin || tok.Type == tokens.CommentBegin) && len(tok.Val) == 2 &&
+			prev != nil && prev.Type == tokens.Data && isBlank(prev.Val) && !startsLine(src, before) {
+			at = append(at, tok.Pos+2)
+		}
+		before, prev = prev, tok
+	}
+	for i := len(at) - 1; i >= 0; i-- {
+		src = src[:at[i]] + "+" + src[at[i]:]
+	}
+	return src
+}
+
+func isBlank(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] != ' ' && s[i] != '\t' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// startsLine reports whether the text after tok begins a line for jinja2:
+// at the template start, or after a tag whose newline trim_blocks removed.
+func startsLine(src string, tok *tokens.Token) bool {
+	if tok == nil {
+		return true
+	}
+	end := tok.Pos + len(tok.Val)
+	trims := (tok.Type == tokens.BlockEnd || tok.Type == tokens.CommentEnd) && tok.Val[0] != '+'
+	return trims && end < len(src) && src[end] == '\n'
 }

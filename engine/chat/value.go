@@ -52,12 +52,12 @@ func undefinedName(name string) undefined {
 
 // undefinedAttr is the Undefined of a failed obj.name or obj[key] lookup.
 func undefinedAttr(obj, key any) undefined {
-	what := "attribute"
 	if _, ok := key.(string); !ok {
-		what = "element"
+		return newUndefined("UndefinedError",
+			fmt.Sprintf("%s has no element %s", objectTypeRepr(obj), pyRepr(key)))
 	}
 	return newUndefined("UndefinedError",
-		fmt.Sprintf("%s has no %s %s", pyStrRepr(objectTypeRepr(obj)), what, pyRepr(key)))
+		fmt.Sprintf("%s has no attribute %s", pyStrRepr(objectTypeRepr(obj)), pyRepr(key)))
 }
 
 // markup is markupsafe.Markup: a str that escapes what is added to it.
@@ -243,6 +243,8 @@ func pyTypeName(x any) string {
 		return "Namespace"
 	case *pyFunc:
 		return "builtin_function_or_method"
+	case *cycler:
+		return "Cycler"
 	case exec.Macro:
 		return "Macro"
 	case *gcs.LoopInfos:
