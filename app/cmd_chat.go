@@ -68,7 +68,7 @@ func (c *termChat) loop(in io.Reader) error {
 	i := c.m.Info
 	fmt.Fprintf(c.out, "flowchat — %s (%s, %s, %d-token context). /help for commands, Ctrl-D to quit.\n", i.Name, i.Arch, i.Quant, c.sess.Ctx())
 	if !i.HasTemplate {
-		fmt.Fprintln(c.out, "(this model has no chat template; a generic one is used — small story models just continue the text)")
+		fmt.Fprintln(c.out, "(this model has no chat template: it continues your text rather than answering it)")
 	}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)

@@ -157,10 +157,21 @@ func (m *Model) Close() error {
 	return m.file.Close()
 }
 
-// RenderChat renders a conversation with the model's chat template (or the
-// fallback template when the model has none).
+// RenderChat renders a conversation with the model's chat template. A model
+// without one is treated as a base (completion) model: the messages' texts
+// are joined by newlines with no role markers, so the model continues the
+// user's text — a generic chat format would only confuse a model that never
+// saw it. chat.Fallback (ChatML) is used when a model has chat-format special
+// tokens but no template.
 func (m *Model) RenderChat(msgs []chat.Message, addGenerationPrompt bool) (string, error) {
 	t := m.Template
+	if t == nil && !m.knowsChatML() {
+		parts := make([]string, len(msgs))
+		for i, msg := range msgs {
+			parts[i] = msg.Content
+		}
+		return strings.Join(parts, "\n"), nil
+	}
 	if t == nil {
 		t = chat.Fallback()
 	}
@@ -172,6 +183,13 @@ func (m *Model) RenderChat(msgs []chat.Message, addGenerationPrompt bool) (strin
 		eos = m.Tok.Token(id)
 	}
 	return t.Render(msgs, chat.Options{AddGenerationPrompt: addGenerationPrompt, BOS: bos, EOS: eos})
+}
+
+// knowsChatML reports whether the vocabulary has ChatML's turn markers as
+// single special tokens.
+func (m *Model) knowsChatML() bool {
+	ids := m.Tok.Encode("<|im_start|>", false, true)
+	return len(ids) == 1
 }
 
 // Session is one conversation's state: KV cache and the tokens in it.
