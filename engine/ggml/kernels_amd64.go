@@ -49,8 +49,7 @@ func dotQ2_KAVX(w *byte, x *byte, nb int, tab *float32) float32
 // The 32-block kernels with a prepared activation (see prepQ8): out[0:4]
 // for 4 rows rs bytes apart (x4) or out[0] for one row (x1); aux is the
 // per-lane correction (Q5_0) or the activation block sums (Q4_1, Q5_1).
-type kernel32 func(w *byte, rs int, qs *byte, dx *float32, aux *int32, nb int, tab *float32, out *float32)
-
+//
 //go:noescape
 func matIQ4_NLx4(w *byte, rs int, qs *byte, dx *float32, aux *int32, nb int, tab *float32, out *float32)
 
@@ -95,16 +94,14 @@ var (
 	avx2MatVec = map[Type]matVecFunc{
 		F32: rowsMatVec(F32, dotF32Asm), F16: rowsMatVec(F16, dotF16Asm), BF16: rowsMatVec(BF16, dotBF16Asm),
 		Q8_0: matVecQ8_0Asm, Q4_0: matVecQ4_0Asm,
-		IQ4_NL: matVec32(IQ4_NL, matIQ4_NLx4, matIQ4_NLx1, 0),
-		Q5_0:   matVec32(Q5_0, matQ5_0x4, matQ5_0x1, 16),
-		Q4_1:   matVec32(Q4_1, matQ4_1x4, matQ4_1x1, 0),
-		Q5_1:   matVec32(Q5_1, matQ5_1x4, matQ5_1x1, 0),
+		IQ4_NL: matVec32(IQ4_NL, 0), Q5_0: matVec32(Q5_0, 16),
+		Q4_1: matVec32(Q4_1, 0), Q5_1: matVec32(Q5_1, 0),
 	}
 )
 
 func installAVX2() {
-	for _, t := range []Type{IQ4_NL, Q5_0, Q4_1, Q5_1} {
-		avx2Dot[t] = oneRow(avx2MatVec[t])
+	for t, off := range map[Type]int32{IQ4_NL: 0, Q5_0: 16, Q4_1: 0, Q5_1: 0} {
+		avx2Dot[t] = dot32(t, off)
 	}
 	for t, f := range avx2Dot {
 		dotImpl[t] = f
@@ -266,10 +263,10 @@ func superDot(k func(w, x *byte, nb int, tab *float32) float32) dotFunc {
 	}
 }
 
-// matVec32 runs a pair of 32-block kernels over the rows: x4 for groups of
-// four, x1 for the rest. offset is the implicit weight offset moved to the
-// activation side (Q5_0: 16); Q4_1 and Q5_1 take Q8_1 activations.
-func matVec32(t Type, x4, x1 kernel32, offset int32) matVecFunc {
+// matVec32 returns the MatVec of a 32-block type with prepared activations
+// (see run32); offset is the implicit weight offset moved to the activation
+// side (Q5_0: 16); Q4_1 and Q5_1 take Q8_1 activations.
+func matVec32(t Type, offset int32) matVecFunc {
 	return func(n int, w, x []byte, dst []float32) {
 		nb := n / 32
 		if nb == 0 {
@@ -285,20 +282,55 @@ func matVec32(t Type, x4, x1 kernel32, offset int32) matVecFunc {
 		rs := t.RowSize(n)
 		r := 0
 		for ; r+4 <= len(dst); r += 4 {
-			x4(&w[r*rs], rs, &p.qs[0], &p.dx8[0], &p.corr[0], nb, &fp16Table[0], &dst[r])
+			run32(t, true, &w[r*rs], rs, p, nb, &dst[r])
 		}
 		for ; r < len(dst); r++ {
-			x1(&w[r*rs], rs, &p.qs[0], &p.dx8[0], &p.corr[0], nb, &fp16Table[0], &dst[r])
+			run32(t, false, &w[r*rs], rs, p, nb, &dst[r])
 		}
 		prepPool.Put(p)
 	}
 }
 
-// oneRow turns a MatVec kernel into a single-row dot product.
-func oneRow(mv matVecFunc) dotFunc {
+// run32 calls the x4 (four rows) or x1 kernel of t; direct calls keep out
+// on the caller's stack.
+func run32(t Type, four bool, w *byte, rs int, p *prepQ8, nb int, out *float32) {
+	qs, dx, aux, tab := &p.qs[0], &p.dx8[0], &p.corr[0], &fp16Table[0]
+	switch {
+	case t == IQ4_NL && four:
+		matIQ4_NLx4(w, rs, qs, dx, aux, nb, tab, out)
+	case t == IQ4_NL:
+		matIQ4_NLx1(w, rs, qs, dx, aux, nb, tab, out)
+	case t == Q5_0 && four:
+		matQ5_0x4(w, rs, qs, dx, aux, nb, tab, out)
+	case t == Q5_0:
+		matQ5_0x1(w, rs, qs, dx, aux, nb, tab, out)
+	case t == Q4_1 && four:
+		matQ4_1x4(w, rs, qs, dx, aux, nb, tab, out)
+	case t == Q4_1:
+		matQ4_1x1(w, rs, qs, dx, aux, nb, tab, out)
+	case t == Q5_1 && four:
+		matQ5_1x4(w, rs, qs, dx, aux, nb, tab, out)
+	default:
+		matQ5_1x1(w, rs, qs, dx, aux, nb, tab, out)
+	}
+}
+
+// dot32 is the single-row dot product of a 32-block type.
+func dot32(t Type, offset int32) dotFunc {
 	return func(n int, w, x []byte) float32 {
-		var d [1]float32
-		mv(n, w, x, d[:])
-		return d[0]
+		nb := n / 32
+		if nb == 0 {
+			return 0
+		}
+		var p *prepQ8
+		if t.VecDotType() == Q8_1 {
+			p = getPrepQ8_1(x, nb)
+		} else {
+			p = getPrepQ8(x, nb, offset)
+		}
+		var out float32
+		run32(t, false, &w[0], t.RowSize(n), p, nb, &out)
+		prepPool.Put(p)
+		return out
 	}
 }

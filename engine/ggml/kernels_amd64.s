@@ -3,6 +3,7 @@
 #include "textflag.h"
 
 #define PFD 512
+#define PFD4 512
 
 // AVX2 + FMA + F16C kernels. Every function ends with VZEROUPPER and uses
 // only VEX-encoded vector instructions (no legacy SSE: see PERF-NOTES on the
@@ -452,10 +453,10 @@ q40x4loop:
 	VMOVDQU (DI), Y12
 	VMOVUPS (DX), Y13
 	VMOVDQU (R12), Y11
-	PREFETCHT0 PFD(SI)
-	PREFETCHT0 PFD(BX)
-	PREFETCHT0 PFD(R10)
-	PREFETCHT0 PFD(R11)
+	PREFETCHT0 PFD4(SI)
+	PREFETCHT0 PFD4(BX)
+	PREFETCHT0 PFD4(R10)
+	PREFETCHT0 PFD4(R11)
 	Q40ROW(SI, Y0)
 	Q40ROW(BX, Y1)
 	Q40ROW(R10, Y2)

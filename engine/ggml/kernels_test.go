@@ -273,14 +273,76 @@ func benchWeights(tp Type, rows, n int) ([][]byte, []byte) {
 // BenchmarkMatVecHot is BenchmarkMatVec with a 256x2048 matrix that stays
 // in cache: the compute ceiling of each kernel.
 func BenchmarkMatVecHot(b *testing.B) {
-	for _, tp := range []Type{F32, F16, Q8_0, Q4_0, Q4_K, Q6_K} {
+	for _, tp := range []Type{F32, F16, Q8_0, Q4_0, IQ4_NL, Q4_K, Q5_K, Q6_K, Q3_K, Q2_K} {
 		b.Run(tp.String(), func(b *testing.B) {
 			ws, x := benchWeights(tp, 256, 2048)
 			dst := make([]float32, 256)
 			b.SetBytes(int64(len(ws[0])))
+			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				MatVec(tp, 2048, ws[0], x, dst)
 			}
 		})
 	}
+}
+
+// TestKernelsDoNotAllocate: a decode step allocates nothing, so neither may
+// VecDot, MatVec or QuantizeActivation once warm.
+func TestKernelsDoNotAllocate(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for tp := range goDot {
+		if goDot[tp] == nil {
+			continue
+		}
+		tp := Type(tp)
+		n := 2 * QK_K
+		w := randomRow(r, tp, 6*n)
+		f := make([]float32, n)
+		x := make([]byte, tp.VecDotType().RowSize(n))
+		dst := make([]float32, 6)
+		allocs := testing.AllocsPerRun(20, func() {
+			QuantizeActivation(tp.VecDotType(), f, x)
+			MatVec(tp, n, w, x, dst)
+			dst[0] += VecDot(tp, n, w[:tp.RowSize(n)], x)
+		})
+		if allocs != 0 {
+			t.Errorf("%v: %v allocations per product", tp, allocs)
+		}
+	}
+}
+
+// FuzzKernels feeds arbitrary bytes as weight blocks (scales forced finite)
+// to the kernels in use and to the plain-Go twins.
+func FuzzKernels(f *testing.F) {
+	f.Add(uint8(Q4_0), []byte("seed"), int64(1))
+	f.Add(uint8(Q6_K), []byte{0xff, 0x80, 0x7f, 0}, int64(2))
+	f.Fuzz(func(t *testing.T, typ uint8, data []byte, seed int64) {
+		tp := Type(typ % 32)
+		if goDot[tp] == nil || len(data) == 0 {
+			return
+		}
+		r := rand.New(rand.NewPCG(uint64(seed), 0))
+		n := tp.BlockSize() * (1 + int(data[0])%9)
+		if tp.BlockSize() == 1 {
+			n = 1 + int(data[0])
+		}
+		w := randomRow(r, tp, n)
+		for i := range w {
+			w[i] ^= data[i%len(data)]
+		}
+		if _, ok := fp16Fields[tp]; !ok || tp.BlockSize() == 1 {
+			w = randomRow(r, tp, n) // float rows: keep values finite
+		}
+		ts := tp.TypeSize()
+		for b := 0; b < len(w)/ts; b++ {
+			for _, off := range fp16Fields[tp] {
+				put16(w[b*ts+off:], le16(w[b*ts+off:])&0xbbff) // exponent < 31
+			}
+		}
+		x := randomActivation(r, tp.VecDotType(), n)
+		want, got := goDot[tp](n, w, x), VecDot(tp, n, w, x)
+		if tol := 2e-6*absDot(tp, n, w, x) + 1e-30; math.Abs(float64(got-want)) > tol {
+			t.Fatalf("%v n=%d: kernel %v, Go %v", tp, n, got, want)
+		}
+	})
 }

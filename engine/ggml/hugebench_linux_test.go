@@ -1,0 +1,40 @@
+package ggml
+
+import (
+	"syscall"
+	"testing"
+)
+
+// hugeCopy copies b into an anonymous mapping advised to use transparent
+// huge pages (as a model loader can do), so benchmarks can compare.
+func hugeCopy(tb testing.TB, b []byte) []byte {
+	size := (len(b) + 2<<20 - 1) &^ (2<<20 - 1)
+	m, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		tb.Skip("mmap:", err)
+	}
+	if err := syscall.Madvise(m, 14 /* MADV_HUGEPAGE */); err != nil {
+		tb.Skip("madvise:", err)
+	}
+	tb.Cleanup(func() { syscall.Munmap(m) })
+	copy(m, b)
+	return m[:len(b)]
+}
+
+// BenchmarkMatVecHuge is BenchmarkMatVec with the weights in huge pages.
+func BenchmarkMatVecHuge(b *testing.B) {
+	for _, tp := range []Type{F32, Q8_0, Q4_0, Q4_K, Q6_K} {
+		b.Run(tp.String(), func(b *testing.B) {
+			ws, x := benchWeights(tp, 2048, 2048)
+			for i := range ws {
+				ws[i] = hugeCopy(b, ws[i])
+			}
+			dst := make([]float32, 2048)
+			b.SetBytes(int64(len(ws[0])))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				MatVec(tp, 2048, ws[i%len(ws)], x, dst)
+			}
+		})
+	}
+}
