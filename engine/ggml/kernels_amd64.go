@@ -29,7 +29,10 @@ func dotF16AVX(a, b *uint16, n int, tab *float32) float32
 func dotBF16AVX(a, b *uint16, n int) float32
 
 //go:noescape
-func dotQ8_0Prep(w *byte, qs *byte, dx *float32, nb int, tab *float32) float32
+func matQ8_0x1(w *byte, rs int, qs *byte, dx *float32, nb int, tab *float32, out *float32)
+
+//go:noescape
+func matQ4_0x1(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32)
 
 //go:noescape
 func dotQ4_KAVX(w *byte, x *byte, nb int, tab *float32) float32
@@ -80,8 +83,6 @@ func matQ8_0x4(w *byte, rs int, qs *byte, dx *float32, nb int, tab *float32, out
 //go:noescape
 func matQ4_0x4(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32)
 
-//go:noescape
-func dotQ4_0Prep(w *byte, qs *byte, dx *float32, corr *int32, nb int, tab *float32) float32
 
 // avx2Dot and avx2MatVec are the assembly kernels by weight type.
 var (
@@ -224,7 +225,7 @@ func matVecQ8_0Asm(n int, w, x []byte, dst []float32) {
 		matQ8_0x4(&w[r*rs], rs, &p.qs[0], &p.dx8[0], nb, &fp16Table[0], &dst[r])
 	}
 	for ; r < len(dst); r++ {
-		dst[r] = dotQ8_0Prep(&w[r*rs], &p.qs[0], &p.dx8[0], nb, &fp16Table[0])
+		matQ8_0x1(&w[r*rs], rs, &p.qs[0], &p.dx8[0], nb, &fp16Table[0], &dst[r])
 	}
 	prepPool.Put(p)
 }
@@ -248,7 +249,7 @@ func matVecQ4_0Asm(n int, w, x []byte, dst []float32) {
 		matQ4_0x4(&w[r*rs], rs, &p.qs[0], &p.dx8[0], &p.corr[0], nb, &fp16Table[0], &dst[r])
 	}
 	for ; r < len(dst); r++ {
-		dst[r] = dotQ4_0Prep(&w[r*rs], &p.qs[0], &p.dx8[0], &p.corr[0], nb, &fp16Table[0])
+		matQ4_0x1(&w[r*rs], rs, &p.qs[0], &p.dx8[0], &p.corr[0], nb, &fp16Table[0], &dst[r])
 	}
 	prepPool.Put(p)
 }

@@ -30,12 +30,19 @@ DATA hishift<>+16(SB)/8, $4
 DATA hishift<>+24(SB)/8, $4
 GLOBL hishift<>(SB), RODATA|NOPTR, $32
 
-// HSUM reduces the 8 floats of Y0 into X0[0].
+// HSUM4 reduces the 4 floats of x into x[0] in ggml's order
+// (hsum_float_8's tail): (x0+x2) + (x1+x3); t is scratch.
+#define HSUM4(x, t) \
+	VMOVHLPS  x, x, t \
+	VADDPS    t, x, x \
+	VMOVSHDUP x, t \
+	VADDSS    t, x, x
+
+// HSUM reduces the 8 floats of Y0 into X0[0] as ggml's hsum_float_8.
 #define HSUM \
 	VEXTRACTF128 $1, Y0, X1 \
 	VADDPS       X1, X0, X0 \
-	VHADDPS      X0, X0, X0 \
-	VHADDPS      X0, X0, X0
+	HSUM4(X0, X1)
 
 // func dotF32AVX(a, b *float32, n int) float32
 //
@@ -230,126 +237,12 @@ bf16done:
 	VZEROUPPER
 	RET
 
-// Q8BLOCK accumulates one Q8_0 weight block (at off(SI)) against one
-// prepared activation block (qs at qoff(DI), dx8 at qoff(DX)) into acc.
-//
-//	acc += (fp16(w.d) * dx) * float(Σ w.qs[i]*qs[i])   (per 4-element lane)
-#define Q8BLOCK(off, qoff, acc, t0, t1, t2, t3) \
-	MOVWLZX      off(SI), AX \
-	VBROADCASTSS (R8)(AX*4), t0 \
-	VMULPS       qoff(DX), t0, t0 \
-	VMOVDQU      off+2(SI), t1 \
-	VMOVDQU      qoff(DI), t2 \
-	VPSIGNB      t1, t2, t2 \
-	VPABSB       t1, t1 \
-	VPMADDUBSW   t2, t1, t3 \
-	VPMADDWD     Y15, t3, t3 \
-	VCVTDQ2PS    t3, t3 \
-	VFMADD231PS  t0, t3, acc
-
-// func dotQ8_0Prep(w *byte, qs *byte, dx *float32, nb int, tab *float32) float32
-//
-// w: nb Q8_0 blocks (34 bytes); qs: nb×32 int8 activations; dx: nb×8
-// copies of each activation block scale; tab: the fp16→fp32 table.
-TEXT ·dotQ8_0Prep(SB), NOSPLIT, $0-44
-	MOVQ    w+0(FP), SI
-	MOVQ    qs+8(FP), DI
-	MOVQ    dx+16(FP), DX
-	MOVQ    nb+24(FP), CX
-	MOVQ    tab+32(FP), R8
-	VMOVDQU ones16<>(SB), Y15
-	VXORPS  Y0, Y0, Y0
-	VXORPS  Y6, Y6, Y6
-	CMPQ    CX, $2
-	JLT     q8single
-
-q8pair:
-	Q8BLOCK(0, 0, Y0, Y4, Y1, Y2, Y3)
-	Q8BLOCK(34, 32, Y6, Y9, Y7, Y8, Y10)
-	ADDQ $68, SI
-	ADDQ $64, DI
-	ADDQ $64, DX
-	SUBQ $2, CX
-	CMPQ CX, $2
-	JGE  q8pair
-
-q8single:
-	TESTQ CX, CX
-	JEQ   q8reduce
-	Q8BLOCK(0, 0, Y0, Y4, Y1, Y2, Y3)
-
-q8reduce:
-	VADDPS Y6, Y0, Y0
-	HSUM
-	VMOVSS X0, ret+40(FP)
-	VZEROUPPER
-	RET
-
-// Q40BLOCK accumulates one Q4_0 weight block (at off(SI)) against one
-// prepared activation block: qs at qoff(DI), dx8 at qoff(DX), and the
-// per-lane correction 8·Σqs at qoff(BX) that moves the -8 offset of the
-// nibbles to the activation side.
-//
-//	acc += (fp16(w.d) * dx) * float(Σ nibble[i]*qs[i] - 8*Σ qs[i])
-#define Q40BLOCK(off, qoff, acc, t0, t1, t3) \
-	VBROADCASTI128 off+2(SI), t1 \
-	VPSRLVQ        Y13, t1, t1 \
-	VPAND          Y14, t1, t1 \
-	VPMADDUBSW     qoff(DI), t1, t3 \
-	VPMADDWD       Y15, t3, t3 \
-	VPSUBD         qoff(BX), t3, t3 \
-	VCVTDQ2PS      t3, t3 \
-	MOVWLZX        off(SI), AX \
-	VBROADCASTSS   (R8)(AX*4), t0 \
-	VMULPS         qoff(DX), t0, t0 \
-	VFMADD231PS    t0, t3, acc
-
-// func dotQ4_0Prep(w *byte, qs *byte, dx *float32, corr *int32, nb int, tab *float32) float32
-TEXT ·dotQ4_0Prep(SB), NOSPLIT, $0-52
-	MOVQ    w+0(FP), SI
-	MOVQ    qs+8(FP), DI
-	MOVQ    dx+16(FP), DX
-	MOVQ    corr+24(FP), BX
-	MOVQ    nb+32(FP), CX
-	MOVQ    tab+40(FP), R8
-	VMOVDQU ones16<>(SB), Y15
-	VMOVDQU nibble<>(SB), Y14
-	VMOVDQU hishift<>(SB), Y13
-	VXORPS  Y0, Y0, Y0
-	VXORPS  Y6, Y6, Y6
-	CMPQ    CX, $2
-	JLT     q40single
-
-q40pair:
-	Q40BLOCK(0, 0, Y0, Y4, Y1, Y3)
-	Q40BLOCK(18, 32, Y6, Y9, Y7, Y10)
-	ADDQ $36, SI
-	ADDQ $64, DI
-	ADDQ $64, DX
-	ADDQ $64, BX
-	SUBQ $2, CX
-	CMPQ CX, $2
-	JGE  q40pair
-
-q40single:
-	TESTQ CX, CX
-	JEQ   q40reduce
-	Q40BLOCK(0, 0, Y0, Y4, Y1, Y3)
-
-q40reduce:
-	VADDPS Y6, Y0, Y0
-	HSUM
-	VMOVSS X0, ret+48(FP)
-	VZEROUPPER
-	RET
-
 // HSUMTO reduces the 8 floats of acc (Y register) into lane 0 of its X
 // register xacc, using X9 as scratch, and stores it to dst.
 #define HSUMTO(acc, xacc, dst) \
 	VEXTRACTF128 $1, acc, X9 \
 	VADDPS       X9, xacc, xacc \
-	VHADDPS      xacc, xacc, xacc \
-	VHADDPS      xacc, xacc, xacc \
+	HSUM4(xacc, X9) \
 	VMOVSS       xacc, dst
 
 // Q8ROW accumulates the block at (ptr) of one Q8_0 row against the shared
@@ -629,18 +522,20 @@ q4kloop:
 	JNZ  q4kloop
 
 	HSUM
-	VHADDPS X10, X10, X10
-	VHADDPS X10, X10, X10
-	VSUBSS  X10, X0, X0
-	VMOVSS  X0, ret+32(FP)
+	HSUM4(X10, X1)
+	VSUBSS X10, X0, X0
+	VMOVSS X0, ret+32(FP)
 	VZEROUPPER
 	RET
 
 // Q6KQ accumulates 32 elements: the 6-bit values in register q (0..63)
-// against the activations at yoff(DI), scaled per 16 by the int8 scales
-// picked from X11 by mask m.
+// against the activations at yoff(DI) minus 32·y (Y15 = bytes of 32), as
+// int16 pair sums, scaled per 16 by the int8 scales picked from X11 by
+// mask m (the lanes of ggml's AVX2 ggml_vec_dot_q6_K_q8_K).
 #define Q6KQ(q, yoff, m) \
+	VPMADDUBSW yoff(DI), Y15, Y12 \
 	VPMADDUBSW yoff(DI), q, q \
+	VPSUBW     Y12, q, q \
 	VPSHUFB    m, X11, X5 \
 	VPMOVSXBW  X5, Y5 \
 	VPMADDWD   Y5, q, q \
@@ -675,8 +570,7 @@ q4kloop:
 
 // func dotQ6_KAVX(w *byte, x *byte, nb int, tab *float32) float32
 //
-// Per super-block: d·yd·(Σ_g sc_g·Σ q·y − 32·Σ_g sc_g·bsum_g) with the
-// unsigned 6-bit values q (the −32 offset moved to the activation sums).
+// Per super-block: d·yd·Σ_g sc_g·Σ (q−32)·y.
 TEXT ·dotQ6_KAVX(SB), NOSPLIT, $0-36
 	MOVQ    w+0(FP), SI
 	MOVQ    x+8(FP), DI
@@ -684,6 +578,7 @@ TEXT ·dotQ6_KAVX(SB), NOSPLIT, $0-36
 	MOVQ    tab+24(FP), R8
 	VMOVDQU nibble<>(SB), Y14
 	VMOVDQU mask30<>(SB), Y13
+	VMOVDQU bytes32x32<>(SB), Y15
 	VXORPS  Y0, Y0, Y0
 
 q6kloop:
@@ -692,11 +587,7 @@ q6kloop:
 	PREFETCHT0 PFD+128(SI)
 	PREFETCHT0 PFD+192(SI)
 	VMOVDQU   192(SI), X11
-	VPMOVSXBW X11, Y12
-	VPMADDWD  260(DI), Y12, Y10
-	VPSLLD    $5, Y10, Y10
 	VPXOR     Y9, Y9, Y9
-	VPSUBD    Y10, Y9, Y9
 	Q6KHALF(0, 128, 4, q6mask<>+0(SB), q6mask<>+16(SB), q6mask<>+32(SB), q6mask<>+48(SB))
 	Q6KHALF(64, 160, 132, q6mask<>+64(SB), q6mask<>+80(SB), q6mask<>+96(SB), q6mask<>+112(SB))
 
@@ -738,6 +629,12 @@ GLOBL mask04<>(SB), RODATA|NOPTR, $32
 DATA bytes32<>+0(SB)/8, $0x2020202020202020
 DATA bytes32<>+8(SB)/8, $0x2020202020202020
 GLOBL bytes32<>(SB), RODATA|NOPTR, $16
+
+DATA bytes32x32<>+0(SB)/8, $0x2020202020202020
+DATA bytes32x32<>+8(SB)/8, $0x2020202020202020
+DATA bytes32x32<>+16(SB)/8, $0x2020202020202020
+DATA bytes32x32<>+24(SB)/8, $0x2020202020202020
+GLOBL bytes32x32<>(SB), RODATA|NOPTR, $32
 
 // K4SCALES unpacks the 12-byte 6-bit scales/mins at 4(SI) (Q4_K, Q5_K):
 // Y11 = int16 scales 0-7 in both 128-bit halves, X2 = int16 mins 0-7.
@@ -827,11 +724,14 @@ q5kloop:
 	VMULPS       Y7, Y8, Y8
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y8, Y9, Y0
+	// summs += −(yd·dmin)·float(Σ lanes), scalar as ggml's Q5_K.
 	MOVWLZX      2(SI), AX
-	VBROADCASTSS (R8)(AX*4), X8
-	VMULPS       X7, X8, X8
+	VMOVSS       (R8)(AX*4), X8
+	VMULSS       X7, X8, X8
+	VPHADDD      X12, X12, X12
+	VPHADDD      X12, X12, X12
 	VCVTDQ2PS    X12, X12
-	VFMADD231PS  X8, X12, X10
+	VFNMADD231SS X8, X12, X10
 
 	ADDQ $176, SI
 	ADDQ $292, DI
@@ -839,23 +739,23 @@ q5kloop:
 	JNZ  q5kloop
 
 	HSUM
-	VHADDPS X10, X10, X10
-	VHADDPS X10, X10, X10
-	VSUBSS  X10, X0, X0
-	VMOVSS  X0, ret+32(FP)
+	VADDSS X10, X0, X0
+	VMOVSS X0, ret+32(FP)
 	VZEROUPPER
 	RET
 
 // Q3KQ accumulates 32 elements of a Q3_K half: 2-bit values from Y1
-// shifted right by sh, high bit from Y2 (hmask) moved to bit 2 by hop
-// (VPSLLW or VPSRLW) $hs; unsigned 0..7 (the −4 goes to the bsum term).
+// shifted right by sh, minus 4 where the high bit (Y2 = hmask, moved to
+// bit 2 by hop $hs, hop = VPSLLW or VPSRLW) is clear, as int16 pair sums
+// (the lanes of ggml's AVX2 ggml_vec_dot_q3_K_q8_K).
 #define Q3KQ(sh, hop, hs, yoff, m) \
 	VPSRLW     $sh, Y1, Y3 \
 	VPAND      Y14, Y3, Y3 \
 	hop        $hs, Y2, Y4 \
-	VPAND      Y13, Y4, Y4 \
-	VPOR       Y4, Y3, Y3 \
+	VPANDN     Y13, Y4, Y4 \
 	VPMADDUBSW yoff(DI), Y3, Y3 \
+	VPMADDUBSW yoff(DI), Y4, Y4 \
+	VPSUBW     Y4, Y3, Y3 \
 	VPSHUFB    m, X11, X5 \
 	VPMOVSXBW  X5, Y5 \
 	VPMADDWD   Y5, Y3, Y3 \
@@ -863,7 +763,7 @@ q5kloop:
 
 // func dotQ3_KAVX(w *byte, x *byte, nb int, tab *float32) float32
 //
-// Per super-block: d·yd·(Σ_g sc_g·Σ q'·y − 4·Σ_g sc_g·bsum_g), q' = q+4.
+// Per super-block: d·yd·Σ_g sc_g·Σ q·y with q in −4..3.
 TEXT ·dotQ3_KAVX(SB), NOSPLIT, $0-36
 	MOVQ    w+0(FP), SI
 	MOVQ    x+8(FP), DI
@@ -914,13 +814,7 @@ q3kloop:
 	ORL     R10, R9
 	VPINSRD $3, R9, X11, X11
 	VPSUBB  bytes32<>(SB), X11, X11
-
-	// Correction 4·Σ sc_g·bsum_g.
-	VPMOVSXBW X11, Y12
-	VPMADDWD  260(DI), Y12, Y10
-	VPSLLD    $2, Y10, Y10
-	VPXOR     Y9, Y9, Y9
-	VPSUBD    Y10, Y9, Y9
+	VPXOR   Y9, Y9, Y9
 
 	VMOVDQU 32(SI), Y1
 	VMOVDQU (SI), Y2
@@ -973,7 +867,6 @@ TEXT ·dotQ2_KAVX(SB), NOSPLIT, $0-36
 	VMOVDQU mask03<>(SB), Y14
 	VMOVDQU nibble<>(SB), X13
 	VXORPS  Y0, Y0, Y0
-	VXORPS  Y10, Y10, Y10
 
 q2kloop:
 	PREFETCHT0 PFD(SI)
@@ -997,24 +890,24 @@ q2kloop:
 	Q2KQ(4, 196, q6mask<>+96(SB))
 	Q2KQ(6, 228, q6mask<>+112(SB))
 
-	MOVWLZX      80(SI), AX
+	// acc −= yd·dmin·mins first, then acc += yd·d·sumi, as ggml.
 	VBROADCASTSS (DI), Y7
-	VBROADCASTSS (R8)(AX*4), Y8
-	VMULPS       Y7, Y8, Y8
-	VCVTDQ2PS    Y9, Y9
-	VFMADD231PS  Y8, Y9, Y0
 	MOVWLZX      82(SI), AX
 	VBROADCASTSS (R8)(AX*4), Y8
 	VMULPS       Y7, Y8, Y8
 	VCVTDQ2PS    Y12, Y12
-	VFMADD231PS  Y8, Y12, Y10
+	VFNMADD231PS Y8, Y12, Y0
+	MOVWLZX      80(SI), AX
+	VBROADCASTSS (R8)(AX*4), Y8
+	VMULPS       Y7, Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y8, Y9, Y0
 
 	ADDQ $84, SI
 	ADDQ $292, DI
 	DECQ CX
 	JNZ  q2kloop
 
-	VSUBPS Y10, Y0, Y0
 	HSUM
 	VMOVSS X0, ret+32(FP)
 	VZEROUPPER
@@ -1297,3 +1190,62 @@ q51x1loop:
 	DECQ CX
 	JNZ  q51x1loop
 	STORE1
+
+// func matQ8_0x1(w *byte, rs int, qs *byte, dx *float32, nb int, tab *float32, out *float32)
+//
+// out[0] for one row, bit-identical to the same row in matQ8_0x4.
+TEXT ·matQ8_0x1(SB), NOSPLIT, $0-56
+	MOVQ    w+0(FP), SI
+	MOVQ    qs+16(FP), DI
+	MOVQ    dx+24(FP), DX
+	MOVQ    nb+32(FP), CX
+	MOVQ    tab+40(FP), R8
+	VMOVDQU ones16<>(SB), Y15
+	VXORPS  Y0, Y0, Y0
+
+q8x1loop:
+	VMOVDQU (DI), Y12
+	VMOVUPS (DX), Y13
+	Q8ROW(SI, Y0)
+	ADDQ    $34, SI
+	ADDQ    $32, DI
+	ADDQ    $32, DX
+	DECQ    CX
+	JNZ     q8x1loop
+
+	MOVQ out+48(FP), DI
+	HSUMTO(Y0, X0, (DI))
+	VZEROUPPER
+	RET
+
+// func matQ4_0x1(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32)
+//
+// out[0] for one row, bit-identical to the same row in matQ4_0x4.
+TEXT ·matQ4_0x1(SB), NOSPLIT, $0-64
+	MOVQ    w+0(FP), SI
+	MOVQ    qs+16(FP), DI
+	MOVQ    dx+24(FP), DX
+	MOVQ    corr+32(FP), R12
+	MOVQ    nb+40(FP), CX
+	MOVQ    tab+48(FP), R8
+	VMOVDQU ones16<>(SB), Y15
+	VMOVDQU nibble<>(SB), Y14
+	VMOVDQU hishift<>(SB), Y10
+	VXORPS  Y0, Y0, Y0
+
+q40x1loop:
+	VMOVDQU (DI), Y12
+	VMOVUPS (DX), Y13
+	VMOVDQU (R12), Y11
+	Q40ROW(SI, Y0)
+	ADDQ    $18, SI
+	ADDQ    $32, DI
+	ADDQ    $32, DX
+	ADDQ    $32, R12
+	DECQ    CX
+	JNZ     q40x1loop
+
+	MOVQ out+56(FP), DI
+	HSUMTO(Y0, X0, (DI))
+	VZEROUPPER
+	RET

@@ -126,6 +126,11 @@ func TestKernelsMatchGo(t *testing.T) {
 					if math.Abs(float64(got-want)) > tol || math.Abs(float64(dst[row]-want)) > tol {
 						t.Fatalf("n=%d row %d: VecDot %v, MatVec %v, Go %v (tol %g)", n, row, got, dst[row], want, tol)
 					}
+					// A row's result must not depend on which rows it is
+					// computed with (multi-row kernels, thread splits).
+					if math.Float32bits(got) != math.Float32bits(dst[row]) {
+						t.Fatalf("n=%d row %d: VecDot %v and MatVec %v differ in bits", n, row, got, dst[row])
+					}
 				}
 			}
 		})
