@@ -83,7 +83,6 @@ func matQ8_0x4(w *byte, rs int, qs *byte, dx *float32, nb int, tab *float32, out
 //go:noescape
 func matQ4_0x4(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32)
 
-
 // avx2Dot and avx2MatVec are the assembly kernels by weight type.
 var (
 	avx2Dot = map[Type]dotFunc{
