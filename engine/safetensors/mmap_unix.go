@@ -1,0 +1,29 @@
+//go:build unix
+
+package safetensors
+
+import (
+	"os"
+	"syscall"
+)
+
+// MapFile maps path read-only. An empty file maps to an empty slice.
+func MapFile(path string) ([]byte, func() error, error) {
+	fd, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer fd.Close()
+	st, err := fd.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	if st.Size() == 0 {
+		return nil, func() error { return nil }, nil
+	}
+	data, err := syscall.Mmap(int(fd.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, nil, err
+	}
+	return data, func() error { return syscall.Munmap(data) }, nil
+}
