@@ -1,0 +1,134 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/adrg/xdg"
+
+	"flowchat/app/presets"
+)
+
+// Settings are the user's choices that outlive a session.
+type Settings struct {
+	Version   int    `json:"version"`
+	LastModel string `json:"last_model,omitempty"` // path of the model loaded last
+	// ModelFiles are model files the user opened from elsewhere, so the
+	// model panel lists them again.
+	ModelFiles  []string                 `json:"model_files,omitempty"`
+	Models      map[string]ModelSettings `json:"models,omitempty"` // by ModelKey
+	UserPresets []presets.Preset         `json:"user_presets,omitempty"`
+	// LastConversation is reopened at start.
+	LastConversation string `json:"last_conversation,omitempty"`
+}
+
+// ModelSettings are remembered per model.
+type ModelSettings struct {
+	Preset   string         `json:"preset,omitempty"` // name of the preset last applied
+	Sampling presets.Params `json:"sampling"`
+	Load     LoadSettings   `json:"load"`
+}
+
+// LoadSettings are the load dialog's choices. Zero means "default".
+type LoadSettings struct {
+	Context   int `json:"context,omitempty"`    // tokens
+	Threads   int `json:"threads,omitempty"`    // forward-pass goroutines
+	GPULayers int `json:"gpu_layers,omitempty"` // layers offloaded; 0 = CPU only
+}
+
+// ModelKey names a model file in Settings.Models: its base name, so that
+// moving a file keeps its settings.
+func ModelKey(path string) string { return filepath.Base(path) }
+
+// Model returns the settings remembered for the model at path, with the
+// default sampling parameters when there are none.
+func (s *Settings) Model(path string) (ModelSettings, bool) {
+	m, ok := s.Models[ModelKey(path)]
+	if !ok {
+		return ModelSettings{Preset: "Balanced", Sampling: presets.Default()}, false
+	}
+	return m, true
+}
+
+// SetModel remembers m for the model at path.
+func (s *Settings) SetModel(path string, m ModelSettings) {
+	if s.Models == nil {
+		s.Models = map[string]ModelSettings{}
+	}
+	s.Models[ModelKey(path)] = m
+}
+
+// Clone returns a deep copy, safe to hand to the saving goroutine.
+func (s Settings) Clone() Settings {
+	s.ModelFiles = append([]string(nil), s.ModelFiles...)
+	models := make(map[string]ModelSettings, len(s.Models))
+	for k, m := range s.Models {
+		m.Sampling = m.Sampling.Clone()
+		models[k] = m
+	}
+	s.Models = models
+	ups := make([]presets.Preset, len(s.UserPresets))
+	for i, p := range s.UserPresets {
+		p.Params = p.Params.Clone()
+		ups[i] = p
+	}
+	s.UserPresets = ups
+	return s
+}
+
+// SettingsFile is the settings file at a path.
+type SettingsFile struct{ Path string }
+
+// Load reads the settings; a missing file gives the zero Settings.
+func (f SettingsFile) Load() (Settings, error) {
+	var s Settings
+	b, err := os.ReadFile(f.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return s, fmt.Errorf("settings: %w", err)
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return Settings{}, fmt.Errorf("settings %s: %w", f.Path, err)
+	}
+	for i := range s.UserPresets {
+		s.UserPresets[i].Builtin = false
+	}
+	return s, nil
+}
+
+// Save writes the settings atomically.
+func (f SettingsFile) Save(s Settings) error {
+	s.Version = 1
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(f.Path), 0o755); err != nil {
+		return fmt.Errorf("settings: %w", err)
+	}
+	if err := WriteFileAtomic(f.Path, b); err != nil {
+		return fmt.Errorf("settings: %w", err)
+	}
+	return nil
+}
+
+// Locations are where flowchat keeps its files.
+type Locations struct {
+	Conversations string // directory
+	Settings      string // file
+}
+
+// DefaultLocations follow the XDG base directory spec (and its macOS and
+// Windows equivalents through adrg/xdg): conversations under the data
+// directory, settings under the config directory.
+func DefaultLocations() Locations {
+	return Locations{
+		Conversations: filepath.Join(xdg.DataHome, "flowchat", "conversations"),
+		Settings:      filepath.Join(xdg.ConfigHome, "flowchat", "settings.json"),
+	}
+}
