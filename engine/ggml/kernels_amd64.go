@@ -16,6 +16,35 @@ var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
 func init() {
 	if hasAVX2 {
 		installAVX2()
+		quantActQ8Rows = quantActQ8Asm
+		fp32ToFP16Row = fp32ToFP16Asm
+	}
+}
+
+//go:noescape
+func quantQ8AVX(x *float32, y *byte, nb int, stride int, withSum bool)
+
+//go:noescape
+func fp32ToFP16AVX(x *float32, y *uint16, n int)
+
+func quantActQ8Asm(x []float32, y []byte, withSum bool) {
+	if len(x) < 32 {
+		return
+	}
+	stride := 34
+	if withSum {
+		stride = 36
+	}
+	quantQ8AVX(&x[0], &y[0], len(x)/32, stride, withSum)
+}
+
+func fp32ToFP16Asm(x []float32, y []byte) {
+	n := len(x) &^ 7
+	if n > 0 {
+		fp32ToFP16AVX(&x[0], &bytesU16(y)[0], n)
+	}
+	for i := n; i < len(x); i++ {
+		put16(y[2*i:], FP32ToFP16(x[i]))
 	}
 }
 

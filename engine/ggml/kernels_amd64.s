@@ -1249,3 +1249,132 @@ q40x1loop:
 	HSUMTO(Y0, X0, (DI))
 	VZEROUPPER
 	RET
+
+DATA absmask<>+0(SB)/4, $0x7fffffff
+GLOBL absmask<>(SB), RODATA|NOPTR, $4
+
+DATA f127<>+0(SB)/4, $0x42fe0000
+GLOBL f127<>(SB), RODATA|NOPTR, $4
+
+DATA permq8<>+0(SB)/4, $0
+DATA permq8<>+4(SB)/4, $4
+DATA permq8<>+8(SB)/4, $1
+DATA permq8<>+12(SB)/4, $5
+DATA permq8<>+16(SB)/4, $2
+DATA permq8<>+20(SB)/4, $6
+DATA permq8<>+24(SB)/4, $3
+DATA permq8<>+28(SB)/4, $7
+GLOBL permq8<>(SB), RODATA|NOPTR, $32
+
+// func quantQ8AVX(x *float32, y *byte, nb int, stride int, withSum bool)
+//
+// ggml-cpu's AVX2 quantize_row_q8_0 (stride 34) / quantize_row_q8_1
+// (stride 36, withSum): per block of 32, d = amax/127, q = round-half-even
+// (x·127/amax), s = fp16(d·Σq).
+TEXT ·quantQ8AVX(SB), NOSPLIT, $0-33
+	MOVQ         x+0(FP), SI
+	MOVQ         y+8(FP), DI
+	MOVQ         nb+16(FP), CX
+	MOVQ         stride+24(FP), R9
+	MOVBLZX      withSum+32(FP), R10
+	VBROADCASTSS absmask<>(SB), Y15
+	VMOVDQU      permq8<>(SB), Y14
+	VMOVSS       f127<>(SB), X13
+	LEAQ         2(DI), R11
+	TESTQ        R10, R10
+	JEQ          qa8loop
+	LEAQ         4(DI), R11
+
+qa8loop:
+	VMOVUPS      (SI), Y0
+	VMOVUPS      32(SI), Y1
+	VMOVUPS      64(SI), Y2
+	VMOVUPS      96(SI), Y3
+	VANDPS       Y15, Y0, Y4
+	VANDPS       Y15, Y1, Y5
+	VMAXPS       Y5, Y4, Y4
+	VANDPS       Y15, Y2, Y5
+	VMAXPS       Y5, Y4, Y4
+	VANDPS       Y15, Y3, Y5
+	VMAXPS       Y5, Y4, Y4
+	VEXTRACTF128 $1, Y4, X5
+	VMAXPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VMAXPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VMAXSS       X5, X4, X4
+	VDIVSS       X13, X4, X6
+	VCVTPS2PH    $0, X6, X7
+	VPEXTRW      $0, X7, AX
+	MOVW         AX, (DI)
+	VXORPS       X8, X8, X8
+	VUCOMISS     X8, X4
+	JEQ          qa8zero
+	VDIVSS       X4, X13, X8
+
+qa8zero:
+	VBROADCASTSS X8, Y8
+	VMULPS       Y8, Y0, Y0
+	VMULPS       Y8, Y1, Y1
+	VMULPS       Y8, Y2, Y2
+	VMULPS       Y8, Y3, Y3
+	VROUNDPS     $0, Y0, Y0
+	VROUNDPS     $0, Y1, Y1
+	VROUNDPS     $0, Y2, Y2
+	VROUNDPS     $0, Y3, Y3
+	VCVTPS2DQ    Y0, Y0
+	VCVTPS2DQ    Y1, Y1
+	VCVTPS2DQ    Y2, Y2
+	VCVTPS2DQ    Y3, Y3
+	TESTQ        R10, R10
+	JEQ          qa8pack
+	VPADDD       Y1, Y0, Y9
+	VPADDD       Y3, Y2, Y10
+	VPADDD       Y10, Y9, Y9
+	VEXTRACTI128 $1, Y9, X10
+	VPADDD       X10, X9, X9
+	VPHADDD      X9, X9, X9
+	VPHADDD      X9, X9, X9
+	VCVTDQ2PS    X9, X9
+	VMULSS       X9, X6, X9
+	VCVTPS2PH    $0, X9, X9
+	VPEXTRW      $0, X9, AX
+	MOVW         AX, 2(DI)
+
+qa8pack:
+	VPACKSSDW Y1, Y0, Y0
+	VPACKSSDW Y3, Y2, Y2
+	VPACKSSWB Y2, Y0, Y0
+	VPERMD    Y0, Y14, Y0
+	VMOVDQU   Y0, (R11)
+	ADDQ      $128, SI
+	ADDQ      R9, DI
+	ADDQ      R9, R11
+	DECQ      CX
+	JNZ       qa8loop
+	VZEROUPPER
+	RET
+
+// func fp32ToFP16AVX(x *float32, y *uint16, n int)
+//
+// y[i] = FP32ToFP16(x[i]) for n a multiple of 8 (vcvtps2ph, round to
+// nearest even).
+TEXT ·fp32ToFP16AVX(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	JEQ  h16done
+
+h16loop:
+	VMOVUPS   (SI), Y0
+	VCVTPS2PH $0, Y0, X0
+	VMOVDQU   X0, (DI)
+	ADDQ      $32, SI
+	ADDQ      $16, DI
+	DECQ      CX
+	JNZ       h16loop
+
+h16done:
+	VZEROUPPER
+	RET

@@ -60,15 +60,36 @@ func QuantizeActivation(t Type, src []float32, dst []byte) {
 	checkRow(t, len(src), len(dst))
 	switch t {
 	case Q8_0:
-		for b := 0; b < len(src)/32; b++ {
-			quantActQ8(src[32*b:32*b+32], dst[34*b:34*b+34], false)
-		}
+		quantActQ8Rows(src, dst, false)
 	case Q8_1:
-		for b := 0; b < len(src)/32; b++ {
-			quantActQ8(src[32*b:32*b+32], dst[36*b:36*b+36], true)
-		}
+		quantActQ8Rows(src, dst, true)
+	case F16:
+		fp32ToFP16Row(src, dst)
 	default:
 		QuantizeRow(t, src, dst)
+	}
+}
+
+// quantActQ8Rows and fp32ToFP16Row are replaced by assembly where the CPU
+// allows; the Go versions are their reference.
+var (
+	quantActQ8Rows = quantActQ8Go
+	fp32ToFP16Row  = fp32ToFP16Go
+)
+
+func quantActQ8Go(x []float32, y []byte, withSum bool) {
+	bs := 34
+	if withSum {
+		bs = 36
+	}
+	for b := 0; b < len(x)/32; b++ {
+		quantActQ8(x[32*b:32*b+32], y[bs*b:bs*b+bs], withSum)
+	}
+}
+
+func fp32ToFP16Go(x []float32, y []byte) {
+	for i, v := range x {
+		put16(y[2*i:], FP32ToFP16(v))
 	}
 }
 
@@ -90,9 +111,11 @@ func quantActQ8(x []float32, blk []byte, withSum bool) {
 	}
 	sum := 0
 	for j, v := range x {
-		q := satInt8(int(math.RoundToEven(float64(v * id))))
-		qs[j] = byte(q)
-		sum += int(q)
+		// |v·id| <= 127(1+2^-23): nearestInt rounds half to even as
+		// _mm256_round_ps(_MM_ROUND_NEAREST) does.
+		q := nearestInt(v * id)
+		qs[j] = byte(int8(q))
+		sum += q
 	}
 	put16(blk, FP32ToFP16(d))
 	if withSum {
@@ -101,8 +124,6 @@ func quantActQ8(x []float32, blk []byte, withSum bool) {
 }
 
 func abs32(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }
-
-func satInt8(v int) int8 { return int8(min(127, max(-128, v))) }
 
 // nearestInt rounds half to even through the 1.5*2^23 trick of ggml's
 // nearest_int; valid for |f| <= 4194303.
