@@ -71,6 +71,13 @@ type Network struct {
 	// the layer index) to the interpreter's canonical names, which are
 	// GGUF's (blk.{i}.attn_q.weight …). Names not mapped are used as is.
 	TensorNameMapping map[string]string `json:"tensor_name_mapping"`
+	// TensorTransforms names layout conversions a format reader applies to
+	// file tensors (keys as in tensor_name_mapping, before mapping):
+	// "transpose" (stored [in, out], e.g. GPT-2's Conv1D), "qkv_heads"
+	// (fused QKV rows stored per head as [head][q,k,v][dim], e.g. BLOOM,
+	// reordered to [Q;K;V]), "drop_rows:N" (skip the first N rows, e.g.
+	// OPT's position table offset).
+	TensorTransforms map[string]string `json:"tensor_transforms"`
 	// RopeTheta, RopeDim, RopePartialFactor are defaults used when the
 	// model file does not say (GGUF rope.freq_base, rope.dimension_count).
 	RopeTheta         float64 `json:"rope_theta"`
@@ -226,7 +233,39 @@ func (s *Spec) Validate() error {
 	if _, err := n.EmbeddingScaleFor(1); err != nil {
 		return err
 	}
+	for name, tr := range n.TensorTransforms {
+		if _, _, err := ParseTransform(tr); err != nil {
+			return fmt.Errorf("network_structure.tensor_transforms[%q]: %w", name, err)
+		}
+	}
 	return nil
+}
+
+// ParseTransform splits a tensor_transforms value into its kind and
+// argument ("drop_rows:2" → "drop_rows", 2).
+func ParseTransform(v string) (kind string, arg int, err error) {
+	kind, num, hasArg := strings.Cut(v, ":")
+	switch {
+	case (kind == "transpose" || kind == "qkv_heads") && !hasArg:
+		return kind, 0, nil
+	case kind == "drop_rows" && hasArg:
+		if _, err := fmt.Sscanf(num, "%d", &arg); err == nil && arg >= 0 {
+			return kind, arg, nil
+		}
+	}
+	return "", 0, fmt.Errorf("%q: want transpose, qkv_heads or drop_rows:N", v)
+}
+
+// Transform returns the transform for a file tensor name ("" if none).
+func (n *Network) Transform(name string) string {
+	name = strings.TrimPrefix(name, n.TensorNamePrefix)
+	if t, ok := n.TensorTransforms[name]; ok {
+		return t
+	}
+	if _, tmpl := layerTemplate(name); tmpl != name {
+		return n.TensorTransforms[tmpl]
+	}
+	return ""
 }
 
 // Builtin returns the specs embedded in the binary.
