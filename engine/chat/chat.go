@@ -51,7 +51,7 @@ type Template struct {
 // TemplateSyntaxError (malformed template) or TemplateAssertionError
 // (unknown filter or test), as jinja2 reports them at compile time.
 func Parse(src string) (t *Template, err error) {
-	defer recoverInto(&err)
+	defer recoverInto(&err, "TemplateSyntaxError")
 	if len(src) > maxSourceBytes {
 		return nil, &Error{Kind: "TemplateSyntaxError", Msg: "template is larger than 1 MiB"}
 	}
@@ -95,7 +95,7 @@ func parseMessage(err error) string {
 // "TemplateError: System role not supported" from raise_exception or
 // "UndefinedError: 'functions' is undefined".
 func (t *Template) Render(msgs []Message, opts Options) (out string, err error) {
-	defer recoverInto(&err)
+	defer recoverInto(&err, "InternalError")
 	st := &state{now: opts.Now, steps: maxSteps}
 	if st.now == nil {
 		st.now = time.Now
@@ -159,12 +159,13 @@ func messageDict(m Message) *exec.Dict {
 	return d
 }
 
-// recoverInto turns a panic inside gonja (a bug, or input it does not
-// expect) into an error: a template is outside input and must not crash
-// the process.
-func recoverInto(err *error) {
+// recoverInto turns a panic into an error of the given kind: a template is
+// outside input and must not crash the process. gonja's parser dereferences
+// nil on some malformed templates (e.g. "{%if [0 is %}"), so at Parse a
+// panic means a syntax error; at Render it would be a bug (InternalError).
+func recoverInto(err *error, kind string) {
 	if r := recover(); r != nil {
-		*err = &Error{Kind: "InternalError", Msg: fmt.Sprint(r)}
+		*err = &Error{Kind: kind, Msg: fmt.Sprintf("malformed template (%v)", r)}
 	}
 }
 

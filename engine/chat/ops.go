@@ -36,7 +36,14 @@ func wrapFilter(f pyFilter) exec.FilterFunction {
 			return st.fail(err)
 		}
 		args, kw := normArgs(va)
-		out, err := f(cx{e: e, st: st}, norm(in), args, kw)
+		x := norm(in)
+		if err := st.charge(x); err != nil {
+			return st.fail(err.(*Error))
+		}
+		out, err := f(cx{e: e, st: st}, x, args, kw)
+		if err == nil {
+			err = st.charge(out)
+		}
 		if err != nil {
 			return st.fail(asError(err))
 		}
@@ -195,6 +202,9 @@ func add(a, b any) (any, error) {
 		if !ok || pyTypeName(a) != pyTypeName(b) {
 			return nil, typeError(`can only concatenate %s (not "%s") to %s`, pyTypeName(a), pyTypeName(b), pyTypeName(a))
 		}
+		if len(al)+len(bl) > maxItems {
+			return nil, errTooMany
+		}
 		out := append(append(make([]any, 0, len(al)+len(bl)), al...), bl...)
 		if _, ok := a.(pyTuple); ok {
 			return pyTuple(out), nil
@@ -278,8 +288,8 @@ func repeat(x any, n int) (any, bool, error) {
 	if !ok {
 		return nil, false, nil
 	}
-	if n > 0 && len(l) > maxStringBytes/16/n {
-		return nil, true, &Error{Kind: "MemoryError", Msg: "list exceeds the size limit"}
+	if n > 0 && len(l) > maxItems/n {
+		return nil, true, errTooMany
 	}
 	out := make([]any, 0, len(l)*n)
 	for range n {
@@ -730,6 +740,9 @@ func iterate(x any) ([]any, error) {
 		return dictKeys(t), nil
 	case string, markup:
 		s, _ := asString(t)
+		if len(s) > maxItems {
+			return nil, errTooMany
+		}
 		return runesOf(s), nil
 	case undefined:
 		return []any{}, nil

@@ -32,10 +32,11 @@ func valueError(format string, args ...any) *Error {
 const (
 	maxSourceBytes = 1 << 20  // template text
 	maxNesting     = 100      // nested brackets or block tags in the source
-	maxSteps       = 10000000 // evaluated operations and loop iterations per render
+	maxSteps       = 1000000  // operations, loop iterations, KiB of strings and 64s of list items per render
 	maxCallDepth   = 200      // nested macro / loop() calls (Python's limit is ~1000 frames)
 	maxDepth       = 200      // nesting of values printed or serialised
 	maxStringBytes = 16 << 20 // one string value
+	maxItems       = 1 << 20  // one list value
 	maxOutputBytes = 64 << 20 // rendered text
 	maxRange       = 100000   // jinja2.sandbox.MAX_RANGE
 )
@@ -80,6 +81,31 @@ func (st *state) step(n int) *Error {
 	return nil
 }
 
+// charge bills a result by its size, so that work on big strings and lists
+// counts against the budget like many small operations would.
+func (st *state) charge(x any) error {
+	n := 0
+	switch t := x.(type) {
+	case string:
+		n = len(t) / 1024
+	case markup:
+		n = len(t) / 1024
+	case []any:
+		n = len(t) / 64
+	case pyTuple:
+		n = len(t) / 64
+	case *generator:
+		n = len(t.items) / 64
+	}
+	if n == 0 {
+		return nil
+	}
+	if err := st.step(n); err != nil {
+		return err
+	}
+	return nil
+}
+
 // limitWriter fails writes past maxOutputBytes.
 type limitWriter struct {
 	w   io.Writer
@@ -96,7 +122,10 @@ func (l *limitWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-var errTooLong = &Error{Kind: "MemoryError", Msg: "string exceeds the size limit"}
+var (
+	errTooLong = &Error{Kind: "MemoryError", Msg: "string exceeds the size limit"}
+	errTooMany = &Error{Kind: "MemoryError", Msg: "list exceeds the size limit"}
+)
 
 func checkLen(s string) *Error {
 	if len(s) > maxStringBytes {
