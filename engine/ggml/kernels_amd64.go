@@ -213,6 +213,10 @@ func getPrepQ8_1(x []byte, nb int) *prepQ8 {
 		for l := 0; l < 8; l++ {
 			p.dx8[8*b+l] = d
 		}
+		// Lanes 1-7 are multiplied by zero in the kernels, so they must
+		// hold a finite value: pooled buffers may carry stale bits that read
+		// as NaN.
+		clear(p.corr[8*b : 8*b+8])
 		p.corr[8*b] = int32(math.Float32bits(f16(blk[2:])))
 	}
 	return p

@@ -47,12 +47,18 @@ func configFromGGUF(f *gguf.File, s *spec.Spec, arch string) (Config, error) {
 	if c.NEmbd <= 0 || c.NLayer <= 0 || c.NHead <= 0 {
 		return c, fmt.Errorf("model metadata lacks %s.embedding_length, block_count or attention.head_count", arch)
 	}
+	// Bound what the metadata may claim before anything is sized from it:
+	// every layer needs tensors of its own, and a head is at least one
+	// element of the embedding.
+	if c.NLayer > len(f.Tensors) || c.NHead > 1<<16 || c.NEmbd > 1<<20 {
+		return c, fmt.Errorf("implausible metadata: %d layers (file has %d tensors), %d heads, width %d", c.NLayer, len(f.Tensors), c.NHead, c.NEmbd)
+	}
 	c.NHeadKV = geti("attention.head_count_kv", c.NHead)
 	c.HeadDim = geti("attention.key_length", c.NEmbd/c.NHead)
 	c.HeadDimV = geti("attention.value_length", c.HeadDim)
 	c.NFF = geti("feed_forward_length", 0)
 	c.NCtxTrain = geti("context_length", 2048)
-	if c.NHeadKV <= 0 || c.NHead%c.NHeadKV != 0 || c.HeadDim <= 0 {
+	if c.NHeadKV <= 0 || c.NHead%c.NHeadKV != 0 || c.HeadDim <= 0 || c.HeadDim > 1<<16 || c.HeadDimV <= 0 || c.HeadDimV > 1<<16 {
 		return c, fmt.Errorf("bad attention shape: %d heads, %d KV heads, head dim %d", c.NHead, c.NHeadKV, c.HeadDim)
 	}
 	n := &s.Network

@@ -125,7 +125,7 @@ func checkCase(t *testing.T, root, casePath string, tol tolerance) (agree, total
 		}
 	}
 	t.Logf("worst rel RMS %.2e, argmax agreement %d/%d", worst, agree, total)
-	if worst > tol.rel {
+	if !(worst <= tol.rel) { // NaN fails too
 		t.Errorf("worst rel RMS %.3e (limit %.0e)", worst, tol.rel)
 	}
 	// Greedy continuation from the prompt, one token at a time.
