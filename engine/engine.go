@@ -37,6 +37,7 @@ type Model struct {
 	Tok      *tokenizer.Tokenizer
 	Template *chat.Template // nil when the file has none (Fallback is used)
 	file     *gguf.File
+	release  func() error // non-GGUF formats: releases their mappings
 }
 
 // Info describes a model for people.
@@ -59,6 +60,9 @@ type Info struct {
 func Load(path string, opt LoadOptions) (*Model, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("model file: %w", err)
+	}
+	if m, ok, err := loadOther(path, opt); ok {
+		return m, err
 	}
 	f, err := gguf.Open(path)
 	if err != nil {
@@ -154,6 +158,9 @@ func quantSummary(types map[ggml.Type]int) string {
 // Close releases the model's file mapping and workers.
 func (m *Model) Close() error {
 	m.Net.Close()
+	if m.release != nil {
+		return m.release()
+	}
 	return m.file.Close()
 }
 
