@@ -43,8 +43,9 @@ type Options struct {
 
 // Template is a parsed chat template, safe for concurrent Render calls.
 type Template struct {
-	tpl   *exec.Template
-	names []string // variables the template reads
+	tpl      *exec.Template
+	names    []string // variables the template reads
+	branches []branch // arms of conditionals inside brackets
 }
 
 // Parse compiles a chat template. Errors are *Error with Kind
@@ -79,7 +80,7 @@ func Parse(src string) (t *Template, err error) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	return &Template{tpl: tpl, names: names}, nil
+	return &Template{tpl: tpl, names: names, branches: rw.branches}, nil
 }
 
 // parseMessage drops gonja's prefix, which quotes the whole template.
@@ -96,7 +97,7 @@ func parseMessage(err error) string {
 // "UndefinedError: 'functions' is undefined".
 func (t *Template) Render(msgs []Message, opts Options) (out string, err error) {
 	defer recoverInto(&err, "InternalError")
-	st := &state{now: opts.Now, steps: maxSteps}
+	st := &state{now: opts.Now, steps: maxSteps, branches: t.branches}
 	if st.now == nil {
 		st.now = time.Now
 	}

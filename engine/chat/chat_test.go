@@ -101,13 +101,22 @@ type pythonCase struct {
 }
 
 // TestPythonDifferential compares renders with Python jinja2's on expression
-// probes and on the fixture templates with tool-use conversations
-// (testdata/python_cases.json, made by testdata/gen_python_cases.py).
+// probes and on the fixture templates with tool-use and multimodal
+// conversations (testdata/python_cases.json, made by
+// testdata/gen_python_cases.py). CHAT_EXTRA_CASES names a further case file
+// made the same way, e.g. for templates that cannot be committed here.
 func TestPythonDifferential(t *testing.T) {
+	runPythonCases(t, filepath.Join("testdata", "python_cases.json"))
+	if extra := os.Getenv("CHAT_EXTRA_CASES"); extra != "" {
+		runPythonCases(t, extra)
+	}
+}
+
+func runPythonCases(t *testing.T, path string) {
 	var file struct {
 		Cases []pythonCase `json:"cases"`
 	}
-	readJSON(t, filepath.Join("testdata", "python_cases.json"), &file)
+	readJSON(t, path, &file)
 	pass := 0
 	for i, c := range file.Cases {
 		t.Run(fmt.Sprintf("%03d_%s", i, c.Name), func(t *testing.T) {
@@ -121,13 +130,15 @@ func TestPythonDifferential(t *testing.T) {
 			}
 			got, err := renderWithContext(src, c.Context)
 			if !checkOutcome(t, got, err, c.Expected, c.ExpectedError) {
-				t.Logf("template: %s", src)
+				if c.TemplateFile == "" && len(src) < 300 {
+					t.Logf("template: %s", src)
+				}
 				return
 			}
 			pass++
 		})
 	}
-	t.Logf("%d/%d python cases identical", pass, len(file.Cases))
+	t.Logf("%s: %d/%d cases identical to jinja2", filepath.Base(path), pass, len(file.Cases))
 }
 
 // renderWithContext renders src with every context variable passed as JSON.

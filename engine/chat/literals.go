@@ -91,21 +91,25 @@ func (s *literalScanner) copyThrough(j, end, n int) int {
 	return j + end + n
 }
 
-// tag copies one {{ }} or {% %} tag, replacing string literals that need it.
+// tag copies one {{ }} or {% %} tag, replacing string literals that need it
+// and conditionals gonja cannot parse (conditional.go).
 func (s *literalScanner) tag(j int, end string) (int, error) {
 	src, depth := s.src, 0
 	s.out.WriteString(src[j : j+2])
+	var body strings.Builder
 	for k := j + 2; k < len(src); {
 		c := src[k]
 		switch {
 		case c == '\'' || c == '"':
-			next, err := s.literal(k)
+			lit, next, err := s.literal(k)
 			if err != nil {
 				return 0, err
 			}
+			body.WriteString(lit)
 			k = next
 			continue
 		case depth == 0 && strings.HasPrefix(src[k:], end):
+			s.out.WriteString(rewriteConditionals(body.String()))
 			s.out.WriteString(end)
 			return k + len(end), nil
 		case c == '(' || c == '[' || c == '{':
@@ -113,15 +117,16 @@ func (s *literalScanner) tag(j int, end string) (int, error) {
 		case (c == ')' || c == ']' || c == '}') && depth > 0:
 			depth--
 		}
-		s.out.WriteByte(c)
+		body.WriteByte(c)
 		k++
 	}
+	s.out.WriteString(body.String())
 	return len(src), nil
 }
 
-// literal handles the string literal whose opening quote is at k and
-// returns the offset after it.
-func (s *literalScanner) literal(k int) (int, error) {
+// literal reads the string literal whose opening quote is at k and returns
+// its replacement text and the offset after it.
+func (s *literalScanner) literal(k int) (string, int, error) {
 	src, quote := s.src, s.src[k]
 	i := k + 1
 	for i < len(src) && src[i] != quote {
@@ -131,21 +136,18 @@ func (s *literalScanner) literal(k int) (int, error) {
 		i++
 	}
 	if i >= len(src) { // unterminated: leave it to gonja's error
-		s.out.WriteString(src[k:])
-		return len(src), nil
+		return src[k:], len(src), nil
 	}
 	body := src[k+1 : i]
 	if !strings.ContainsRune(body, '\\') {
-		s.out.WriteString(src[k : i+1])
-		return i + 1, nil
+		return src[k : i+1], i + 1, nil
 	}
 	v, err := decodePyString(body)
 	if err != nil {
-		return 0, err
+		return "", 0, err
 	}
-	s.out.WriteString(`"` + placeholder(len(s.lits)) + `"`)
 	s.lits = append(s.lits, v)
-	return i + 1, nil
+	return `"` + placeholder(len(s.lits)-1) + `"`, i + 1, nil
 }
 
 // decodePyString applies Python's unicode-escape decoding to a literal body.

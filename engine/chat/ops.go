@@ -86,9 +86,10 @@ func internalFilters() map[string]pyFilter {
 		fUndef: func(c cx, _ any, args []any, _ map[string]any) (any, error) {
 			return newUndefined("UndefinedError", pyStr(args[0])), nil
 		},
-		fBool:  func(c cx, in any, _ []any, _ map[string]any) (any, error) { return truth(in), nil },
-		fCond:  func(c cx, in any, _ []any, _ map[string]any) (any, error) { return boxCond(in), nil },
-		fTuple: func(c cx, in any, _ []any, _ map[string]any) (any, error) { return pyTuple(in.([]any)), nil },
+		fBool:   func(c cx, in any, _ []any, _ map[string]any) (any, error) { return truth(in), nil },
+		fCond:   func(c cx, in any, _ []any, _ map[string]any) (any, error) { return boxCond(in), nil },
+		fTuple:  func(c cx, in any, _ []any, _ map[string]any) (any, error) { return pyTuple(in.([]any)), nil },
+		fIfElse: filterIfElse,
 		fDict: func(c cx, in any, _ []any, _ map[string]any) (any, error) {
 			d := exec.NewDict()
 			for _, p := range in.(*exec.Dict).Pairs {
@@ -131,6 +132,7 @@ const (
 	fCond    = "@cond"
 	fTuple   = "@tuple"
 	fDict    = "@dict"
+	fIfElse  = "@ifelse"
 )
 
 func filterBinop(c cx, left any, args []any, _ map[string]any) (any, error) {
@@ -759,4 +761,17 @@ func normItems(items []any) []any {
 		out[i] = normAny(x)
 	}
 	return out
+}
+
+// filterIfElse evaluates the arm of conditional args[0] that in selects.
+func filterIfElse(c cx, in any, args []any, _ map[string]any) (any, error) {
+	b := c.st.branches[args[0].(int)]
+	arm := b.then
+	if !truth(in) {
+		arm = b.other
+	}
+	if arm == nil {
+		return newUndefined("UndefinedError", "the inline if-expression evaluated to false and no else section was defined."), nil
+	}
+	return valueResult(c.e.Eval(arm))
 }

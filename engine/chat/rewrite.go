@@ -32,10 +32,11 @@ import (
 // filters and tests up front, as jinja2's compiler does.
 
 type rewriter struct {
-	env   *exec.Environment
-	names map[string]bool
-	lits  []string // decoded string literals (literals.go)
-	err   error
+	env      *exec.Environment
+	names    map[string]bool
+	lits     []string // decoded string literals (literals.go)
+	branches []branch // arms of conditionals (conditional.go)
+	err      error
 }
 
 func (rw *rewriter) fail(err error) {
@@ -215,6 +216,9 @@ func (rw *rewriter) expr(e nodes.Expression) nodes.Expression {
 func (rw *rewriter) access(e nodes.Expression) nodes.Expression {
 	switch t := e.(type) {
 	case *nodes.Call:
+		if n, ok := t.Func.(*nodes.Name); ok && n.Name.Val == ifElseName {
+			return rw.conditional(t)
+		}
 		c := call(rw.expr(t.Func), fCall, rw.exprs(t.Args)...)
 		last(c).Kwargs = rw.kwargs(t.Kwargs)
 		return c
@@ -238,6 +242,21 @@ func (rw *rewriter) access(e nodes.Expression) nodes.Expression {
 	}
 	rw.fail(fmt.Errorf("unsupported expression %T", e))
 	return e
+}
+
+// conditional turns __ifelse__(C, A[, B]) (conditional.go) into
+// C | @ifelse(k), with the arms kept aside so that only one is evaluated.
+func (rw *rewriter) conditional(t *nodes.Call) nodes.Expression {
+	if len(t.Args) < 2 || len(t.Args) > 3 || len(t.Kwargs) > 0 {
+		rw.fail(&Error{Kind: "TemplateSyntaxError", Msg: "malformed conditional expression"})
+		return t
+	}
+	b := branch{then: rw.expr(t.Args[1])}
+	if len(t.Args) == 3 {
+		b.other = rw.expr(t.Args[2])
+	}
+	rw.branches = append(rw.branches, b)
+	return call(rw.expr(t.Args[0]), fIfElse, &nodes.Integer{Location: t.Location, Val: len(rw.branches) - 1})
 }
 
 func (rw *rewriter) binary(t *nodes.BinaryExpression) nodes.Expression {

@@ -51,6 +51,8 @@ type state struct {
 	steps int    // operations left before the render is stopped
 	depth int    // current macro / loop() call nesting
 	err   *Error // first error raised; jinja aborts at the first one
+	// branches are the template's conditional arms (conditional.go).
+	branches []branch
 }
 
 func stateOf(e *exec.Evaluator) *state {

@@ -6,7 +6,7 @@ conversations through Python jinja2 (3.1.6) configured as Hugging Face's
 apply_chat_template does, and writes python_cases.json. Run from this
 directory:  python3 gen_python_cases.py
 """
-import json, os, sys
+import datetime, json, os, sys
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from jinja2.ext import loopcontrols
@@ -20,11 +20,15 @@ def raise_exception(message):
 def tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
     return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
+# The fixture's clock: strftime_now("%d %b %Y") gives "22 Nov 2026".
+NOW = datetime.datetime(2026, 11, 22, 10, 0, 0)
+
+
 def render(src, ctx):
     env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[loopcontrols])
     env.filters["tojson"] = tojson
     env.globals["raise_exception"] = raise_exception
-    env.globals["strftime_now"] = lambda fmt: "22 Nov 2026"
+    env.globals["strftime_now"] = lambda fmt: NOW.strftime(fmt)
     try:
         return env.from_string(src).render(**ctx), None
     except Exception as e:
@@ -56,37 +60,88 @@ PROBE_CONTEXT = {
 }
 
 def probes():
+    """One template per line; lines between "##{" and "##}" form one template."""
+    out, block = [], None
     with open("probes.jinja") as f:
-        return [line.rstrip("\n") for line in f
-                if line.strip() and not line.startswith("##")]
+        for line in f:
+            line = line.rstrip("\n")
+            if line == "##{":
+                block = []
+            elif line == "##}":
+                out.append("\n".join(block))
+                block = None
+            elif block is not None:
+                block.append(line)
+            elif line.strip() and not line.startswith("##"):
+                out.append(line)
+    return out
+
+
+def conversations():
+    """(label, context) pairs rendered through every template."""
+    out = []
+    for label, args in (("args_dict", {"city": "Paris", "unit": "celsius"}),
+                        ("args_str", "{\"city\": \"Paris\"}")):
+        for with_tools in (True, False):
+            ctx = {"messages": tool_conversation(args), "add_generation_prompt": True,
+                   "bos_token": "<s>", "eos_token": "</s>"}
+            if with_tools:
+                ctx["tools"] = TOOLS
+                ctx["functions"] = json.dumps(TOOLS)
+                ctx["datetime"] = "2026-11-22"
+            out.append((f"{label}/tools={with_tools}", ctx))
+    multimodal = [
+        {"role": "user", "content": [{"type": "text", "text": "What is in "}, {"type": "image"},
+                                     {"type": "text", "text": "this picture?"}]},
+        {"role": "assistant", "content": "A cat.", "reasoning_content": "It has whiskers."},
+        {"role": "user", "content": "Sure?  "},
+    ]
+    for thinking in (True, False):
+        out.append((f"multimodal/thinking={thinking}",
+                    {"messages": multimodal, "add_generation_prompt": not thinking,
+                     "bos_token": "<|begin|>", "eos_token": "<|end|>", "enable_thinking": thinking}))
+    return out
+
+
+def template_cases(tdir, embed):
+    cases = []
+    for name in sorted(os.listdir(tdir)):
+        if not name.endswith(".jinja"):
+            continue
+        src = open(os.path.join(tdir, name)).read()
+        for label, ctx in conversations():
+            out, err = render(src, ctx)
+            case = {"name": f"{name}/{label}", "context": ctx, "expected": out, "expected_error": err}
+            if embed:
+                case["template"] = src
+            else:
+                case["template_file"] = name
+            cases.append(case)
+    return cases
+
+
+def write(path, cases):
+    with open(path, "w") as f:
+        json.dump({"renderer": f"python jinja2 {jinja2.__version__}, Hugging Face conventions",
+                   "cases": cases}, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+    print(f"{path}: {len(cases)} cases, {sum(c['expected_error'] is not None for c in cases)} errors")
+
 
 def main():
+    # gen_python_cases.py                  -> python_cases.json (probes + fixture templates)
+    # gen_python_cases.py DIR OUT.json     -> OUT.json for the templates in DIR, text embedded
+    #                                         (for CHAT_EXTRA_CASES=OUT.json go test ...)
+    if len(sys.argv) == 3:
+        write(sys.argv[2], template_cases(sys.argv[1], embed=True))
+        return
     cases = []
     for src in probes():
         out, err = render(src, PROBE_CONTEXT)
         cases.append({"name": "probe", "template": src, "context": PROBE_CONTEXT,
                       "expected": out, "expected_error": err})
-    tdir = "../../../../shared/testdata/chat_templates/templates"
-    if len(sys.argv) > 1:
-        tdir = sys.argv[1]
-    for name in sorted(os.listdir(tdir)):
-        src = open(os.path.join(tdir, name)).read()
-        for label, args in (("args_dict", {"city": "Paris", "unit": "celsius"}),
-                            ("args_str", "{\"city\": \"Paris\"}")):
-            for with_tools in (True, False):
-                ctx = {"messages": tool_conversation(args), "add_generation_prompt": True,
-                       "bos_token": "<s>", "eos_token": "</s>"}
-                if with_tools:
-                    ctx["tools"] = TOOLS
-                    ctx["functions"] = json.dumps(TOOLS)
-                    ctx["datetime"] = "2026-11-22"
-                out, err = render(src, ctx)
-                cases.append({"name": f"{name}/{label}/tools={with_tools}", "template_file": name,
-                              "context": ctx, "expected": out, "expected_error": err})
-    with open("python_cases.json", "w") as f:
-        json.dump({"renderer": f"python jinja2 {jinja2.__version__}, Hugging Face conventions",
-                   "cases": cases}, f, indent=1, ensure_ascii=False)
-        f.write("\n")
-    print(f"{len(cases)} cases, {sum(c['expected_error'] is not None for c in cases)} errors")
+    cases += template_cases("../../../../shared/testdata/chat_templates/templates", embed=False)
+    write("python_cases.json", cases)
+
 
 main()
