@@ -39,7 +39,17 @@ TOOLS = [{"type": "function", "function": {
     "parameters": {"type": "object", "properties": {
         "city": {"type": "string", "description": "City name"},
         "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
-        "required": ["city"]}}}]
+        "required": ["city"]}}},
+    {"type": "function", "function": {
+        "name": "search", "description": "Search «documents» with \"filters\"",
+        "parameters": {"type": "object", "properties": {
+            "query": {"type": "string", "description": "Words to find"},
+            "limit": {"type": "integer", "description": "At most this many", "nullable": True},
+            "filters": {"type": "object", "description": "Field filters",
+                        "properties": {"year": {"type": "number"}, "tags": {"type": "array", "items": {"type": "string"}}},
+                        "required": ["year"]},
+            "scores": {"type": ["array", "null"], "items": {"type": "number"}}},
+            "required": ["query"]}}}]
 
 def tool_conversation(args):
     return [
