@@ -8,10 +8,10 @@ import (
 	"sync"
 
 	"flowchat/engine/ggml"
-	"flowchat/engine/model"
 )
 
-// Options choose how Requantize converts a loaded model's weight matrices.
+// Options choose how a model's weight matrices are converted, at load
+// ((*model.Model).Requantize) or to a file (QuantizeFile).
 type Options struct {
 	Type ggml.Type // target: an Inferflow format or a GGML type with a quantizer
 	// OutputType, when SetOutput is true, is the output head's target (and
@@ -35,7 +35,7 @@ type TensorChange struct {
 	Kept     string // why the tensor was kept as stored; "" when converted
 }
 
-// Report summarizes a Requantize run.
+// Report summarizes a conversion.
 type Report struct {
 	Tensors []TensorChange
 	// Simulated is true when Inferflow weights are held dequantized as F32
@@ -109,78 +109,49 @@ func rowSize(t ggml.Type, n int) int {
 	return t.RowSize(n)
 }
 
-// Requantize converts m's weight matrices in place (before any State is
-// made). A matrix is kept as stored when it is below MinElements, when its
-// rows are not a whole number of the target's blocks, or when it already
-// has the target type.
-func Requantize(m *model.Model, opt Options) (Report, error) {
-	if ForType(opt.Type) == nil && !isWeightType(opt.Type) {
-		return Report{}, fmt.Errorf("quant: cannot quantize to %v", opt.Type)
-	}
-	var r Report
-	for _, w := range m.Weights() {
-		target := opt.Type
-		if opt.SetOutput && w == m.Output.W {
-			target = opt.OutputType
+// Validate checks that opt names targets weights can be converted to.
+func (opt *Options) Validate() error {
+	for _, t := range []ggml.Type{opt.Type, opt.OutputType} {
+		if ForType(t) == nil && !isWeightType(t) {
+			return fmt.Errorf("quant: cannot quantize to %v", t)
 		}
-		c := plan(w, target, opt.MinElements)
-		if c.Kept == "" {
-			r.Simulated = convert(w, target, opt.Threads) || r.Simulated
-		}
-		r.Tensors = append(r.Tensors, c)
 	}
-	return r, nil
+	return nil
 }
 
-// plan decides whether w becomes target and fills in the sizes.
-func plan(w *model.Weight, target ggml.Type, minElems int) TensorChange {
-	n := w.Cols * w.Rows
-	c := TensorChange{Name: w.Name, From: w.Type, To: target, Elements: n}
+// Plan decides whether a [rows × cols] matrix of type from becomes target:
+// it is kept as stored when it already has the type, has fewer than
+// minElems elements, or its rows are not whole blocks of target.
+func Plan(name string, from ggml.Type, cols, rows int, target ggml.Type, minElems int) TensorChange {
+	n := cols * rows
+	c := TensorChange{Name: name, From: from, To: target, Elements: n}
 	switch {
-	case w.Type == target:
+	case from == target:
 		c.Kept = "already " + TypeName(target)
 	case n < minElems:
 		c.Kept = fmt.Sprintf("%d elements < %d", n, minElems)
-	case w.Cols%blockSize(target) != 0:
-		c.Kept = fmt.Sprintf("row length %d is not a multiple of the %s block %d", w.Cols, TypeName(target), blockSize(target))
+	case cols%blockSize(target) != 0:
+		c.Kept = fmt.Sprintf("row length %d is not a multiple of the %s block %d", cols, TypeName(target), blockSize(target))
 	}
 	if c.Kept != "" {
-		c.To = w.Type
+		c.To = from
 	}
-	c.Bytes = int64(w.Rows) * int64(rowSize(c.To, w.Cols))
+	c.Bytes = int64(rows) * int64(rowSize(c.To, cols))
 	return c
 }
 
-// convert re-encodes w as target, row by row on several goroutines, and
-// reports whether it had to simulate an Inferflow format (see Report).
-func convert(w *model.Weight, target ggml.Type, threads int) (simulated bool) {
+// Encode converts rows × cols elements of type from (src) to target and
+// returns the type and bytes to store. An Inferflow target that ggml does
+// not know is simulated: the values are the format's, stored as F32.
+func Encode(src []byte, from ggml.Type, cols, rows int, target ggml.Type, threads int) (ggml.Type, []byte, bool) {
+	q := encodeRows(src, from, target, cols, rows, threads)
 	f := ForType(target)
-	simulated = f != nil && !target.Known()
-	store := target
-	if simulated {
-		store = ggml.F32
+	if f == nil || target.Known() {
+		return target, q, false
 	}
-	out := make([]byte, w.Rows*store.RowSize(w.Cols))
-	rows(w.Rows, threads, func(r0, r1 int) {
-		x, y := make([]float32, w.Cols), make([]float32, w.Cols)
-		q := make([]byte, rowSize(target, w.Cols))
-		for r := r0; r < r1; r++ {
-			ggml.DequantizeRow(w.Type, w.Row(r), x)
-			dst := out[r*store.RowSize(w.Cols) : (r+1)*store.RowSize(w.Cols)]
-			switch {
-			case simulated:
-				f.QuantizeRow(x, q)
-				f.DequantizeRow(q, y)
-				copy(dst, ggml.F32Bytes(y))
-			case f != nil:
-				f.QuantizeRow(x, dst)
-			default:
-				ggml.QuantizeRow(target, x, dst)
-			}
-		}
-	})
-	w.Type, w.Data = store, out
-	return simulated
+	out := make([]float32, rows*cols)
+	f.DequantizeRow(q, out)
+	return ggml.F32, ggml.F32Bytes(out), true
 }
 
 // rows splits [0, n) into contiguous ranges run on up to threads goroutines.
