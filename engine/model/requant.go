@@ -1,5 +1,7 @@
 package model
 
+import "flowchat/engine/quant"
+
 // Weights returns every weight matrix the network multiplies by (token,
 // position and type embeddings, the output head, each layer's projections),
 // each once even when shared (tied embeddings). Norm gains and biases are
@@ -26,4 +28,31 @@ func (m *Model) Weights() []*Weight {
 	}
 	add(m.Output.W)
 	return out
+}
+
+// Requantize converts the weight matrices to opt.Type (the output head, and
+// a token embedding tied to it, to opt.OutputType when opt.SetOutput) in
+// place, before any State is made: the load-time quantization of
+// Inferflow, for its block formats and GGML's types alike. Matrices below
+// opt.MinElements, with rows that are not whole blocks, or already of the
+// type stay as stored; the report says which and why.
+func (m *Model) Requantize(opt quant.Options) (quant.Report, error) {
+	if err := opt.Validate(); err != nil {
+		return quant.Report{}, err
+	}
+	var r quant.Report
+	for _, w := range m.Weights() {
+		target := opt.Type
+		if opt.SetOutput && w == m.Output.W {
+			target = opt.OutputType
+		}
+		c := quant.Plan(w.Name, w.Type, w.Cols, w.Rows, target, opt.MinElements)
+		if c.Kept == "" {
+			var sim bool
+			w.Type, w.Data, sim = quant.Encode(w.Data, w.Type, w.Cols, w.Rows, target, opt.Threads)
+			r.Simulated = r.Simulated || sim
+		}
+		r.Tensors = append(r.Tensors, c)
+	}
+	return r, nil
 }
