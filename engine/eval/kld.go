@@ -40,8 +40,9 @@ func (h *BaseHeader) opt() ChunkOptions {
 }
 
 // WriteBase evaluates the base model over tokens and streams its header and
-// log-probabilities to w. It returns the base model's perplexity.
-func WriteBase(w io.Writer, s Scorer, tokens []int32, opt ChunkOptions, onChunk func(i, n int) bool) (PerplexityResult, error) {
+// log-probabilities to w. It returns the base model's perplexity; onChunk,
+// if set, sees the running perplexity after each chunk and may stop the run.
+func WriteBase(w io.Writer, s Scorer, tokens []int32, opt ChunkOptions, onChunk func(i, n int, running float64) bool) (PerplexityResult, error) {
 	n, err := opt.chunks(len(tokens))
 	if err != nil {
 		return PerplexityResult{}, err
@@ -65,7 +66,7 @@ func WriteBase(w io.Writer, s Scorer, tokens []int32, opt ChunkOptions, onChunk 
 			}
 		}
 		running = append(running, p.Value())
-		if onChunk != nil && !onChunk(i, n) {
+		if onChunk != nil && !onChunk(i, n, p.Value()) {
 			return ErrStopped
 		}
 		return nil
@@ -160,8 +161,9 @@ type KLResult struct {
 }
 
 // CompareBase evaluates s over the base file's tokens (read from r, header
-// first) and compares its distributions with the base's row by row.
-func CompareBase(r io.Reader, s Scorer, onChunk func(i, n int) bool) (KLResult, error) {
+// first) and compares its distributions with the base's row by row;
+// onChunk, if set, sees s's running perplexity after each chunk.
+func CompareBase(r io.Reader, s Scorer, onChunk func(i, n int, running float64) bool) (KLResult, error) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	h, err := ReadBaseHeader(br)
 	if err != nil {
@@ -183,7 +185,7 @@ func CompareBase(r io.Reader, s Scorer, onChunk func(i, n int) bool) (KLResult, 
 			c.add(base, lq, int(chunk[opt.first()+row+1]))
 		}
 		c.running = append(c.running, c.ppl.Value())
-		if onChunk != nil && !onChunk(i, h.Chunks) {
+		if onChunk != nil && !onChunk(i, h.Chunks, c.ppl.Value()) {
 			return ErrStopped
 		}
 		return nil

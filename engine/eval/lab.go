@@ -97,7 +97,7 @@ func RunLab(ctx context.Context, basePath string, opt LabOptions) (*LabReport, e
 	defer tmp.Close()
 	tokens := base.Tok.Encode(opt.Text, true, false)
 	copt := ChunkOptions{Ctx: opt.Ctx, BOS: base.Tok.BOS(), MaxChunks: opt.MaxChunks}
-	bp, err := WriteBase(tmp, base, tokens, copt, func(i, n int) bool {
+	bp, err := WriteBase(tmp, base, tokens, copt, func(i, n int, _ float64) bool {
 		opt.progress(LabProgress{Index: -1, Stage: "base", Frac: float64(i+1) / float64(n)})
 		return ctx.Err() == nil
 	})
@@ -131,7 +131,7 @@ func runLevel(ctx context.Context, base *engine.Model, basePath string, baseFile
 	if _, err := baseFile.Seek(0, 0); err != nil {
 		return r, fmt.Errorf("eval: %w", err)
 	}
-	kl, err := CompareBase(baseFile, m, func(c, n int) bool {
+	kl, err := CompareBase(baseFile, m, func(c, n int, _ float64) bool {
 		opt.progress(LabProgress{Level: level, Index: i, Stage: "eval", Frac: float64(c+1) / float64(n)})
 		return ctx.Err() == nil
 	})
@@ -161,7 +161,7 @@ func isFile(level string) bool {
 
 // LoadLevel loads the model at basePath as one Lab level: a GGUF file path
 // is loaded as stored; a type name re-quantizes the base's weight matrices
-// (quant.Requantize); "F32" (or the base's own type) keeps them.
+// ((*model.Model).Requantize); "F32" (or the base's own type) keeps them.
 func LoadLevel(basePath, level string, opt LabOptions) (*engine.Model, quant.Report, error) {
 	path := basePath
 	if isFile(level) {
@@ -174,7 +174,7 @@ func LoadLevel(basePath, level string, opt LabOptions) (*engine.Model, quant.Rep
 	qopt, keep, err := levelOptions(level, opt)
 	if err == nil && !keep {
 		var qr quant.Report
-		qr, err = quant.Requantize(m.Net, qopt)
+		qr, err = m.Net.Requantize(qopt)
 		if err == nil {
 			return m, qr, nil
 		}
