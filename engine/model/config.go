@@ -25,6 +25,11 @@ type Config struct {
 	RopeTheta     float64 // frequency base
 	RopeFreqScale float32 // 1 / linear scaling factor
 	NormEps       float32
+
+	// Encoder-decoder networks (seq2seq.go).
+	RelBuckets     int   // T5 relative position buckets (0: none)
+	RelMaxDistance int   // T5 relative position max distance (0: 128)
+	DecoderStart   int32 // first decoder token
 }
 
 func (c Config) qDim() int  { return c.NHead * c.HeadDim }
@@ -88,6 +93,8 @@ func configFromGGUF(f *gguf.File, s *spec.Spec, arch string) (Config, error) {
 	if c.NRot > c.HeadDim || c.NRot%2 != 0 {
 		return c, fmt.Errorf("rope dimension %d does not fit head dim %d", c.NRot, c.HeadDim)
 	}
+	c.RelBuckets = geti("attention.relative_buckets_count", 0)
+	c.DecoderStart = int32(geti("decoder_start_token_id", 0))
 	c.RopeFreqScale = 1
 	if typ, _ := f.String(key("rope.scaling.type")); typ == "linear" {
 		if fac, ok := f.Float(key("rope.scaling.factor")); ok && fac > 0 {

@@ -41,6 +41,7 @@ type Model struct {
 	attnScale float32
 	parallel  bool
 	causal    bool
+	seq       *seq2seq // encoder-decoder networks (seq2seq.go)
 
 	pool *parallel.Pool
 }
@@ -53,10 +54,10 @@ type Options struct {
 // Build binds the weights of src into the network that s describes.
 func Build(s *spec.Spec, c Config, src Source, opt Options) (*Model, error) {
 	n := &s.Network
-	if n.Type != "transformer.decoder_only" {
-		return nil, fmt.Errorf("model: %s networks (spec %s) are not supported yet", n.Type, s.Family)
+	if n.Type == "transformer.encoder_decoder" {
+		return buildSeq2Seq(s, c, src, opt)
 	}
-	m := &Model{Config: c, Spec: s, causal: true}
+	m := &Model{Config: c, Spec: s, causal: n.Type == "transformer.decoder_only"}
 	if err := m.bind(src); err != nil {
 		return nil, fmt.Errorf("model %s (spec %s): %w", c.Arch, s.Family, err)
 	}

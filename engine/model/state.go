@@ -35,6 +35,7 @@ type State struct {
 
 	mm   matmulTask
 	attn attnTask
+	sq   *seqState // encoder-decoder networks (seqstate.go)
 }
 
 // NewState allocates a sequence with a context of nCtx tokens that accepts
@@ -77,6 +78,9 @@ func (m *Model) NewState(nCtx, maxBatch int) *State {
 	for t := range s.ropes {
 		s.ropes[t] = ropeTable{cos: s.ropeStorage[2*t*half : (2*t+1)*half], sin: s.ropeStorage[(2*t+1)*half : (2*t+2)*half]}
 	}
+	if m.seq != nil {
+		s.sq = newSeqState(m, nCtx)
+	}
 	return s
 }
 
@@ -91,10 +95,14 @@ func (s *State) Pos() int { return s.pos }
 func (s *State) Ctx() int { return s.nCtx }
 
 // Reset empties the cache.
-func (s *State) Reset() { s.pos = 0 }
+func (s *State) Reset() { s.Truncate(0) }
 
 // Truncate drops cached tokens after the first n (for regenerate / edit).
 func (s *State) Truncate(n int) {
+	if s.sq != nil {
+		s.seqTruncate(n)
+		return
+	}
 	if n < s.pos {
 		s.pos = max(n, 0)
 	}
@@ -104,6 +112,9 @@ func (s *State) Truncate(n int) {
 // [len(tokens) × NVocab] when all is true, else the last token's [NVocab].
 // The slice is reused by the next call.
 func (s *State) Forward(tokens []int32, all bool) ([]float32, error) {
+	if s.sq != nil {
+		return s.seqForward(tokens, all)
+	}
 	if s.pos+len(tokens) > s.nCtx {
 		return nil, fmt.Errorf("%w (%d tokens + %d new > %d)", ErrContextFull, s.pos, len(tokens), s.nCtx)
 	}
