@@ -1,15 +1,3 @@
-// Package chat renders a model's chat template (Jinja, from the GGUF key
-// tokenizer.chat_template or Hugging Face's tokenizer_config.json) for a
-// conversation, byte for byte as Python jinja2 3.1 does with Hugging Face's
-// conventions: ImmutableSandboxedEnvironment(trim_blocks=True,
-// lstrip_blocks=True, extensions=[loopcontrols]), tojson with
-// ensure_ascii=False, raise_exception and strftime_now.
-//
-// Templates are parsed and executed by gonja (github.com/nikolalohinski/gonja/v2);
-// this package rewrites gonja's parse tree so that expressions follow
-// Python's object model (rewrite.go) and supplies jinja2's filters, tests,
-// globals and the set/filter/with tags. Renders are bounded: a template from
-// a downloaded model cannot hang the process or exhaust its memory.
 package chat
 
 import (

@@ -2,9 +2,11 @@ package chat
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -152,4 +154,96 @@ func renderWithContext(src string, ctx map[string]json.RawMessage) (string, erro
 		extra[k] = v
 	}
 	return tpl.Render(nil, Options{Now: fixedNow, Extra: extra})
+}
+
+// TestConcurrentRender renders one template from several goroutines (run
+// with -race): Templates are shared by a server's requests.
+func TestConcurrentRender(t *testing.T) {
+	tpl, err := Parse(`{% set ns = namespace(n=0) %}{% for m in messages %}{% set ns.n = ns.n + 1 %}` +
+		`{{ m.role }}:{{ m.content | trim }}{% endfor %}{{ ns.n }}{{ tools | tojson }}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := tpl.Render(fuzzMessages, Options{Extra: map[string]any{"tools": fuzzTools}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			for range 50 {
+				got, err := tpl.Render(fuzzMessages, Options{Extra: map[string]any{"tools": fuzzTools}})
+				if err == nil && got != want {
+					err = fmt.Errorf("got %q, want %q", got, want)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestFallbackIsChatML(t *testing.T) {
+	got, err := Fallback().Render([]Message{{"system", "S"}, {"user", "U"}}, Options{AddGenerationPrompt: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nU<|im_end|>\n<|im_start|>assistant\n"
+	if got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+// TestLimits checks that hostile templates stop with an error.
+func TestLimits(t *testing.T) {
+	for _, c := range []struct{ src, kind string }{
+		{"{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}", "RecursionError"},
+		{"{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", "RuntimeError"},
+		{"{% set ns = namespace(s='ab') %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}", "MemoryError"},
+		{"{{ 'x' * 100000000 }}", "MemoryError"},
+		{"{% set ns = namespace(l=[1]) %}{% for i in range(40) %}{% set ns.l = ns.l + ns.l %}{% endfor %}", "MemoryError"},
+		{"{{ range(1000000) }}", "OverflowError"},
+		{strings.Repeat("(", 200) + strings.Repeat(")", 200), ""},
+		{"{{ " + strings.Repeat("(", 200) + "1" + strings.Repeat(")", 200) + " }}", "TemplateSyntaxError"},
+		{strings.Repeat("{% if true %}", 200) + strings.Repeat("{% endif %}", 200), "TemplateSyntaxError"},
+		{"{% include '/etc/passwd' %}", "TemplateSyntaxError"},
+	} {
+		tpl, err := Parse(c.src)
+		if err == nil {
+			_, err = tpl.Render(nil, Options{})
+		}
+		var e *Error
+		switch {
+		case c.kind == "" && err != nil:
+			t.Errorf("%.40q: unexpected error %v", c.src, err)
+		case c.kind != "" && (!errors.As(err, &e) || e.Kind != c.kind):
+			t.Errorf("%.40q: got %v, want a %s", c.src, err, c.kind)
+		}
+	}
+}
+
+func BenchmarkRenderLlama31Tools(b *testing.B) {
+	src, err := os.ReadFile(fixtures.Path(b, "chat_templates/templates/meta-llama-Llama-3.1-8B-Instruct.jinja"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	tpl, err := Parse(string(src))
+	if err != nil {
+		b.Fatal(err)
+	}
+	opts := Options{AddGenerationPrompt: true, BOS: "<s>", Now: fixedNow, Extra: map[string]any{"tools": fuzzTools}}
+	b.ResetTimer()
+	for range b.N {
+		if _, err := tpl.Render(fuzzMessages, opts); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
