@@ -27,6 +27,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	tg := fs.String("n", "128", "generation lengths to test, comma-separated (0 = skip)")
 	threads := fs.String("t", strconv.Itoa(runtime.NumCPU()), "thread counts to test, comma-separated")
 	reps := fs.Int("r", 5, "repetitions per test (the median is reported)")
+	useMmap := fs.Bool("mmap", false, "read weights from the file mapping instead of huge pages")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -36,7 +37,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	if err1 != nil || err2 != nil || err3 != nil || *reps < 1 {
 		return fmt.Errorf("%w: -p, -n, -t take comma-separated integers; -r ≥ 1", errUsage)
 	}
-	mf := modelFlags{model: *model}
+	mf := modelFlags{model: *model, mmap: *useMmap}
 	fmt.Fprintln(stdout, "| model | size | params | backend | threads | test | t/s (median) | ± stdev |")
 	fmt.Fprintln(stdout, "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |")
 	for _, th := range ths {

@@ -20,6 +20,7 @@ type modelFlags struct {
 	spec    string
 	threads int
 	ctx     int
+	mmap    bool
 }
 
 func (m *modelFlags) register(fs *flag.FlagSet) {
@@ -30,6 +31,7 @@ func (m *modelFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&m.threads, "t", 0, "shorthand for --threads")
 	fs.IntVar(&m.ctx, "ctx", 0, "context length in tokens (default: the model's, at most 4096)")
 	fs.IntVar(&m.ctx, "c", 0, "shorthand for --ctx")
+	fs.BoolVar(&m.mmap, "mmap", false, "read weights from the file mapping instead of copying them into huge pages (faster load, slower decode)")
 }
 
 func (m *modelFlags) load() (*engine.Model, error) {
@@ -44,7 +46,7 @@ func (m *modelFlags) load() (*engine.Model, error) {
 	if threads <= 0 {
 		threads = runtime.NumCPU()
 	}
-	return engine.Load(path, engine.LoadOptions{Threads: threads, SpecPath: m.spec})
+	return engine.Load(path, engine.LoadOptions{Threads: threads, SpecPath: m.spec, HugePages: !m.mmap})
 }
 
 // dataDir is where flowchat keeps models and conversations.

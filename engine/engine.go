@@ -27,6 +27,10 @@ import (
 type LoadOptions struct {
 	Threads  int    // forward-pass goroutines; 0 = all cores
 	SpecPath string // a user spec file instead of the builtin one
+	// HugePages copies the weights into memory backed by transparent huge
+	// pages (Linux) instead of reading them from the file mapping: slower
+	// to load, faster to decode (see docs/PERFORMANCE.md).
+	HugePages bool
 }
 
 // Model is a loaded model with its tokenizer and chat template.
@@ -88,16 +92,24 @@ func fromGGUF(f *gguf.File, opt LoadOptions) (*Model, error) {
 	if threads <= 0 {
 		threads = runtime.NumCPU()
 	}
-	net, err := model.FromGGUF(f, sp, model.Options{Threads: threads})
+	release := func() error { return nil }
+	var net *model.Model
+	var err error
+	if opt.HugePages {
+		net, release, err = model.FromGGUFHugePages(f, sp, model.Options{Threads: threads})
+	} else {
+		net, err = model.FromGGUF(f, sp, model.Options{Threads: threads})
+	}
 	if err != nil {
 		return nil, err
 	}
 	tok, err := tokenizer.FromGGUF(f)
 	if err != nil {
 		net.Close()
+		release()
 		return nil, fmt.Errorf("%s: tokenizer: %w", f.Path, err)
 	}
-	m := &Model{Path: f.Path, Net: net, Tok: tok, file: f}
+	m := &Model{Path: f.Path, Net: net, Tok: tok, file: f, release: release}
 	if src, ok := f.String("tokenizer.chat_template"); ok && src != "" {
 		if m.Template, err = chat.Parse(src); err != nil {
 			// A broken template should not make the model unusable.

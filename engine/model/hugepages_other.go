@@ -1,0 +1,9 @@
+//go:build !linux
+
+package model
+
+// hugeAlloc is a plain allocation where transparent huge pages are not
+// available.
+func hugeAlloc(n int) ([]byte, func() error, error) {
+	return make([]byte, n), func() error { return nil }, nil
+}
