@@ -95,7 +95,7 @@ func fromGGUF(f *gguf.File, opt LoadOptions) (*Model, error) {
 	release := func() error { return nil }
 	var net *model.Model
 	var err error
-	if opt.HugePages {
+	if opt.HugePages && hugePagesFit(f.Size()) {
 		net, release, err = model.FromGGUFHugePages(f, sp, model.Options{Threads: threads})
 	} else {
 		net, err = model.FromGGUF(f, sp, model.Options{Threads: threads})
