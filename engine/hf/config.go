@@ -131,6 +131,13 @@ func (c Config) ModelConfig(s *spec.Spec, arch string) (model.Config, error) {
 		eps = 1e-5
 	}
 	m.NormEps = float32(eps)
+	m.RelBuckets = c.Int(0, "relative_attention_num_buckets")
+	m.RelMaxDistance = c.Int(0, "relative_attention_max_distance")
+	m.DecoderStart = int32(c.Int(0, "decoder_start_token_id"))
+	if n.PositionEmbedding != "rope" {
+		m.NRot, m.RopeTheta, m.RopeFreqScale = m.HeadDim, 10000, 1
+		return m, nil
+	}
 	return m, c.rope(&m, n)
 }
 

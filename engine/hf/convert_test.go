@@ -262,3 +262,55 @@ func TestArchAsHF(t *testing.T) {
 		})
 	}
 }
+
+// TestEncodersAsHF converts the random BERT and T5 fixtures to HF folders
+// and checks BERT's pooled embedding and T5's first decoder step against
+// llama.cpp's.
+func TestEncodersAsHF(t *testing.T) {
+	for _, c := range []struct{ arch, family, ref string }{
+		{"bert", "bert-hf", "s0.pooled_mean.f32"}, {"t5", "t5-hf", "s0.dec_step_logits.f32"},
+	} {
+		t.Run(c.arch, func(t *testing.T) {
+			dir, f := toHF(t, "arch/rand-"+c.arch+"-F32.gguf", c.family, nil)
+			if c.arch == "t5" { // HF T5 names its hyperparameters differently
+				cfg := map[string]any{"model_type": "t5", "d_model": 64, "num_layers": 2, "num_heads": 4, "d_kv": 16, "d_ff": 128,
+					"relative_attention_num_buckets": ggufInt(f, "attention.relative_buckets_count"), "layer_norm_epsilon": 1e-6, "decoder_start_token_id": 0}
+				js, _ := json.Marshal(cfg)
+				os.WriteFile(filepath.Join(dir, "config.json"), js, 0o644)
+			}
+			folder, err := Open(dir, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer folder.Close()
+			m, err := folder.Build(model.Options{Threads: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			refDir := filepath.Dir(fixtures.Path(t, "reference/arch/"+c.arch+"/s0.json"))
+			var rc struct {
+				InputIDs []int32 `json:"input_ids"`
+			}
+			data, _ := os.ReadFile(filepath.Join(refDir, "s0.json"))
+			json.Unmarshal(data, &rc)
+			ref := readF32(t, filepath.Join(refDir, c.ref))
+			var got []float32
+			if c.arch == "bert" {
+				_, got, err = m.Embed(rc.InputIDs)
+			} else {
+				got, err = m.NewState(128, 64).Forward(rc.InputIDs, false)
+				ref = ref[:m.NVocab]
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			// BERT-HF uses the exact GELU, llama.cpp its fp16 table.
+			if e := relRMS(got, ref); e > 1e-2 {
+				t.Errorf("rel RMS %.2e", e)
+			} else {
+				t.Logf("rel RMS %.2e", e)
+			}
+		})
+	}
+}
