@@ -6,31 +6,69 @@ import "math"
 // block results are scaled and summed in float32 as ggml's vec_dot does
 // (the float summation order of the SIMD kernels differs in the last bits).
 
+// The float dot products (F32, F16, BF16) run in exactly the order of the
+// AVX2 kernels — the same lanes, the same fused multiply-adds, the same
+// horizontal sum — so the plain-Go twin and the assembly agree bit for bit:
+// four 8-lane FMA accumulators over groups of 32 (BF16: two over groups of
+// 16), then groups of 8 into the first, lanes summed as ggml's hsum_float_8,
+// then the tail one fused multiply-add at a time.
+
+func fma32(a, b, c float32) float32 { return float32(math.FMA(float64(a), float64(b), float64(c))) }
+
+// lanesDot computes the dot product of n values given by get(i) (weight,
+// activation) with acc accumulators over groups of 8·acc.
+func lanesDot(n, acc int, get func(i int) (float32, float32)) float32 {
+	var a [4][8]float32
+	i := 0
+	for ; i+8*acc <= n; i += 8 * acc {
+		for j := 0; j < acc; j++ {
+			for l := 0; l < 8; l++ {
+				w, x := get(i + 8*j + l)
+				a[j][l] = fma32(w, x, a[j][l])
+			}
+		}
+	}
+	for ; i+8 <= n; i += 8 {
+		for l := 0; l < 8; l++ {
+			w, x := get(i + l)
+			a[0][l] = fma32(w, x, a[0][l])
+		}
+	}
+	var v [8]float32
+	for l := range v {
+		if acc == 4 {
+			v[l] = (a[0][l] + a[1][l]) + (a[2][l] + a[3][l])
+		} else {
+			v[l] = a[0][l] + a[1][l]
+		}
+	}
+	s := hsum8(v)
+	for ; i < n; i++ {
+		w, x := get(i)
+		s = fma32(w, x, s)
+	}
+	return s
+}
+
+// hsum8 is ggml's hsum_float_8: (hi + lo) lanes, then (t0+t2) + (t1+t3).
+func hsum8(v [8]float32) float32 {
+	t0, t1, t2, t3 := v[4]+v[0], v[5]+v[1], v[6]+v[2], v[7]+v[3]
+	return (t0 + t2) + (t1 + t3)
+}
+
 func dotF32Go(n int, w, x []byte) float32 {
 	a, b := BytesF32(w[:4*n]), BytesF32(x[:4*n])
-	var s float64
-	for i := range a {
-		s += float64(a[i] * b[i])
-	}
-	return float32(s)
+	return lanesDot(n, 4, func(i int) (float32, float32) { return a[i], b[i] })
 }
 
 func dotF16Go(n int, w, x []byte) float32 {
 	a, b := bytesU16(w[:2*n]), bytesU16(x[:2*n])
-	var s float64
-	for i := range a {
-		s += float64(fp16Table[a[i]] * fp16Table[b[i]])
-	}
-	return float32(s)
+	return lanesDot(n, 4, func(i int) (float32, float32) { return fp16Table[a[i]], fp16Table[b[i]] })
 }
 
 func dotBF16Go(n int, w, x []byte) float32 {
 	a, b := bytesU16(w[:2*n]), bytesU16(x[:2*n])
-	var s float64
-	for i := range a {
-		s += float64(BF16ToFP32(a[i]) * BF16ToFP32(b[i]))
-	}
-	return float32(s)
+	return lanesDot(n, 2, func(i int) (float32, float32) { return BF16ToFP32(a[i]), BF16ToFP32(b[i]) })
 }
 
 // dotQ8 is the signed dot product of 32 int8 weights with 32 int8 values.
