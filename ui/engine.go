@@ -1,44 +1,168 @@
 // Package ui holds flowchat's Fyne screens and widgets. It talks to the rest
 // of the program only through the small interfaces declared here, which the
-// app layer adapts; it never imports the engine.
+// app layer adapts; it never imports the engine. Conversations and settings
+// are the app/store and app/presets types, which carry no engine either.
 //
 // Threading: widgets are touched only on the Fyne UI goroutine. Work that
-// happens elsewhere (a reply being generated) reaches them through one
-// boundary per screen, a post function that is fyne.Do in the app and a
-// queue pumped by the test in tests.
+// happens elsewhere (loading a model, a reply being generated, the next
+// token's explanation, disk writes) reaches them through one boundary, the
+// post function: fyne.Do in the app, a queue pumped by the test in tests.
 package ui
 
 import (
 	"context"
+	"errors"
 	"time"
+
+	"flowchat/app/presets"
+	"flowchat/app/store"
 )
 
 // Roles of a Message, as chat templates name them.
 const (
-	RoleSystem    = "system"
-	RoleUser      = "user"
-	RoleAssistant = "assistant"
+	RoleSystem    = store.RoleSystem
+	RoleUser      = store.RoleUser
+	RoleAssistant = store.RoleAssistant
 )
 
-// Message is one turn of a conversation. Content is markdown.
+// Message is one turn sent to the engine. Content is markdown.
 type Message struct {
 	Role, Content string
 }
 
+// Request is one reply to generate.
+type Request struct {
+	Messages []Message // the system prompt first, when there is one
+	Sampling presets.Params
+	// OnExplain, when set, receives each step's sampling explanation on the
+	// generating goroutine, before the step's token is drawn.
+	OnExplain func(Explanation)
+}
+
+// Stop reasons an Engine reports in Stats.StopReason.
+const (
+	StopEOG       = "eog"       // the model ended its turn
+	StopLength    = "length"    // MaxTokens reached
+	StopContext   = "context"   // the context window is full
+	StopCancelled = "cancelled" // the user stopped it
+)
+
 // Stats describes one generated reply.
 type Stats struct {
-	PromptTokens, GenTokens int
+	PromptTokens int // prompt tokens evaluated (after cache reuse)
+	CachedTokens int // prompt tokens reused from the cache
+	GenTokens    int
 	// TimeToFirstToken covers prompt processing; Total runs from the call
 	// to the last token.
 	TimeToFirstToken, Total time.Duration
+	StopReason              string
 }
 
-// Engine is what the chat window needs from a loaded model.
+// Explanation is one step of the sampler chain seen stage by stage: what
+// the "next token" chart draws.
+type Explanation struct {
+	Decoding string
+	Chosen   string // text of the token the step picks
+	Stages   []StageReport
+}
+
+// StageReport is what one stage did to the candidates.
+type StageReport struct {
+	Stage      string
+	In, Out    int         // candidates entering and leaving
+	Candidates []Candidate // the most probable entering, most probable first
+}
+
+// Candidate is one token at one stage; probabilities are renormalised over
+// the candidates alive at that point.
+type Candidate struct {
+	Text    string
+	PBefore float32 // entering the stage
+	P       float32 // leaving it; 0 when removed
+	Kept    bool
+	Chosen  bool // the token the step picks
+}
+
+// ModelInfo describes a model file for people.
+type ModelInfo struct {
+	Path         string
+	Name         string
+	Arch         string
+	Params       int64 // weights
+	Quant        string
+	FileSize     int64 // bytes
+	ContextTrain int   // tokens
+	Layers       int
+	Bundled      bool // the demo model that ships with the app
+}
+
+// Engine is a loaded model.
 type Engine interface {
-	// ModelName is shown in the title and status bar.
-	ModelName() string
-	// Generate replies to msgs, calling onPiece with each piece of text as it
+	Info() ModelInfo
+	// ContextSize is the context window in tokens.
+	ContextSize() int
+	// Device says where it runs, e.g. "CPU · 2 threads".
+	Device() string
+	// CountTokens returns the prompt length of msgs in tokens, chat
+	// template and generation prompt included.
+	CountTokens(msgs []Message) (int, error)
+	// Generate replies to req, calling onPiece with each piece of text as it
 	// is produced, from the calling goroutine. Cancelling ctx stops it: it
-	// then returns ctx's error with the stats of what was produced.
-	Generate(ctx context.Context, msgs []Message, onPiece func(text string)) (Stats, error)
+	// then returns the stats of what was produced and StopCancelled.
+	Generate(ctx context.Context, req Request, onPiece func(text string)) (Stats, error)
+	// Explain returns what the first step of a reply to req would see. It
+	// may return ErrBusy while a reply is being generated.
+	Explain(ctx context.Context, req Request) (Explanation, error)
+	// Close releases the model, after waiting for a Generate or Explain
+	// in progress to return.
+	Close() error
+}
+
+// ErrBusy is returned by Engine.Explain while the model is generating.
+var ErrBusy = errors.New("the model is busy")
+
+// LoadOptions are the load dialog's choices.
+type LoadOptions struct {
+	Context   int // tokens; 0 = the model's default
+	Threads   int // 0 = all cores
+	GPULayers int // 0 = CPU only
+}
+
+// GPUStatus says whether layers can be offloaded, and why not.
+type GPUStatus struct {
+	Usable  bool
+	Reason  string   // why not, in words a user can act on; or what was found
+	Devices []string // names, for the load dialog
+}
+
+// MemoryEstimate is what a load choice needs, in bytes.
+type MemoryEstimate struct{ RAM, VRAM uint64 }
+
+// Library finds, describes and loads models.
+type Library interface {
+	// Models lists the local model files, described from their headers.
+	Models() ([]ModelInfo, error)
+	// Describe reads the header of a model file the user picked.
+	Describe(path string) (ModelInfo, error)
+	// Load loads a model; it is slow and runs off the UI goroutine.
+	Load(ctx context.Context, path string, o LoadOptions) (Engine, error)
+	GPU() GPUStatus
+	Estimate(m ModelInfo, o LoadOptions) MemoryEstimate
+	// ValidateSampling reports settings outside the engine's ranges.
+	ValidateSampling(p presets.Params) error
+	// MemoryInUse is the process's resident memory in bytes.
+	MemoryInUse() uint64
+	// MaxThreads is the number of cores.
+	MaxThreads() int
+}
+
+// Storage keeps conversations and settings (app/store.Files).
+type Storage interface {
+	LoadAll() ([]*store.Conversation, error)
+	SaveAsync(c *store.Conversation, then func())
+	DeleteAsync(id string)
+	BeginReply(convID string, m store.Message) (*store.Journal, error)
+	LoadSettings() (store.Settings, error)
+	SaveSettingsAsync(s store.Settings)
+	Flush()
 }

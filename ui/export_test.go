@@ -1,46 +1,168 @@
 package ui
 
 import (
+	"io"
+
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/widget"
+
+	"flowchat/app/presets"
+	"flowchat/app/store"
 )
 
-// Hooks for the external tests (package ui_test), which need the fake
-// engine in ui/fake and so cannot live in package ui.
+// Hooks for the external tests (package ui_test), which need the fakes in
+// ui/fake and so cannot live in package ui.
 
-type ChatScreen = chatScreen
+type (
+	MessageView = messageView
+	CodeSegment = codeSegment
+	TokenChart  = tokenChart
+)
 
-// NewChatScreenWithPost builds a chat screen whose background updates go to
-// post instead of fyne.Do, so a test can run them on its own goroutine.
-func NewChatScreenWithPost(e Engine, post func(func())) *ChatScreen {
-	return newChatScreen(e, post)
+func (a *App) Composer() *composer                    { return a.chat.input }
+func (a *App) SendStop() *widget.Button               { return a.chat.sendStop }
+func (a *App) Busy() bool                             { return a.busy() }
+func (a *App) Loading() bool                          { return a.loading }
+func (a *App) Engine() Engine                         { return a.engine }
+func (a *App) Conversation() *store.Conversation      { return a.conv }
+func (a *App) Conversations() []*store.Conversation   { return a.convs }
+func (a *App) Settings() store.Settings               { return a.settings }
+func (a *App) Sampling() presets.Params               { return a.sampling }
+func (a *App) SpeedText() string                      { return a.status.speed.Text }
+func (a *App) StatusMessage() string                  { return a.status.message.Text }
+func (a *App) StatusModel() string                    { return a.status.model.Text }
+func (a *App) Banner() string                         { return visibleText(a.chat.banner) }
+func (a *App) ContextText() string                    { return a.chat.ctxLabel.Text }
+func (a *App) SystemEntry() *widget.Entry             { return a.chat.system }
+func (a *App) PolicySelect() *widget.Select           { return a.chat.policy }
+func (a *App) NewConversation()                       { a.newConversation() }
+func (a *App) Open(c *store.Conversation)             { a.openConversation(c) }
+func (a *App) Rename(c *store.Conversation, t string) { a.renameConversation(c, t) }
+func (a *App) Delete(c *store.Conversation)           { a.deleteConversation(c) }
+func (a *App) Export(c *store.Conversation, format string, w io.Writer) error {
+	return a.exportConversation(c, format, w)
+}
+func (a *App) Import(r io.Reader) error             { return a.importConversation(r) }
+func (a *App) LoadModel(path string, o LoadOptions) { a.loadModel(path, o) }
+func (a *App) UnloadModel()                         { a.unloadModel() }
+
+// Sidebar hooks.
+func (a *App) SearchEntry() *widget.Entry { return a.side.search }
+func (a *App) ListedTitles() []string {
+	var out []string
+	for _, c := range a.side.shown {
+		out = append(out, titleOf(c))
+	}
+	return out
 }
 
-func (c *chatScreen) Content() fyne.CanvasObject { return c.content }
-func (c *chatScreen) Composer() *composer        { return c.input }
-func (c *chatScreen) SendStop() *widget.Button   { return c.sendStop }
-func (c *chatScreen) Busy() bool                 { return c.busy() }
-func (c *chatScreen) SpeedText() string          { return c.speed.Text }
+// Sampling panel hooks.
+func (a *App) Slider(key string) *widget.Slider    { return a.panel.fields[key].slider }
+func (a *App) ValueEntry(key string) *widget.Entry { return a.panel.fields[key].entry }
+func (a *App) PresetSelect() *widget.Select        { return a.panel.preset }
+func (a *App) DecodingSelect() *widget.Select      { return a.panel.decoding }
+func (a *App) SamplingError() string               { return visibleText(a.panel.errLabel) }
+func (a *App) SaveUserPreset(name string)          { a.panel.SaveUserPreset(name) }
+func (a *App) GroupNote(title string) string {
+	for _, g := range a.panel.groups {
+		if g.g.title == title {
+			return visibleText(g.note)
+		}
+	}
+	return "no such group"
+}
 
-// Views returns the message views, oldest first.
-func (c *chatScreen) Views() []*messageView {
+// Model panel hooks.
+func (a *App) ModelError() string        { return visibleText(a.models.errLabel) }
+func (a *App) ModelState() string        { return a.models.state.Text }
+func (a *App) ListedModels() []ModelInfo { return a.models.models }
+func (a *App) SelectModel(i int)         { a.models.list.Select(i) }
+func (a *App) AddModelFile(p string)     { a.models.AddFile(p) }
+
+// LoadForm builds the load dialog's form for the model listed at i.
+func (a *App) LoadForm(i int) *LoadForm {
+	d, _ := a.models.newLoadDialog(a.models.models[i])
+	return &LoadForm{d: d, lib: a.lib}
+}
+
+// LoadForm exposes a load dialog's widgets.
+type LoadForm struct {
+	d   *loadDialog
+	lib Library
+}
+
+func (f *LoadForm) Placement() *widget.RadioGroup { return f.d.placement }
+func (f *LoadForm) Layers() *widget.Slider        { return f.d.layers }
+func (f *LoadForm) Context() *widget.Slider       { return f.d.ctx }
+func (f *LoadForm) Estimate() string              { return f.d.estimate.Text }
+func (f *LoadForm) Options() LoadOptions          { return f.d.opts }
+
+// Chat hooks.
+
+// Views returns the message views shown, oldest first.
+func (a *App) Views() []*messageView {
 	var out []*messageView
-	for _, o := range c.messages.Objects {
+	for _, o := range a.chat.messages.Objects {
 		out = append(out, o.(*messageView))
 	}
 	return out
 }
 
-func (m *messageView) Body() *widget.RichText { return m.body }
-func (m *messageView) Footer() string {
-	if !m.footer.Visible() {
-		return ""
-	}
-	return m.footer.Text
+func (m *messageView) Body() *widget.RichText      { return m.body }
+func (m *messageView) ID() string                  { return m.id }
+func (m *messageView) Footer() string              { return visibleText(m.footer) }
+func (m *messageView) Note() string                { return visibleText(m.note) }
+func (m *messageView) ErrorText() string           { return visibleText(m.errMsg) }
+func (m *messageView) Version() string             { return visibleText(m.version) }
+func (m *messageView) Prev() *widget.Button        { return m.prev }
+func (m *messageView) Next() *widget.Button        { return m.next }
+func (m *messageView) CopyButton() *widget.Button  { return m.copyBtn }
+func (m *messageView) EditButton() *widget.Button  { return m.editBtn }
+func (m *messageView) RegenButton() *widget.Button { return m.regenBtn }
+func (m *messageView) Editor() *widget.Entry       { return m.editor }
+
+// Codes returns the message's code blocks.
+func (m *messageView) Codes() []*codeSegment { return m.codes }
+
+func (c *codeSegment) Spans() []widget.RichTextSegment { return c.spans }
+
+// CopyCode taps the copy button of a code block's widget.
+func (c *codeSegment) CopyCode() {
+	b := c.Visual().(*codeBlock)
+	b.copy.OnTapped()
 }
-func (m *messageView) ErrorText() string {
-	if !m.errMsg.Visible() {
+
+// FinishEdit presses the editor's Send.
+func (m *messageView) FinishEdit() { m.finishEdit() }
+
+// Chart hooks.
+func (a *App) Chart() *tokenChart   { return a.next.chart }
+func (a *App) ChartSummary() string { return a.next.summary.Text }
+func (a *App) ChartSubject() string { return a.next.subject.Text }
+
+// Bar is one drawn candidate of the chart.
+type Bar struct {
+	Stage, Token, Value  string
+	Before, After, Track float32 // widths
+}
+
+// Bars lays the chart out at width and returns what it draws.
+func (c *tokenChart) Bars(width float32) []Bar {
+	r := c.CreateRenderer().(*chartRenderer)
+	r.Layout(fyne.NewSize(width, r.MinSize().Height))
+	var out []Bar
+	for i, s := range r.stages {
+		for _, row := range s.rows {
+			out = append(out, Bar{Stage: c.exp.Stages[i].Stage, Token: row.label.Text, Value: row.value.Text,
+				Before: row.before.Size().Width, After: row.after.Size().Width, Track: row.track.Size().Width})
+		}
+	}
+	return out
+}
+
+func visibleText(l *widget.Label) string {
+	if !l.Visible() {
 		return ""
 	}
-	return m.errMsg.Text
+	return l.Text
 }

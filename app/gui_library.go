@@ -1,0 +1,247 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+
+	"flowchat/app/presets"
+	"flowchat/engine"
+	"flowchat/engine/gguf"
+	"flowchat/engine/sample"
+	"flowchat/native/cuda"
+	"flowchat/ui"
+)
+
+// guiLibrary adapts model files and the engine to ui.Library.
+type guiLibrary struct {
+	spec    string // --spec, used for every load
+	demo    string // the bundled demo model's installed path ("" if it failed)
+	threads int    // --threads, the load dialog's default
+	ctx     int    // --ctx, the load dialog's default
+}
+
+var _ ui.Library = (*guiLibrary)(nil)
+
+// Models lists the GGUF files in the data directory's models folder (the
+// demo model is installed there too), described from their headers.
+func (l *guiLibrary) Models() ([]ui.ModelInfo, error) {
+	paths, err := filepath.Glob(filepath.Join(dataDir(), "models", "*.gguf"))
+	if err != nil {
+		return nil, err
+	}
+	if l.demo != "" && !slices.Contains(paths, l.demo) {
+		paths = append(paths, l.demo)
+	}
+	var out []ui.ModelInfo
+	var errs []error
+	for _, p := range paths {
+		info, err := l.Describe(p)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, info)
+	}
+	return out, errors.Join(errs...)
+}
+
+// Describe reads a GGUF header (the file is mapped, not read).
+func (l *guiLibrary) Describe(path string) (ui.ModelInfo, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return ui.ModelInfo{}, err
+	}
+	defer f.Close()
+	h := describeHeader(f)
+	h.info.Bundled = path == l.demo
+	return h.info, nil
+}
+
+// header is what the GUI needs from a GGUF file: its description and the
+// shapes the memory estimate uses.
+type header struct {
+	info        ui.ModelInfo
+	layerBytes  []uint64 // weight bytes of each block
+	otherBytes  uint64   // embedding, output head, norms
+	kvPerToken  uint64   // K+V elements per token over all layers
+	embd, vocab uint64
+}
+
+func describeHeader(f *gguf.File) header {
+	arch, _ := f.String("general.architecture")
+	name, _ := f.String("general.name")
+	if name == "" {
+		name = strings.TrimSuffix(filepath.Base(f.Path), ".gguf")
+	}
+	archInt := func(key string) uint64 { v, _ := f.Uint(arch + "." + key); return v }
+	h := header{info: ui.ModelInfo{Path: f.Path, Name: name, Arch: arch, FileSize: f.Size(),
+		ContextTrain: int(archInt("context_length")), Layers: int(archInt("block_count"))}}
+	h.layerBytes = make([]uint64, h.info.Layers)
+	typeBytes := map[string]uint64{}
+	for i := range f.Tensors {
+		t := &f.Tensors[i]
+		h.info.Params += int64(t.Elements())
+		if len(t.Shape) >= 2 {
+			typeBytes[t.Type.String()] += t.Size
+		}
+		if l := layerOf(t.Name); l >= 0 && l < len(h.layerBytes) {
+			h.layerBytes[l] += t.Size
+		} else {
+			h.otherBytes += t.Size
+		}
+	}
+	h.info.Quant = dominant(typeBytes)
+	h.embd = archInt("embedding_length")
+	heads, kvHeads := archInt("attention.head_count"), archInt("attention.head_count_kv")
+	if kvHeads == 0 {
+		kvHeads = heads
+	}
+	if heads > 0 {
+		h.kvPerToken = 2 * uint64(h.info.Layers) * h.embd / heads * kvHeads
+	}
+	if toks, ok := f.Strings("tokenizer.ggml.tokens"); ok {
+		h.vocab = uint64(len(toks))
+	}
+	return h
+}
+
+// layerOf returns N for "blk.N.…" tensors, else -1.
+func layerOf(name string) int {
+	rest, ok := strings.CutPrefix(name, "blk.")
+	if !ok {
+		return -1
+	}
+	n, err := strconv.Atoi(rest[:max(strings.IndexByte(rest, '.'), 0)])
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// dominant names the type holding the most matrix bytes.
+func dominant(bytes map[string]uint64) string {
+	best, bestN := "?", uint64(0)
+	for t, n := range bytes {
+		if n > bestN || n == bestN && t < best {
+			best, bestN = t, n
+		}
+	}
+	return best
+}
+
+// Load loads a model and opens a session with the chosen context.
+func (l *guiLibrary) Load(ctx context.Context, path string, o ui.LoadOptions) (ui.Engine, error) {
+	threads := o.Threads
+	if threads <= 0 {
+		threads = l.MaxThreads()
+	}
+	m, err := engine.Load(path, engine.LoadOptions{Threads: threads, SpecPath: l.spec})
+	if err != nil {
+		return nil, err
+	}
+	nCtx := o.Context
+	if nCtx <= 0 {
+		nCtx = l.ctx
+	}
+	if nCtx > 0 && m.Info.ContextTrain > 0 {
+		nCtx = min(nCtx, m.Info.ContextTrain)
+	}
+	return newGUIEngine(m, path, nCtx, threads), nil
+}
+
+// GPU reports whether layers can be offloaded. The engine runs on the CPU
+// only for now, so a GPU that is found is named but not offered.
+func (l *guiLibrary) GPU() ui.GPUStatus {
+	info, err := cuda.Probe()
+	if err != nil {
+		return ui.GPUStatus{Reason: err.Error()}
+	}
+	var devs []string
+	for _, d := range info.Devices {
+		devs = append(devs, fmt.Sprintf("%s (%s)", d.Name, humanBytes(int64(d.TotalMem))))
+	}
+	return ui.GPUStatus{Devices: devs, Reason: fmt.Sprintf(
+		"found %s with CUDA %s, but this engine build runs on the CPU only (layer offload is not implemented yet)",
+		strings.Join(devs, ", "), cuda.FormatVersion(info.DriverVersion))}
+}
+
+// Estimate: weights of the blocks on each side (the embedding and head stay
+// in RAM), an F32 KV cache of ctx tokens split the same way, and the
+// logits and activations of a 256-token prefill batch (engine.NewSession).
+func (l *guiLibrary) Estimate(m ui.ModelInfo, o ui.LoadOptions) ui.MemoryEstimate {
+	f, err := gguf.Open(m.Path)
+	if err != nil {
+		return ui.MemoryEstimate{RAM: uint64(m.FileSize)}
+	}
+	defer f.Close()
+	h := describeHeader(f)
+	ctx := uint64(max(o.Context, 1))
+	gpu := min(max(o.GPULayers, 0), len(h.layerBytes))
+	var e ui.MemoryEstimate
+	e.RAM = h.otherBytes
+	for i, b := range h.layerBytes {
+		if i >= len(h.layerBytes)-gpu {
+			e.VRAM += b
+		} else {
+			e.RAM += b
+		}
+	}
+	kv := ctx * h.kvPerToken * 4
+	layers := uint64(max(len(h.layerBytes), 1))
+	e.VRAM += kv * uint64(gpu) / layers
+	e.RAM += kv*(layers-uint64(gpu))/layers + 256*(h.vocab+8*h.embd)*4
+	return e
+}
+
+// ValidateSampling checks p against the engine's ranges.
+func (l *guiLibrary) ValidateSampling(p presets.Params) error {
+	sp, err := toSampleParams(p)
+	if err != nil {
+		return err
+	}
+	return sp.Validate()
+}
+
+// toSampleParams converts through JSON: presets.Params mirrors
+// sample.Params field for field (a test in app/presets checks it).
+func toSampleParams(p presets.Params) (sample.Params, error) {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return sample.Params{}, err
+	}
+	sp := sample.DefaultParams()
+	err = json.Unmarshal(b, &sp)
+	return sp, err
+}
+
+// MemoryInUse is the resident set size from /proc (Linux); elsewhere the
+// Go heap's size.
+func (l *guiLibrary) MemoryInUse() uint64 {
+	if b, err := os.ReadFile("/proc/self/statm"); err == nil {
+		f := bytes.Fields(b)
+		if len(f) >= 2 {
+			if pages, err := strconv.ParseUint(string(f[1]), 10, 64); err == nil {
+				return pages * uint64(os.Getpagesize())
+			}
+		}
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.Sys
+}
+
+func (l *guiLibrary) MaxThreads() int {
+	if l.threads > 0 {
+		return l.threads
+	}
+	return runtime.NumCPU()
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"flowchat/app/presets"
+	"flowchat/engine"
+	"flowchat/ui"
+)
+
+func demoLibrary(t *testing.T) (*guiLibrary, string) {
+	t.Helper()
+	demo, err := demoModelPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &guiLibrary{demo: demo, threads: 1}, demo
+}
+
+// TestDescribeMatchesLoad: the header-only description the model panel
+// lists agrees with what loading the model reports.
+func TestDescribeMatchesLoad(t *testing.T) {
+	lib, demo := demoLibrary(t)
+	got, err := lib.Describe(demo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := engine.Load(demo, engine.LoadOptions{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	i := m.Info
+	if got.Name != i.Name || got.Arch != i.Arch || got.Layers != i.Layers || got.ContextTrain != i.ContextTrain || got.FileSize != i.FileSize || !got.Bundled {
+		t.Errorf("Describe = %+v\nLoad info = %+v", got, i)
+	}
+	if !strings.HasPrefix(i.Quant, got.Quant) {
+		t.Errorf("quant %q, engine says %q", got.Quant, i.Quant)
+	}
+	if _, err := lib.Describe(demo + ".missing"); err == nil {
+		t.Error("Describe of a missing file succeeded")
+	}
+	models, err := lib.Models()
+	if err != nil || len(models) != 1 || models[0].Path != demo {
+		t.Errorf("Models() = %+v, %v; want the demo model", models, err)
+	}
+}
+
+func TestEstimateGrowsWithContextAndMovesToGPU(t *testing.T) {
+	lib, demo := demoLibrary(t)
+	info, _ := lib.Describe(demo)
+	small := lib.Estimate(info, ui.LoadOptions{Context: 128})
+	big := lib.Estimate(info, ui.LoadOptions{Context: 256})
+	half := lib.Estimate(info, ui.LoadOptions{Context: 256, GPULayers: info.Layers / 2})
+	if small.RAM < uint64(info.FileSize)/2 || big.RAM <= small.RAM || small.VRAM != 0 {
+		t.Errorf("CPU estimates %+v (ctx 128) %+v (ctx 256) for a %d-byte file", small, big, info.FileSize)
+	}
+	if half.VRAM == 0 || half.RAM >= big.RAM || half.RAM+half.VRAM != big.RAM+big.VRAM {
+		t.Errorf("half offloaded %+v vs CPU %+v: bytes should move, not appear", half, big)
+	}
+}
+
+func TestValidateSamplingUsesEngineRanges(t *testing.T) {
+	lib := &guiLibrary{}
+	for _, p := range presets.Builtin() {
+		if err := lib.ValidateSampling(p.Params); err != nil {
+			t.Errorf("preset %s: %v", p.Name, err)
+		}
+	}
+	p := presets.Default()
+	p.MinP = 2
+	if err := lib.ValidateSampling(p); err == nil || !strings.Contains(err.Error(), "min_p") {
+		t.Errorf("min_p 2 gave %v", err)
+	}
+}
+
+// TestExplainPredictsGreedyReply: under greedy decoding the explanation's
+// chosen token is the first piece of the reply that Generate then streams.
+func TestExplainPredictsGreedyReply(t *testing.T) {
+	lib, demo := demoLibrary(t)
+	e, err := lib.Load(context.Background(), demo, ui.LoadOptions{Context: 256, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	p := presets.Default()
+	p.Decoding, p.MaxTokens = presets.DecodingGreedy, 8
+	req := ui.Request{Messages: []ui.Message{{Role: ui.RoleUser, Content: "Once upon a time"}}, Sampling: p}
+	exp, err := e.Explain(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(exp.Stages) == 0 || exp.Stages[len(exp.Stages)-1].Stage != "greedy" || exp.Chosen == "" {
+		t.Fatalf("explanation %+v", exp)
+	}
+	var pieces []string
+	var steps int
+	req.OnExplain = func(ui.Explanation) { steps++ }
+	st, err := e.Generate(context.Background(), req, func(s string) { pieces = append(pieces, s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pieces) == 0 || !strings.HasPrefix(strings.Join(pieces, ""), exp.Chosen) {
+		t.Errorf("explain chose %q, the reply is %q", exp.Chosen, strings.Join(pieces, ""))
+	}
+	if st.GenTokens == 0 || st.GenTokens > 8 || steps < st.GenTokens || st.CachedTokens == 0 {
+		t.Errorf("stats %+v after %d explained steps; want ≤ 8 tokens and the prompt reused from Explain's cache", st, steps)
+	}
+	n, err := e.CountTokens(req.Messages)
+	if err != nil || n != st.PromptTokens+st.CachedTokens {
+		t.Errorf("CountTokens = %d, %v; Generate evaluated %d + %d cached", n, err, st.PromptTokens, st.CachedTokens)
+	}
+}
+
+func TestGenerateReportsContextFull(t *testing.T) {
+	lib, demo := demoLibrary(t)
+	e, err := lib.Load(context.Background(), demo, ui.LoadOptions{Context: 32, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	long := strings.Repeat("the little dog ran home. ", 20)
+	_, err = e.Generate(context.Background(), ui.Request{Messages: []ui.Message{{Role: ui.RoleUser, Content: long}}, Sampling: presets.Default()}, func(string) {})
+	if !errors.Is(err, ui.ErrContextFull) {
+		t.Errorf("a prompt longer than the context gave %v, want ui.ErrContextFull", err)
+	}
+}

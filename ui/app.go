@@ -1,0 +1,285 @@
+package ui
+
+import (
+	"errors"
+	"strings"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/widget"
+
+	"flowchat/app/presets"
+	"flowchat/app/store"
+)
+
+// Deps are what the app window is built from.
+type Deps struct {
+	Library Library
+	Storage Storage
+	// Post runs f on the UI goroutine; nil means fyne.Do. It is the only
+	// way background work reaches widgets.
+	Post func(f func())
+	// Model, when set, is loaded at start (a command-line choice).
+	Model string
+	// DefaultModel is loaded at start when Model is empty and the settings
+	// remember none ("" loads nothing).
+	DefaultModel string
+	// PollMemory is how often the status bar reads memory in use; 0 = never
+	// (tests).
+	PollMemory time.Duration
+}
+
+// App is the main window's state and screens. Every field is owned by the
+// UI goroutine.
+type App struct {
+	deps    Deps
+	lib     Library
+	storage Storage
+	post    func(func())
+	win     fyne.Window // nil until attached to a window
+
+	settings store.Settings
+	convs    []*store.Conversation // newest first
+	conv     *store.Conversation   // shown in the chat
+
+	engine    Engine // nil when no model is loaded
+	modelPath string
+	loading   bool
+	gen       *generation // the reply being generated, if any
+
+	sampling presets.Params // for the loaded model
+	preset   string         // name of the preset it came from ("" = edited)
+
+	side      *sidebar
+	chat      *chatView
+	panel     *samplingPanel
+	next      *explainView
+	models    *modelPanel
+	status    *statusBar
+	explainer *explainer
+	content   fyne.CanvasObject
+	stopPoll  chan struct{}
+}
+
+// NewApp builds the app's screens from d, loading conversations and
+// settings. Call Start once it is on a window.
+func NewApp(d Deps) *App {
+	a := &App{deps: d, lib: d.Library, storage: d.Storage, post: d.Post}
+	if a.post == nil {
+		a.post = fyne.Do
+	}
+	a.sampling = presets.Default()
+	a.preset = "Balanced"
+	var loadErrs []error
+	var err error
+	if a.settings, err = a.storage.LoadSettings(); err != nil {
+		loadErrs = append(loadErrs, err)
+	}
+	if a.convs, err = a.storage.LoadAll(); err != nil {
+		loadErrs = append(loadErrs, err)
+	}
+	a.build()
+	a.openInitialConversation()
+	if len(loadErrs) > 0 {
+		a.status.SetMessage(errors.Join(loadErrs...).Error(), true)
+	}
+	return a
+}
+
+func (a *App) build() {
+	a.status = newStatusBar()
+	a.explainer = newExplainer(a)
+	a.next = newExplainView()
+	a.panel = newSamplingPanel(a)
+	a.models = newModelPanel(a)
+	a.side = newSidebar(a)
+	a.chat = newChatView(a)
+	right := container.NewAppTabs(
+		container.NewTabItem("Sampling", container.NewVSplit(a.panel.content, a.next.content)),
+		container.NewTabItem("Model", a.models.content),
+	)
+	inner := container.NewHSplit(a.chat.content, right)
+	inner.Offset = 0.62
+	outer := container.NewHSplit(a.side.content, inner)
+	outer.Offset = 0.2
+	a.content = container.NewBorder(nil, a.status.content, nil, nil, outer)
+}
+
+// Content is the window's content.
+func (a *App) Content() fyne.CanvasObject { return a.content }
+
+// Start attaches the app to w (for dialogs), starts the memory poll and
+// loads the default model.
+func (a *App) Start(w fyne.Window) {
+	d := a.deps
+	a.win = w
+	a.models.refresh()
+	if d.PollMemory > 0 {
+		a.stopPoll = make(chan struct{})
+		go a.pollMemory(d.PollMemory, a.stopPoll)
+	}
+	a.updateMemory(a.lib.MemoryInUse())
+	path := d.Model
+	if path == "" {
+		path = a.settings.LastModel
+	}
+	if path == "" {
+		path = d.DefaultModel
+	}
+	if path != "" {
+		m, _ := a.settings.Model(path)
+		a.loadModel(path, LoadOptions(m.Load))
+	}
+}
+
+// Close stops a reply in progress and background work, and flushes
+// pending writes.
+func (a *App) Close() {
+	if a.gen != nil {
+		a.gen.cancel()
+	}
+	if a.stopPoll != nil {
+		close(a.stopPoll)
+		a.stopPoll = nil
+	}
+	a.storage.Flush()
+}
+
+func (a *App) pollMemory(every time.Duration, stop chan struct{}) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			n := a.lib.MemoryInUse()
+			a.post(func() { a.updateMemory(n) })
+		case <-stop:
+			return
+		}
+	}
+}
+
+func (a *App) updateMemory(n uint64) { a.status.SetMemory(n) }
+
+// showError reports err in the window (a dialog when there is one) and in
+// the status bar.
+func (a *App) showError(what string, err error) {
+	err = errors.New(what + ": " + err.Error())
+	a.status.SetMessage(err.Error(), true)
+	if a.win != nil {
+		dialog.ShowError(err, a.win)
+	}
+}
+
+// saveSettings queues the settings for writing.
+func (a *App) saveSettings() { a.storage.SaveSettingsAsync(a.settings) }
+
+// saveConv queues c for writing once it has something worth keeping.
+func (a *App) saveConv(c *store.Conversation, then func()) {
+	if len(c.Messages) == 0 && c.System == "" {
+		if then != nil {
+			then()
+		}
+		return
+	}
+	a.storage.SaveAsync(c, then)
+}
+
+// busy reports whether a reply is being generated.
+func (a *App) busy() bool { return a.gen != nil }
+
+// samplingChanged is the sampling panel's report of new settings.
+func (a *App) samplingChanged(p presets.Params, preset string) {
+	a.sampling, a.preset = p.Clone(), preset
+	if a.modelPath != "" {
+		m, _ := a.settings.Model(a.modelPath)
+		m.Sampling, m.Preset = a.sampling.Clone(), preset
+		a.settings.SetModel(a.modelPath, m)
+		a.saveSettings()
+	}
+	a.requestExplain()
+}
+
+// requestMessages is what the engine sees for the branch of c ending at
+// leaf: the system prompt, then the turns. ids[i] is msgs[i]'s message ID
+// ("" for the system prompt).
+func requestMessages(c *store.Conversation, leaf string) (msgs []Message, ids []string) {
+	if c.System != "" {
+		msgs, ids = append(msgs, Message{Role: RoleSystem, Content: c.System}), append(ids, "")
+	}
+	for _, m := range pathTo(c, leaf) {
+		msgs, ids = append(msgs, Message{Role: m.Role, Content: m.Content}), append(ids, m.ID)
+	}
+	return msgs, ids
+}
+
+// pathTo is the branch shown, cut after leaf ("" = the whole branch).
+func pathTo(c *store.Conversation, leaf string) []store.Message {
+	p := c.Path()
+	if leaf == "" {
+		return p
+	}
+	for i, m := range p {
+		if m.ID == leaf {
+			return p[:i+1]
+		}
+	}
+	return p
+}
+
+// requestExplain asks for the next-token view of the conversation shown:
+// the first token of the reply to the draft in the composer, else to the
+// last question of the branch, else to an example question.
+func (a *App) requestExplain() {
+	if a.engine == nil || a.busy() {
+		return
+	}
+	c := a.ensureConv()
+	draft := strings.TrimSpace(a.chat.input.Text)
+	var msgs []Message
+	about := draft
+	switch last := lastUser(c); {
+	case draft != "":
+		msgs, _ = requestMessages(c, "")
+		msgs = append(msgs, Message{Role: RoleUser, Content: draft})
+	case last != nil:
+		msgs, _ = requestMessages(c, last.ID)
+		about = last.Content
+	default:
+		msgs, _ = requestMessages(c, "")
+		msgs = append(msgs, Message{Role: RoleUser, Content: explainPrompt})
+		about = explainPrompt + " (an example; type a message to see its reply)"
+	}
+	a.next.SetSubject(about)
+	a.explainer.request(Request{Messages: msgs, Sampling: a.sampling.Clone()})
+}
+
+// lastUser is the last user turn of the branch shown, or nil.
+func lastUser(c *store.Conversation) *store.Message {
+	p := c.Path()
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i].Role == RoleUser {
+			return &p[i]
+		}
+	}
+	return nil
+}
+
+// explainPrompt stands in for a question when the conversation has none.
+const explainPrompt = "Tell me a story."
+
+// ensureConv returns the conversation shown, making a new one if none.
+func (a *App) ensureConv() *store.Conversation {
+	if a.conv == nil {
+		a.newConversation()
+	}
+	return a.conv
+}
+
+func statusLabel() *widget.Label {
+	l := widget.NewLabel("")
+	l.Truncation = fyne.TextTruncateEllipsis
+	return l
+}

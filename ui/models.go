@@ -1,0 +1,401 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/storage"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"flowchat/app/store"
+)
+
+// modelPanel lists the local models with what their headers say, and
+// loads, unloads and opens them. Errors show in the panel and in a dialog.
+type modelPanel struct {
+	a        *App
+	models   []ModelInfo
+	selected int
+
+	list     *widget.List
+	details  *widget.Label
+	loadBtn  *widget.Button
+	unload   *widget.Button
+	progress *widget.ProgressBarInfinite
+	state    *widget.Label // what is loaded, or loading
+	errLabel *widget.Label
+	gpu      *widget.Label
+	content  fyne.CanvasObject
+}
+
+func newModelPanel(a *App) *modelPanel {
+	m := &modelPanel{a: a, selected: -1, details: widget.NewLabel("Select a model."), state: widget.NewLabel("No model loaded."),
+		errLabel: widget.NewLabel(""), progress: widget.NewProgressBarInfinite(), gpu: helpLabel("")}
+	m.details.Wrapping = fyne.TextWrapWord
+	m.state.Wrapping = fyne.TextWrapWord
+	m.errLabel.Importance = widget.DangerImportance
+	m.errLabel.Wrapping = fyne.TextWrapWord
+	m.errLabel.Hide()
+	m.progress.Hide()
+	m.list = widget.NewList(func() int { return len(m.models) }, m.newRow, m.updateRow)
+	m.list.OnSelected = m.choose
+	m.loadBtn = widget.NewButtonWithIcon("Load…", theme.UploadIcon(), func() { m.showLoadDialog() })
+	m.loadBtn.Importance = widget.HighImportance
+	m.loadBtn.Disable()
+	m.unload = widget.NewButtonWithIcon("Unload", theme.CancelIcon(), a.unloadModel)
+	m.unload.Disable()
+	open := widget.NewButtonWithIcon("Open file…", theme.FolderOpenIcon(), m.openFile)
+	rescan := widget.NewButtonWithIcon("", theme.ViewRefreshIcon(), m.refresh)
+	top := container.NewVBox(
+		container.NewBorder(nil, nil, nil, container.NewHBox(rescan, open), widget.NewLabelWithStyle("Local models", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})),
+	)
+	bottom := container.NewVBox(widget.NewSeparator(), m.details, container.NewHBox(m.loadBtn, m.unload),
+		m.progress, m.state, m.errLabel, m.gpu)
+	m.content = container.NewBorder(top, bottom, nil, nil, m.list)
+	return m
+}
+
+func (m *modelPanel) newRow() fyne.CanvasObject {
+	name := widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	name.Truncation = fyne.TextTruncateEllipsis
+	sub := widget.NewLabel("")
+	sub.SizeName = theme.SizeNameCaptionText
+	sub.Truncation = fyne.TextTruncateEllipsis
+	return container.NewVBox(name, sub)
+}
+
+func (m *modelPanel) updateRow(i widget.ListItemID, o fyne.CanvasObject) {
+	info := m.models[i]
+	box := o.(*fyne.Container)
+	name := info.Name
+	if info.Path == m.a.modelPath && m.a.engine != nil {
+		name = "● " + name
+	}
+	box.Objects[0].(*widget.Label).SetText(name)
+	box.Objects[1].(*widget.Label).SetText(modelSummary(info))
+}
+
+// modelSummary is one line: architecture · parameters · quantization · size.
+func modelSummary(i ModelInfo) string {
+	parts := []string{i.Arch, humanCount(i.Params) + " params", i.Quant, humanBytes(uint64(i.FileSize))}
+	if i.Bundled {
+		parts = append(parts, "bundled")
+	}
+	return strings.Join(parts, " · ")
+}
+
+func modelDetails(i ModelInfo) string {
+	return fmt.Sprintf("%s\nArchitecture %s · %s parameters · %d layers\nQuantization %s · file %s\nTrained context %s tokens\n%s",
+		i.Name, i.Arch, humanCount(i.Params), i.Layers, i.Quant, humanBytes(uint64(i.FileSize)), groupDigits(i.ContextTrain), i.Path)
+}
+
+// refresh lists the local models again, off the UI goroutine.
+func (m *modelPanel) refresh() {
+	extra := slices.Clone(m.a.settings.ModelFiles)
+	gpu := m.a.lib.GPU()
+	go func() {
+		models, err := m.a.lib.Models()
+		for _, p := range extra {
+			if slices.ContainsFunc(models, func(x ModelInfo) bool { return x.Path == p }) {
+				continue
+			}
+			if info, err := m.a.lib.Describe(p); err == nil {
+				models = append(models, info)
+			}
+		}
+		m.a.post(func() { m.setModels(models, err, gpu) })
+	}()
+}
+
+func (m *modelPanel) setModels(models []ModelInfo, err error, gpu GPUStatus) {
+	m.models = models
+	m.list.UnselectAll()
+	m.selected = -1
+	m.list.Refresh()
+	if err != nil {
+		m.setError(fmt.Errorf("listing models: %w", err))
+	}
+	if gpu.Usable {
+		m.gpu.SetText("GPU: " + strings.Join(gpu.Devices, ", "))
+	} else {
+		m.gpu.SetText("GPU offload unavailable: " + gpu.Reason)
+	}
+	if i := slices.IndexFunc(models, func(x ModelInfo) bool { return x.Path == m.a.modelPath }); i >= 0 {
+		m.list.Select(i)
+	}
+}
+
+func (m *modelPanel) choose(i widget.ListItemID) {
+	m.selected = i
+	m.details.SetText(modelDetails(m.models[i]))
+	m.updateButtons()
+}
+
+func (m *modelPanel) updateButtons() {
+	setEnabled(m.loadBtn, m.selected >= 0 && !m.a.loading)
+	setEnabled(m.unload, m.a.engine != nil && !m.a.loading)
+}
+
+func (m *modelPanel) setError(err error) {
+	if err == nil {
+		setOptional(m.errLabel, "")
+		return
+	}
+	setOptional(m.errLabel, "⚠ "+err.Error())
+}
+
+// openFile asks for a model file and adds it to the list.
+func (m *modelPanel) openFile() {
+	if m.a.win == nil {
+		return
+	}
+	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
+		if err != nil || r == nil {
+			return
+		}
+		r.Close()
+		m.AddFile(r.URI().Path())
+	}, m.a.win)
+	d.SetFilter(storage.NewExtensionFileFilter([]string{".gguf"}))
+	d.Show()
+}
+
+// AddFile describes the model file at path and lists it, remembering it
+// for later sessions.
+func (m *modelPanel) AddFile(path string) {
+	go func() {
+		info, err := m.a.lib.Describe(path)
+		m.a.post(func() {
+			if err != nil {
+				m.setError(err)
+				m.a.showError("Opening "+filepath.Base(path), err)
+				return
+			}
+			m.setError(nil)
+			if !slices.Contains(m.a.settings.ModelFiles, path) {
+				m.a.settings.ModelFiles = append(m.a.settings.ModelFiles, path)
+				m.a.saveSettings()
+			}
+			if i := slices.IndexFunc(m.models, func(x ModelInfo) bool { return x.Path == path }); i >= 0 {
+				m.list.Select(i)
+				return
+			}
+			m.models = append(m.models, info)
+			m.list.Refresh()
+			m.list.Select(len(m.models) - 1)
+		})
+	}()
+}
+
+// loadDialog holds the load choices for one model.
+type loadDialog struct {
+	info      ModelInfo
+	opts      LoadOptions
+	ctx       *widget.Slider
+	ctxValue  *widget.Label
+	threads   *widget.Slider
+	thrValue  *widget.Label
+	placement *widget.RadioGroup
+	layers    *widget.Slider
+	layValue  *widget.Label
+	estimate  *widget.Label
+}
+
+const (
+	placeCPU = "CPU only"
+	placeGPU = "Offload layers to the GPU"
+)
+
+// newLoadDialog builds the form for info, starting from the choices
+// remembered for it.
+func (m *modelPanel) newLoadDialog(info ModelInfo) (*loadDialog, fyne.CanvasObject) {
+	saved, _ := m.a.settings.Model(info.Path)
+	d := &loadDialog{info: info, opts: LoadOptions(saved.Load)}
+	maxCtx := max(info.ContextTrain, 512)
+	if d.opts.Context <= 0 {
+		d.opts.Context = min(maxCtx, 4096)
+	}
+	if d.opts.Threads <= 0 {
+		d.opts.Threads = m.a.lib.MaxThreads()
+	}
+	d.ctx, d.ctxValue = widget.NewSlider(min(256, float64(maxCtx)), float64(maxCtx)), widget.NewLabel("")
+	d.ctx.Step = 256
+	d.threads, d.thrValue = widget.NewSlider(1, float64(max(m.a.lib.MaxThreads(), 1))), widget.NewLabel("")
+	d.layers, d.layValue = widget.NewSlider(0, float64(info.Layers)), widget.NewLabel("")
+	d.estimate = widget.NewLabel("")
+	d.placement = widget.NewRadioGroup([]string{placeCPU, placeGPU}, func(string) { d.changed(m.a.lib) })
+	d.ctx.SetValue(float64(d.opts.Context))
+	d.threads.SetValue(float64(d.opts.Threads))
+	d.layers.SetValue(float64(d.opts.GPULayers))
+	d.placement.SetSelected(placeCPU)
+	for _, s := range []*widget.Slider{d.ctx, d.threads, d.layers} {
+		s.OnChanged = func(float64) { d.changed(m.a.lib) }
+	}
+	gpuNote := helpLabel("")
+	if gpu := m.a.lib.GPU(); !gpu.Usable {
+		d.placement.Disable()
+		d.layers.Disable()
+		gpuNote.SetText("GPU offload is unavailable: " + gpu.Reason)
+		gpuNote.Importance = widget.WarningImportance
+	} else {
+		if d.opts.GPULayers > 0 {
+			d.placement.SetSelected(placeGPU)
+		}
+		gpuNote.SetText("GPU: " + strings.Join(gpu.Devices, ", "))
+	}
+	d.changed(m.a.lib)
+	form := container.NewVBox(
+		widget.NewLabelWithStyle(info.Name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		helpLabel(modelSummary(info)),
+		labelled("Context length", d.ctx, d.ctxValue),
+		helpLabel("Tokens the model can see at once: conversation plus reply. More needs more memory."),
+		labelled("Threads", d.threads, d.thrValue),
+		d.placement, labelled("GPU layers", d.layers, d.layValue), gpuNote,
+		d.estimate,
+	)
+	return d, form
+}
+
+func labelled(name string, s *widget.Slider, value *widget.Label) fyne.CanvasObject {
+	return container.NewBorder(nil, nil, container.NewGridWrap(fyne.NewSize(120, 36), widget.NewLabel(name)),
+		container.NewGridWrap(fyne.NewSize(80, 36), value), s)
+}
+
+// changed reads the widgets and shows the memory estimate.
+func (d *loadDialog) changed(lib Library) {
+	d.opts.Context = int(d.ctx.Value)
+	d.opts.Threads = int(d.threads.Value)
+	d.opts.GPULayers = 0
+	if d.placement.Selected == placeGPU && !d.placement.Disabled() {
+		d.opts.GPULayers = int(d.layers.Value)
+		d.layers.Enable()
+	} else {
+		d.layers.Disable()
+	}
+	d.ctxValue.SetText(groupDigits(d.opts.Context))
+	d.thrValue.SetText(fmt.Sprint(d.opts.Threads))
+	d.layValue.SetText(fmt.Sprintf("%d/%d", d.opts.GPULayers, d.info.Layers))
+	e := lib.Estimate(d.info, d.opts)
+	s := "Needs about " + humanBytes(e.RAM) + " of RAM"
+	if e.VRAM > 0 {
+		s += " and " + humanBytes(e.VRAM) + " of GPU memory"
+	}
+	d.estimate.SetText(s)
+}
+
+func (m *modelPanel) showLoadDialog() {
+	if m.selected < 0 {
+		return
+	}
+	d, form := m.newLoadDialog(m.models[m.selected])
+	if m.a.win == nil {
+		m.a.loadModel(d.info.Path, d.opts)
+		return
+	}
+	dlg := dialog.NewCustomConfirm("Load model", "Load", "Cancel", form, func(ok bool) {
+		if ok {
+			m.a.loadModel(d.info.Path, d.opts)
+		}
+	}, m.a.win)
+	dlg.Resize(fyne.NewSize(520, 480))
+	dlg.Show()
+}
+
+// setLoading shows a load in progress; "" ends it.
+func (m *modelPanel) setLoading(what string) {
+	if what != "" {
+		m.progress.Show()
+		m.progress.Start()
+		m.state.SetText(what)
+	} else {
+		m.progress.Stop()
+		m.progress.Hide()
+	}
+	m.updateButtons()
+	m.list.Refresh()
+}
+
+// loadModel loads the model at path off the UI goroutine, replacing the
+// one loaded. The window stays usable; chat waits for the model.
+func (a *App) loadModel(path string, o LoadOptions) {
+	if a.loading {
+		return
+	}
+	if a.busy() {
+		a.stopReply()
+	}
+	a.loading = true
+	name := filepath.Base(path)
+	a.models.setError(nil)
+	a.models.setLoading("Loading " + name + "…")
+	a.status.SetBusy("loading " + name + "…")
+	old := a.engine
+	go func() {
+		if old != nil {
+			old.Close()
+		}
+		e, err := a.lib.Load(context.Background(), path, o)
+		a.post(func() { a.modelLoaded(path, o, old, e, err) })
+	}()
+}
+
+func (a *App) modelLoaded(path string, o LoadOptions, old, e Engine, err error) {
+	a.loading = false
+	if a.engine == old {
+		a.engine, a.modelPath = nil, ""
+	}
+	a.status.SetBusy("")
+	if err != nil {
+		a.models.setLoading("")
+		a.models.state.SetText("No model loaded.")
+		a.models.setError(err)
+		a.status.SetModel("no model", "")
+		a.showError("Loading "+filepath.Base(path), err)
+		a.chat.updateEmpty()
+		return
+	}
+	a.engine, a.modelPath = e, path
+	m, _ := a.settings.Model(path)
+	m.Load = store.LoadSettings(o)
+	a.settings.SetModel(path, m)
+	a.settings.LastModel = path
+	a.saveSettings()
+	a.sampling, a.preset = m.Sampling.Clone(), m.Preset
+	a.panel.SetParams(a.sampling, a.preset)
+	info := e.Info()
+	a.models.setLoading("")
+	a.models.state.SetText(fmt.Sprintf("Loaded %s · context %s tokens · %s", info.Name, groupDigits(e.ContextSize()), e.Device()))
+	a.status.SetModel(info.Name, e.Device())
+	a.chat.updateEmpty()
+	a.chat.input.SetPlaceHolder("Message " + info.Name + " (Enter to send, Shift+Enter for a new line)")
+	a.refreshContext()
+	a.requestExplain()
+}
+
+// unloadModel closes the loaded model, stopping a reply first.
+func (a *App) unloadModel() {
+	if a.engine == nil || a.loading {
+		return
+	}
+	if a.busy() {
+		a.stopReply()
+	}
+	e := a.engine
+	a.engine, a.modelPath = nil, ""
+	a.settings.LastModel = ""
+	a.saveSettings()
+	go e.Close()
+	a.models.state.SetText("No model loaded.")
+	a.models.updateButtons()
+	a.models.list.Refresh()
+	a.status.SetModel("no model", "")
+	a.chat.setContext(0, 0)
+	a.chat.updateEmpty()
+}

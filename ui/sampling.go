@@ -1,0 +1,369 @@
+package ui
+
+import (
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"flowchat/app/presets"
+)
+
+// samplingPanel edits the sampling settings of the loaded model: a preset
+// picker, the decoding strategy, and every setting of the chain grouped
+// with explanations. Each valid change goes to App.samplingChanged.
+type samplingPanel struct {
+	a          *App
+	params     presets.Params
+	presetName string // "" when edited since a preset was applied
+	updating   bool   // widgets are being set from params: no callbacks
+
+	preset       *widget.Select
+	savePreset   *widget.Button
+	deletePreset *widget.Button
+	decoding     *widget.Select
+	decodingHelp *widget.Label
+	seedRandom   *widget.Check
+	seed         *widget.Entry
+	errLabel     *widget.Label
+	fields       map[string]*paramField
+	groups       []*groupView
+	content      fyne.CanvasObject
+}
+
+// paramField is one setting: label, value entry, slider and help.
+type paramField struct {
+	spec   paramSpec
+	slider *widget.Slider
+	entry  *widget.Entry
+}
+
+type groupView struct {
+	g      paramGroup
+	note   *widget.Label
+	fields []*paramField
+}
+
+func newSamplingPanel(a *App) *samplingPanel {
+	p := &samplingPanel{a: a, params: presets.Default(), presetName: "Balanced", fields: map[string]*paramField{}}
+	p.preset = widget.NewSelect(nil, p.applyPreset)
+	p.preset.PlaceHolder = "Custom"
+	p.savePreset = widget.NewButtonWithIcon("Save as…", theme.DocumentSaveIcon(), p.askPresetName)
+	p.deletePreset = widget.NewButtonWithIcon("", theme.DeleteIcon(), p.removePreset)
+	p.decoding = widget.NewSelect(decodingLabels(), p.decodingChosen)
+	p.decodingHelp = helpLabel("")
+	p.seedRandom = widget.NewCheck("New random seed for every reply", p.seedChanged)
+	p.seed = widget.NewEntry()
+	p.seed.OnChanged = func(string) { p.seedChanged(p.seedRandom.Checked) }
+	p.errLabel = widget.NewLabel("")
+	p.errLabel.Importance = widget.DangerImportance
+	p.errLabel.Wrapping = fyne.TextWrapWord
+	p.errLabel.Hide()
+	p.content = p.layout()
+	p.refreshPresets()
+	p.show()
+	return p
+}
+
+func helpLabel(s string) *widget.Label {
+	l := widget.NewLabel(s)
+	l.Wrapping = fyne.TextWrapWord
+	l.Importance = widget.LowImportance
+	l.SizeName = theme.SizeNameCaptionText
+	return l
+}
+
+func decodingLabels() []string {
+	var out []string
+	for _, d := range decodingChoices {
+		out = append(out, d.label)
+	}
+	return out
+}
+
+func (p *samplingPanel) layout() fyne.CanvasObject {
+	top := container.NewVBox(
+		container.NewBorder(nil, nil, widget.NewLabel("Preset"), container.NewHBox(p.savePreset, p.deletePreset), p.preset),
+		container.NewBorder(nil, nil, widget.NewLabel("Decoding"), nil, p.decoding),
+		p.decodingHelp,
+		p.errLabel,
+	)
+	acc := widget.NewAccordion()
+	for _, g := range paramGroups {
+		gv := &groupView{g: g, note: helpLabel("")}
+		gv.note.Importance = widget.WarningImportance
+		box := container.NewVBox(helpLabel(g.help), gv.note)
+		for _, s := range g.specs {
+			f := p.newField(s)
+			gv.fields = append(gv.fields, f)
+			box.Add(f.view())
+		}
+		p.groups = append(p.groups, gv)
+		acc.Append(widget.NewAccordionItem(g.title, box))
+	}
+	acc.Append(widget.NewAccordionItem("Seed", container.NewVBox(
+		helpLabel("The same seed, settings and conversation give the same reply."), p.seedRandom, p.seed)))
+	acc.MultiOpen = true
+	acc.Open(0)
+	return container.NewBorder(top, nil, nil, nil, container.NewVScroll(acc))
+}
+
+func (p *samplingPanel) newField(s paramSpec) *paramField {
+	f := &paramField{spec: s, slider: widget.NewSlider(s.min, s.max), entry: widget.NewEntry()}
+	// No scroller inside the entry: its text then clips with the panel's
+	// scroll (and the software painter of screenshots clips it too).
+	f.entry.Wrapping, f.entry.Scroll = fyne.TextWrapOff, container.ScrollNone
+	f.slider.Step = s.step
+	f.slider.OnChanged = func(v float64) { p.sliderMoved(f, v) }
+	f.entry.OnChanged = func(t string) { p.entryTyped(f, t) }
+	p.fields[s.key] = f
+	return f
+}
+
+func (f *paramField) view() fyne.CanvasObject {
+	name := widget.NewLabel(f.spec.label)
+	value := container.NewGridWrap(fyne.NewSize(84, f.entry.MinSize().Height), f.entry)
+	return container.NewVBox(
+		container.NewBorder(nil, nil, name, value, f.slider),
+		helpLabel(f.spec.help),
+	)
+}
+
+func formatValue(s paramSpec, v float64) string {
+	if s.integer {
+		return strconv.Itoa(int(v))
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}
+
+// SetParams shows p, e.g. the settings remembered for a model just loaded,
+// without reporting a change.
+func (p *samplingPanel) SetParams(params presets.Params, preset string) {
+	p.params, p.presetName = params.Clone(), preset
+	p.show()
+}
+
+// show sets every widget from p.params.
+func (p *samplingPanel) show() {
+	p.updating = true
+	defer func() { p.updating = false }()
+	for _, f := range p.fields {
+		v := f.spec.get(&p.params)
+		f.slider.SetValue(v)
+		f.entry.SetText(formatValue(f.spec, v))
+	}
+	p.decoding.SetSelected(decodingLabel(p.params.Decoding))
+	p.seedRandom.SetChecked(p.params.Seed == presets.SeedRandom)
+	if p.params.Seed != presets.SeedRandom {
+		p.seed.SetText(strconv.FormatUint(p.params.Seed, 10))
+	}
+	p.showPresetName()
+	p.showRelevance()
+}
+
+func decodingLabel(v string) string {
+	for _, d := range decodingChoices {
+		if d.value == v {
+			return d.label
+		}
+	}
+	return decodingChoices[0].label
+}
+
+func (p *samplingPanel) showPresetName() {
+	if p.presetName == "" {
+		p.preset.ClearSelected()
+	} else {
+		p.preset.SetSelected(p.presetName)
+	}
+	_, user := p.userPreset(p.presetName)
+	setEnabled(p.deletePreset, user)
+}
+
+// showRelevance greys out settings the current strategy does not use,
+// with the reason.
+func (p *samplingPanel) showRelevance() {
+	for _, d := range decodingChoices {
+		if d.value == p.params.Decoding {
+			p.decodingHelp.SetText(d.help)
+		}
+	}
+	for _, g := range p.groups {
+		why := ""
+		if g.g.unused != nil {
+			why = g.g.unused(&p.params)
+		}
+		setOptional(g.note, why)
+	}
+	setEnabled(p.seed, !p.seedRandom.Checked)
+}
+
+func (p *samplingPanel) sliderMoved(f *paramField, v float64) {
+	if p.updating {
+		return
+	}
+	p.updating = true
+	f.entry.SetText(formatValue(f.spec, v))
+	p.updating = false
+	f.spec.set(&p.params, v)
+	p.changed()
+}
+
+func (p *samplingPanel) entryTyped(f *paramField, text string) {
+	if p.updating {
+		return
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
+	if err != nil {
+		p.showError(errors.New(f.spec.label + ": not a number"))
+		return
+	}
+	if f.spec.integer {
+		v = float64(int(v))
+	}
+	p.updating = true
+	f.slider.SetValue(v)
+	p.updating = false
+	f.spec.set(&p.params, v)
+	p.changed()
+}
+
+func (p *samplingPanel) decodingChosen(label string) {
+	if p.updating {
+		return
+	}
+	for _, d := range decodingChoices {
+		if d.label == label {
+			p.params.Decoding = d.value
+		}
+	}
+	p.changed()
+}
+
+func (p *samplingPanel) seedChanged(random bool) {
+	if p.updating {
+		return
+	}
+	if random {
+		p.params.Seed = presets.SeedRandom
+	} else {
+		v, err := strconv.ParseUint(strings.TrimSpace(p.seed.Text), 10, 64)
+		if err != nil || v == presets.SeedRandom {
+			setEnabled(p.seed, true)
+			p.showError(errors.New("Seed: type a whole number"))
+			return
+		}
+		p.params.Seed = v
+	}
+	p.changed()
+}
+
+// changed validates the edited settings and reports them.
+func (p *samplingPanel) changed() {
+	p.presetName = ""
+	p.updating = true
+	p.showPresetName()
+	p.updating = false
+	p.showRelevance()
+	if err := p.a.lib.ValidateSampling(p.params); err != nil {
+		p.showError(err)
+		return
+	}
+	p.showError(nil)
+	p.a.samplingChanged(p.params, "")
+}
+
+func (p *samplingPanel) showError(err error) {
+	if err == nil {
+		setOptional(p.errLabel, "")
+		return
+	}
+	setOptional(p.errLabel, "⚠ "+err.Error())
+}
+
+// allPresets lists the built-in presets, then the user's.
+func (p *samplingPanel) allPresets() []presets.Preset {
+	return append(presets.Builtin(), p.a.settings.UserPresets...)
+}
+
+func (p *samplingPanel) userPreset(name string) (int, bool) {
+	i := slices.IndexFunc(p.a.settings.UserPresets, func(x presets.Preset) bool { return x.Name == name })
+	return i, i >= 0
+}
+
+func (p *samplingPanel) refreshPresets() {
+	var names []string
+	for _, x := range p.allPresets() {
+		names = append(names, x.Name)
+	}
+	p.updating = true
+	p.preset.SetOptions(names)
+	p.showPresetName()
+	p.updating = false
+}
+
+// applyPreset replaces the settings with the preset chosen.
+func (p *samplingPanel) applyPreset(name string) {
+	if p.updating {
+		return
+	}
+	x, ok := presets.Find(p.allPresets(), name)
+	if !ok {
+		return
+	}
+	p.SetParams(x.Params, name)
+	p.showError(nil)
+	p.a.samplingChanged(p.params, name)
+}
+
+func (p *samplingPanel) askPresetName() {
+	if p.a.win == nil {
+		return
+	}
+	name := widget.NewEntry()
+	name.SetPlaceHolder("My preset")
+	dialog.ShowForm("Save preset", "Save", "Cancel", []*widget.FormItem{widget.NewFormItem("Name", name)}, func(ok bool) {
+		if ok {
+			p.SaveUserPreset(name.Text)
+		}
+	}, p.a.win)
+}
+
+// SaveUserPreset stores the current settings as a user preset (replacing
+// one of the same name); built-in names are refused.
+func (p *samplingPanel) SaveUserPreset(name string) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return
+	}
+	if _, ok := presets.Find(presets.Builtin(), name); ok {
+		p.showError(errors.New("“" + name + "” is a built-in preset: choose another name"))
+		return
+	}
+	x := presets.Preset{Name: name, Params: p.params.Clone()}
+	if i, ok := p.userPreset(name); ok {
+		p.a.settings.UserPresets[i] = x
+	} else {
+		p.a.settings.UserPresets = append(p.a.settings.UserPresets, x)
+	}
+	p.presetName = name
+	p.refreshPresets()
+	p.a.samplingChanged(p.params, name)
+}
+
+func (p *samplingPanel) removePreset() {
+	i, ok := p.userPreset(p.presetName)
+	if !ok {
+		return
+	}
+	p.a.settings.UserPresets = slices.Delete(p.a.settings.UserPresets, i, i+1)
+	p.presetName = ""
+	p.refreshPresets()
+	p.a.samplingChanged(p.params, "")
+}

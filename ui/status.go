@@ -1,0 +1,100 @@
+package ui
+
+import (
+	"fmt"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+)
+
+// statusBar is the window's bottom line: loaded model, device, memory in
+// use, generation speed, and a message with a spinner for long work.
+type statusBar struct {
+	model, device, memory, speed, message *widget.Label
+	busy                                  *widget.ProgressBarInfinite
+	content                               fyne.CanvasObject
+}
+
+func newStatusBar() *statusBar {
+	s := &statusBar{
+		model:  widget.NewLabelWithStyle("no model", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		device: widget.NewLabel(""), memory: widget.NewLabel(""), speed: widget.NewLabel(""),
+		message: statusLabel(), busy: widget.NewProgressBarInfinite(),
+	}
+	s.busy.Hide()
+	sep := func() fyne.CanvasObject { return widget.NewSeparator() }
+	left := container.NewHBox(widget.NewIcon(theme.ComputerIcon()), s.model, sep(), s.device, sep(), s.memory, sep(), s.speed)
+	right := container.NewGridWrap(fyne.NewSize(140, 20), s.busy)
+	s.content = container.NewVBox(widget.NewSeparator(), container.NewBorder(nil, nil, left, right, s.message))
+	return s
+}
+
+// SetModel shows the loaded model and its device.
+func (s *statusBar) SetModel(name, device string) {
+	s.model.SetText(name)
+	s.device.SetText(device)
+}
+
+// SetMemory shows the process's memory in use.
+func (s *statusBar) SetMemory(n uint64) {
+	if n == 0 {
+		s.memory.SetText("")
+		return
+	}
+	s.memory.SetText(humanBytes(n) + " in use")
+}
+
+// SetSpeed shows the last reply's speed (or how it ended).
+func (s *statusBar) SetSpeed(t string) { s.speed.SetText(t) }
+
+// SetBusy shows what long work is under way with a spinner; "" hides it.
+func (s *statusBar) SetBusy(what string) {
+	if what == "" {
+		s.busy.Stop()
+		s.busy.Hide()
+		s.message.SetText("")
+		return
+	}
+	s.message.Importance = widget.MediumImportance
+	s.message.SetText(what)
+	s.busy.Show()
+	s.busy.Start()
+}
+
+// SetMessage shows a note; errors in the danger colour.
+func (s *statusBar) SetMessage(text string, isErr bool) {
+	s.message.Importance = widget.MediumImportance
+	if isErr {
+		s.message.Importance = widget.DangerImportance
+		text = "⚠ " + text
+	}
+	s.message.SetText(text)
+}
+
+// humanBytes writes n in binary units: 1.5 GiB.
+func humanBytes(n uint64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// humanCount writes a parameter count: 1.10B, 15.2M.
+func humanCount(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.2fB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1fK", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}
