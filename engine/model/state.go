@@ -407,6 +407,7 @@ func (s *State) linear(dst []float32, lin Linear, x []float32, T int) {
 func (s *State) quantize(x []float32, T, n int, typ ggml.Type) ([]byte, int) {
 	stride := typ.RowSize(n)
 	if typ == ggml.F32 {
+		s.actSrc = nil // a float product between two uses of a buffer means its contents may have changed
 		return ggml.F32Bytes(x[:T*n]), stride
 	}
 	if s.actSrc == &x[0] && s.actType == typ && s.actT == T && s.actN == n {
