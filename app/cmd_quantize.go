@@ -44,8 +44,11 @@ func cmdQuantize(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	for _, c := range rep.Tensors {
-		if c.Kept != "" && !strings.HasPrefix(c.Kept, "already") {
+		switch {
+		case c.Kept != "" && !strings.HasPrefix(c.Kept, "already"):
 			fmt.Fprintf(stderr, "kept %s as %v: %s\n", c.Name, c.From, c.Kept)
+		case c.Note != "":
+			fmt.Fprintf(stderr, "%s: %s\n", c.Name, c.Note)
 		}
 	}
 	fmt.Fprintf(stdout, "%s → %s in %.1fs: %s\n", in, out, time.Since(t0).Seconds(), rep.Summary())

@@ -56,8 +56,8 @@ func QuantizeFile(f *gguf.File, opt Options) (*gguf.Writer, Report, error) {
 			w.AddTensor(t.Name, t.Type, t.Shape, data)
 			continue
 		}
-		w.AddTensorFunc(t.Name, target, t.Shape, func(out io.Writer) error {
-			_, err := out.Write(encodeRows(data, t.Type, target, cols, rows, opt.Threads))
+		w.AddTensorFunc(t.Name, c.To, t.Shape, func(out io.Writer) error {
+			_, err := out.Write(encodeRows(data, t.Type, c.To, cols, rows, opt.Threads))
 			return err
 		})
 	}

@@ -33,6 +33,7 @@ type TensorChange struct {
 	Elements int
 	Bytes    int64  // bytes in the target type (the format's size also when simulated)
 	Kept     string // why the tensor was kept as stored; "" when converted
+	Note     string // why it was converted to another type than the target
 }
 
 // Report summarizes a conversion.
@@ -119,9 +120,10 @@ func (opt *Options) Validate() error {
 	return nil
 }
 
-// Plan decides whether a [rows × cols] matrix of type from becomes target:
-// it is kept as stored when it already has the type, has fewer than
-// minElems elements, or its rows are not whole blocks of target.
+// Plan decides what a [rows × cols] matrix of type from becomes: target;
+// F16 when its rows are not whole blocks of target and it is F32 (the
+// fallback llama-quantize uses); or as stored when it already has the type,
+// has fewer than minElems elements, or cannot be blocked.
 func Plan(name string, from ggml.Type, cols, rows int, target ggml.Type, minElems int) TensorChange {
 	n := cols * rows
 	c := TensorChange{Name: name, From: from, To: target, Elements: n}
@@ -130,6 +132,9 @@ func Plan(name string, from ggml.Type, cols, rows int, target ggml.Type, minElem
 		c.Kept = "already " + TypeName(target)
 	case n < minElems:
 		c.Kept = fmt.Sprintf("%d elements < %d", n, minElems)
+	case cols%blockSize(target) != 0 && from == ggml.F32:
+		c.To = ggml.F16
+		c.Note = fmt.Sprintf("F16: row length %d is not a multiple of the %s block %d", cols, TypeName(target), blockSize(target))
 	case cols%blockSize(target) != 0:
 		c.Kept = fmt.Sprintf("row length %d is not a multiple of the %s block %d", cols, TypeName(target), blockSize(target))
 	}
