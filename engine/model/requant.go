@@ -33,9 +33,9 @@ func (m *Model) Weights() []*Weight {
 // Requantize converts the weight matrices to opt.Type (the output head, and
 // a token embedding tied to it, to opt.OutputType when opt.SetOutput) in
 // place, before any State is made: the load-time quantization of
-// Inferflow, for its block formats and GGML's types alike. Matrices below
-// opt.MinElements, with rows that are not whole blocks, or already of the
-// type stay as stored; the report says which and why.
+// Inferflow, for its block formats and GGML's types alike. See quant.Plan
+// for the matrices that stay as stored or become F16; the report says
+// which and why.
 func (m *Model) Requantize(opt quant.Options) (quant.Report, error) {
 	if err := opt.Validate(); err != nil {
 		return quant.Report{}, err
@@ -49,7 +49,7 @@ func (m *Model) Requantize(opt quant.Options) (quant.Report, error) {
 		c := quant.Plan(w.Name, w.Type, w.Cols, w.Rows, target, opt.MinElements)
 		if c.Kept == "" {
 			var sim bool
-			w.Type, w.Data, sim = quant.Encode(w.Data, w.Type, w.Cols, w.Rows, target, opt.Threads)
+			w.Type, w.Data, sim = quant.Encode(w.Data, w.Type, w.Cols, w.Rows, c.To, opt.Threads)
 			r.Simulated = r.Simulated || sim
 		}
 		r.Tensors = append(r.Tensors, c)
