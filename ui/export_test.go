@@ -63,6 +63,7 @@ func (a *App) PresetSelect() *widget.Select        { return a.panel.preset }
 func (a *App) DecodingSelect() *widget.Select      { return a.panel.decoding }
 func (a *App) SamplingError() string               { return visibleText(a.panel.errLabel) }
 func (a *App) SaveUserPreset(name string)          { a.panel.SaveUserPreset(name) }
+func (a *App) DeletePresetButton() *widget.Button  { return a.panel.deletePreset }
 func (a *App) GroupNote(title string) string {
 	for _, g := range a.panel.groups {
 		if g.g.title == title {

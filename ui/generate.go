@@ -252,7 +252,7 @@ func fitContext(e Engine, msgs []Message, ids []string, policy string, maxTokens
 }
 
 // dropOldest removes turns after the system prompt, oldest first, until
-// the prompt is at most limit tokens; the last turn always stays.
+// the prompt is at most limit tokens; the last message always stays.
 func dropOldest(e Engine, msgs []Message, ids []string, limit int) ([]Message, []string, error) {
 	first := 0
 	if len(msgs) > 0 && msgs[0].Role == RoleSystem {
@@ -270,9 +270,16 @@ func dropOldest(e Engine, msgs []Message, ids []string, limit int) ([]Message, [
 		if len(msgs)-first <= 1 {
 			return nil, nil, fmt.Errorf("%w: the last message alone is %d tokens; the context holds %d", ErrContextFull, n, e.ContextSize())
 		}
-		dropped = append(dropped, ids[first])
-		msgs = append(msgs[:first:first], msgs[first+1:]...)
-		ids = append(ids[:first:first], ids[first+1:]...)
+		// Drop a whole turn: the oldest message and the replies after it,
+		// so that the request still starts with a user message (strict
+		// chat templates require it).
+		n = 1
+		for first+n < len(msgs)-1 && msgs[first+n].Role != RoleUser {
+			n++
+		}
+		dropped = append(dropped, ids[first:first+n]...)
+		msgs = append(msgs[:first:first], msgs[first+n:]...)
+		ids = append(ids[:first:first], ids[first+n:]...)
 	}
 }
 

@@ -1,6 +1,10 @@
 package ui
 
-import "flowchat/app/presets"
+import (
+	"strconv"
+
+	"flowchat/app/presets"
+)
 
 // paramSpec describes one numeric sampling setting for the panel: its
 // range, step, and a sentence on what it does.
@@ -23,8 +27,15 @@ type paramGroup struct {
 
 func f32Spec(key, label, help string, min, max, step float64, field func(*presets.Params) *float32) paramSpec {
 	return paramSpec{key: key, label: label, help: help, min: min, max: max, step: step,
-		get: func(p *presets.Params) float64 { return float64(*field(p)) },
+		get: func(p *presets.Params) float64 { return widen(*field(p)) },
 		set: func(p *presets.Params, v float64) { *field(p) = float32(v) }}
+}
+
+// widen converts through the shortest decimal, so 0.35 stored as float32
+// shows as 0.35 again rather than 0.3499999940395355.
+func widen(f float32) float64 {
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(float64(f), 'g', -1, 32), 64)
+	return v
 }
 
 func intSpec(key, label, help string, min, max float64, field func(*presets.Params) *int) paramSpec {

@@ -32,6 +32,9 @@ type Engine struct {
 	Gate chan struct{}
 	// Err is returned once the whole reply was streamed.
 	Err error
+	// Stop is the stop reason reported when the whole reply was streamed;
+	// "" means ui.StopEOG.
+	Stop string
 	// Context is the context window in tokens; 0 means 4096.
 	Context int
 	// Explanation returns the next-token view of req; nil uses Distribution.
@@ -127,6 +130,9 @@ func (e *Engine) Generate(ctx context.Context, req ui.Request, onPiece func(stri
 		st.GenTokens++
 	}
 	st.Total = time.Since(start)
+	if e.Stop != "" && st.StopReason == ui.StopEOG {
+		st.StopReason = e.Stop
+	}
 	return st, e.Err
 }
 

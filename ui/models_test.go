@@ -1,0 +1,80 @@
+package ui_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"flowchat/ui"
+)
+
+func TestModelPanelListsAndShowsLoaded(t *testing.T) {
+	h := newHarness(t, scripted("ok"))
+	if got := h.a.ListedModels(); len(got) != 2 || got[0].Name != "tiny-test" {
+		t.Fatalf("listed %+v", got)
+	}
+	if !strings.Contains(h.a.ModelState(), "Loaded tiny-test") || h.a.StatusModel() != "tiny-test" {
+		t.Errorf("state %q, status %q", h.a.ModelState(), h.a.StatusModel())
+	}
+	if !strings.Contains(h.a.ContextText(), "context 0 / 4\u202f096 tokens") {
+		t.Errorf("context line %q; want the engine's 4 096 tokens, none used", h.a.ContextText())
+	}
+	h.a.UnloadModel()
+	for deadline := time.Now().Add(2 * time.Second); !h.eng.Closed() && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond) // Close runs off the UI goroutine
+	}
+	if h.a.Engine() != nil || h.a.StatusModel() != "no model" || !h.eng.Closed() {
+		t.Errorf("after unload: engine %v, status %q, closed %v", h.a.Engine(), h.a.StatusModel(), h.eng.Closed())
+	}
+	h.say("anyone there?")
+	if !strings.Contains(h.a.Banner(), "No model is loaded") || len(h.eng.Calls()) != 0 {
+		t.Errorf("send without a model: banner %q, %d calls", h.a.Banner(), len(h.eng.Calls()))
+	}
+}
+
+func TestModelLoadErrorIsShownInWindow(t *testing.T) {
+	h := newHarness(t, scripted("ok"))
+	h.lib.LoadErr = map[string]error{bigModel.Path: errors.New("unsupported tensor type IQ1_M")}
+	h.a.LoadModel(bigModel.Path, ui.LoadOptions{})
+	h.pumpUntil("the load to fail", func() bool { return !h.a.Loading() })
+	if !strings.Contains(h.a.ModelError(), "IQ1_M") || !strings.Contains(h.a.StatusMessage(), "IQ1_M") {
+		t.Errorf("model panel error %q, status %q", h.a.ModelError(), h.a.StatusMessage())
+	}
+	if h.a.Engine() != nil {
+		t.Error("the previous model is still reported loaded after it was replaced by a failed load")
+	}
+	h.a.AddModelFile("/nowhere/broken.gguf")
+	h.pumpIdle()
+	if !strings.Contains(h.a.ModelError(), "not a GGUF") {
+		t.Errorf("opening a bad file: %q", h.a.ModelError())
+	}
+}
+
+func TestLoadDialogGreysOutGPUWithReason(t *testing.T) {
+	h := newHarness(t, scripted("ok"))
+	h.lib.GPUStatus = ui.GPUStatus{Reason: "libcuda.so.1 not found"}
+	f := h.a.LoadForm(1)
+	if !f.Placement().Disabled() || !f.Layers().Disabled() {
+		t.Error("GPU placement enabled without a GPU")
+	}
+	if f.Context().Value != 4096 || f.Options().GPULayers != 0 {
+		t.Errorf("defaults: context %v, options %+v", f.Context().Value, f.Options())
+	}
+	if !strings.Contains(f.Estimate(), "RAM") || strings.Contains(f.Estimate(), "GPU memory") {
+		t.Errorf("estimate %q", f.Estimate())
+	}
+	ram := f.Estimate()
+	f.Context().SetValue(16384)
+	if f.Estimate() == ram {
+		t.Error("estimate does not follow the context length")
+	}
+
+	h.lib.GPUStatus = ui.GPUStatus{Usable: true, Devices: []string{"Test GPU (24 GiB)"}}
+	f = h.a.LoadForm(1)
+	f.Placement().SetSelected("Offload layers to the GPU")
+	f.Layers().SetValue(14)
+	if f.Options().GPULayers != 14 || !strings.Contains(f.Estimate(), "GPU memory") {
+		t.Errorf("with a GPU: options %+v, estimate %q", f.Options(), f.Estimate())
+	}
+}

@@ -1,0 +1,131 @@
+package ui_test
+
+import (
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2/test"
+
+	"flowchat/app/presets"
+	"flowchat/ui"
+)
+
+func TestSliderChangeReachesRequest(t *testing.T) {
+	h := newHarness(t, scripted("one two three"))
+	h.a.Slider("temperature").SetValue(0.3)
+	h.a.Slider("top_k").SetValue(7)
+	if got := h.a.ValueEntry("top_k").Text; got != "7" {
+		t.Errorf("top-k entry shows %q after the slider moved", got)
+	}
+	h.a.ValueEntry("min_p").SetText("0.2")
+	if got := h.a.Slider("min_p").Value; got != 0.2 {
+		t.Errorf("min-p slider at %v after typing 0.2", got)
+	}
+	h.a.Slider("max_tokens").SetValue(2)
+	h.say("hi")
+	s := h.eng.Calls()[0].Sampling
+	if s.Temperature != 0.3 || s.TopK != 7 || s.MinP != 0.2 || s.MaxTokens != 2 {
+		t.Errorf("request sampling %+v", s)
+	}
+	if f := h.a.Views()[1].Footer(); !strings.Contains(f, "2 generated") || !strings.Contains(f, "max tokens") {
+		t.Errorf("a reply cut by max tokens says %q", f)
+	}
+	if h.a.PresetSelect().Selected != "" {
+		t.Errorf("preset still shows %q after edits", h.a.PresetSelect().Selected)
+	}
+}
+
+func TestDecodingChoiceGreysOutUnusedGroups(t *testing.T) {
+	h := newHarness(t, scripted("ok"))
+	if note := h.a.GroupNote("Temperature & truncation"); note != "" {
+		t.Errorf("sampling decoding: truncation note %q", note)
+	}
+	h.a.DecodingSelect().SetSelected("Greedy")
+	if note := h.a.GroupNote("Temperature & truncation"); !strings.Contains(note, "greedy") {
+		t.Errorf("greedy decoding: truncation note %q", note)
+	}
+	if h.a.Sampling().Decoding != presets.DecodingGreedy {
+		t.Errorf("decoding %q", h.a.Sampling().Decoding)
+	}
+	if note := h.a.GroupNote("FSD (frustratingly simple decoding)"); note == "" {
+		t.Error("FSD settings not marked unused under greedy decoding")
+	}
+}
+
+func TestInvalidSettingIsShownAndNotSent(t *testing.T) {
+	h := newHarness(t, scripted("ok"))
+	h.a.ValueEntry("temperature").SetText("-1")
+	if !strings.Contains(h.a.SamplingError(), "temperature") {
+		t.Errorf("error shown: %q", h.a.SamplingError())
+	}
+	h.say("hi")
+	if got := h.eng.Calls()[0].Sampling.Temperature; got < 0 {
+		t.Errorf("an invalid temperature %v reached the engine", got)
+	}
+	h.a.ValueEntry("temperature").SetText("0.5")
+	if h.a.SamplingError() != "" {
+		t.Errorf("error stays after a valid value: %q", h.a.SamplingError())
+	}
+}
+
+// TestSettingsRememberedPerModel: each model keeps its own preset and
+// settings across loads.
+func TestSettingsRememberedPerModel(t *testing.T) {
+	h := newHarness(t, scripted("ok"))
+	h.a.PresetSelect().SetSelected("Precise")
+	precise, _ := presets.Find(presets.Builtin(), "Precise")
+	if h.a.Sampling().Temperature != precise.Params.Temperature {
+		t.Fatalf("Precise preset gave temperature %v", h.a.Sampling().Temperature)
+	}
+	h.a.LoadModel(bigModel.Path, ui.LoadOptions{Context: 8192})
+	h.pumpUntil("the big model", func() bool { return !h.a.Loading() })
+	if h.a.Sampling().Temperature != presets.Default().Temperature || h.a.PresetSelect().Selected != "Balanced" {
+		t.Errorf("new model starts with %v / %q, want the defaults", h.a.Sampling().Temperature, h.a.PresetSelect().Selected)
+	}
+	h.a.Slider("temperature").SetValue(1.5)
+	h.a.LoadModel(tinyModel.Path, ui.LoadOptions{})
+	h.pumpUntil("the tiny model", func() bool { return !h.a.Loading() })
+	if h.a.Sampling().Temperature != precise.Params.Temperature || h.a.PresetSelect().Selected != "Precise" {
+		t.Errorf("tiny model came back with %v / %q, want Precise", h.a.Sampling().Temperature, h.a.PresetSelect().Selected)
+	}
+	h.a.LoadModel(bigModel.Path, ui.LoadOptions{})
+	h.pumpUntil("the big model again", func() bool { return !h.a.Loading() })
+	if h.a.Sampling().Temperature != 1.5 {
+		t.Errorf("big model came back with temperature %v, want 1.5", h.a.Sampling().Temperature)
+	}
+	if loads := h.lib.Loads(); loads[1].Opts.Context != 8192 {
+		t.Errorf("load options %+v", loads)
+	}
+}
+
+func TestUserPresetSavedAndPersisted(t *testing.T) {
+	h := newHarness(t, scripted("ok"))
+	h.a.Slider("top_k").SetValue(12)
+	h.a.SaveUserPreset("Balanced")
+	if !strings.Contains(h.a.SamplingError(), "built-in") {
+		t.Errorf("saving over a built-in: %q", h.a.SamplingError())
+	}
+	h.a.SaveUserPreset("mine")
+	if h.a.PresetSelect().Selected != "mine" || !contains(h.a.PresetSelect().Options, "mine") {
+		t.Fatalf("preset select %q of %q", h.a.PresetSelect().Selected, h.a.PresetSelect().Options)
+	}
+	h.a.PresetSelect().SetSelected("Creative")
+	h = h.restart()
+	h.a.PresetSelect().SetSelected("mine")
+	if h.a.Sampling().TopK != 12 {
+		t.Errorf("user preset after restart gives top-k %d", h.a.Sampling().TopK)
+	}
+	test.Tap(h.a.DeletePresetButton())
+	if contains(h.a.PresetSelect().Options, "mine") {
+		t.Error("deleted preset still listed")
+	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
