@@ -14,7 +14,8 @@ import (
 // Tags. gonja's if, for, macro, raw, break and continue are used as they
 // are (their fields are exported, so the rewriter reaches their
 // expressions). set, filter and with are re-implemented here because
-// gonja keeps their expressions in unexported fields. Tags jinja2 cannot
+// gonja keeps their expressions in unexported fields; generation comes from
+// the AssistantTracker extension that transformers also loads. Tags jinja2 cannot
 // run without a loader or an extension that Hugging Face does not enable
 // (include, import, from, extends, block, call, do, trans, autoescape) are
 // left out, so templates using them fail at Parse.
@@ -24,6 +25,9 @@ func tagSet() *exec.ControlStructureSet {
 		"set":    parseSet,
 		"filter": parseFilterBlock,
 		"with":   parseWith,
+		// transformers' AssistantTracker extension; rendering the body is
+		// all it does unless assistant masks are requested.
+		"generation": parseGeneration,
 	})
 	for _, name := range []string{"if", "for", "macro", "raw", "break", "continue"} {
 		p, ok := builtins.ControlStructures.Get(name)
@@ -314,4 +318,31 @@ func (w *withBlock) Execute(r *exec.Renderer, _ *nodes.ControlStructureBlock) er
 		sub.Environment.Context.Set(name, norm(v))
 	}
 	return sub.ExecuteWrapper(w.body)
+}
+
+// generationBlock is {% generation %}...{% endgeneration %}.
+type generationBlock struct {
+	loc  *tokens.Token
+	body *nodes.Wrapper
+}
+
+func (g *generationBlock) Position() *tokens.Token { return g.loc }
+func (g *generationBlock) String() string          { return "generation" }
+
+func parseGeneration(p *parser.Parser, args *parser.Parser) (nodes.ControlStructure, error) {
+	if !args.End() {
+		return nil, args.Error("generation takes no arguments", args.Current())
+	}
+	body, end, err := p.WrapUntil("endgeneration")
+	if err != nil {
+		return nil, err
+	}
+	if !end.End() {
+		return nil, end.Error("endgeneration takes no arguments", nil)
+	}
+	return &generationBlock{loc: p.Current(), body: body}, nil
+}
+
+func (g *generationBlock) Execute(r *exec.Renderer, _ *nodes.ControlStructureBlock) error {
+	return r.ExecuteWrapper(g.body)
 }

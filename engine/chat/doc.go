@@ -4,7 +4,9 @@
 // conventions: ImmutableSandboxedEnvironment(trim_blocks=True,
 // lstrip_blocks=True, extensions=[loopcontrols]), tojson as
 // json.dumps(ensure_ascii=False), raise_exception(msg) raising TemplateError,
-// strftime_now(fmt), and tools/documents undefined unless given.
+// strftime_now(fmt), and tools/documents undefined unless given. The
+// {% generation %} tag of transformers' AssistantTracker extension is
+// accepted and renders its body.
 //
 // # How
 //

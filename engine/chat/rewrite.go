@@ -114,6 +114,8 @@ func (rw *rewriter) control(cs nodes.ControlStructure) {
 			t.exprs[i] = rw.expr(e)
 		}
 		rw.wrapper(t.body)
+	case *generationBlock:
+		rw.wrapper(t.body)
 	case *gcs.RawControlStructure, *gcs.BreakControlStructure,
 		*gcs.ContinueControlStructure:
 	default:
@@ -353,7 +355,7 @@ func blockDelta(tok *tokens.Token) int {
 		return 0
 	}
 	switch tok.Val {
-	case "if", "for", "macro", "filter", "with", "call", "block", "raw", "autoescape", "trans":
+	case "if", "for", "macro", "filter", "with", "call", "block", "raw", "autoescape", "trans", "generation":
 		return 1
 	}
 	if len(tok.Val) > 3 && tok.Val[:3] == "end" {

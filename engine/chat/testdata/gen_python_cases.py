@@ -9,7 +9,8 @@ directory:  python3 gen_python_cases.py
 import datetime, json, os, sys
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
-from jinja2.ext import loopcontrols
+from jinja2 import nodes
+from jinja2.ext import Extension, loopcontrols
 from jinja2.exceptions import TemplateError
 
 assert jinja2.__version__ == "3.1.6", jinja2.__version__
@@ -24,8 +25,23 @@ def tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False)
 NOW = datetime.datetime(2026, 11, 22, 10, 0, 0)
 
 
+class AssistantTracker(Extension):
+    """transformers' {% generation %} tag, as it renders when no assistant
+    mask is requested: the body, in a call block."""
+    tags = {"generation"}
+
+    def parse(self, parser):
+        lineno = next(parser.stream).lineno
+        body = parser.parse_statements(["name:endgeneration"], drop_needle=True)
+        return nodes.CallBlock(self.call_method("_render"), [], [], body).set_lineno(lineno)
+
+    def _render(self, caller):
+        return caller()
+
+
 def render(src, ctx):
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[loopcontrols])
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
+                                        extensions=[AssistantTracker, loopcontrols])
     env.filters["tojson"] = tojson
     env.globals["raise_exception"] = raise_exception
     env.globals["strftime_now"] = lambda fmt: NOW.strftime(fmt)
