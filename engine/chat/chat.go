@@ -11,7 +11,9 @@ import (
 	"github.com/nikolalohinski/gonja/v2/exec"
 )
 
-// Message is one turn of a conversation.
+// Message is one turn of a conversation. Templates see it as the dict
+// {"role": ..., "content": ...}; fields added later (tool calls) must be
+// added to messageDict in the order Hugging Face's messages carry them.
 type Message struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
@@ -25,7 +27,9 @@ type Options struct {
 	// Extra holds further variables: "tools", "documents", template switches
 	// such as "enable_thinking". Values are Go data (maps, slices, structs,
 	// numbers, strings) or json.RawMessage, whose object keys keep their
-	// order. Variables not given are undefined, as jinja2 has them.
+	// order. Variables not given are undefined, as jinja2 has them. An Extra
+	// entry replaces the variable of the same name set from the arguments,
+	// e.g. "messages" as JSON to pass tool calls that Message cannot hold.
 	Extra map[string]any
 }
 
@@ -61,7 +65,10 @@ func Parse(src string) (t *Template, err error) {
 	rw := &rewriter{env: environment(), names: map[string]bool{}, lits: lits}
 	rw.nodes(tpl.Root().Nodes)
 	if rw.err != nil {
-		return nil, asError(rw.err)
+		if e, ok := rw.err.(*Error); ok {
+			return nil, e
+		}
+		return nil, &Error{Kind: "TemplateSyntaxError", Msg: rw.err.Error()}
 	}
 	names := make([]string, 0, len(rw.names))
 	for n := range rw.names {
