@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/nikolalohinski/gonja/v2/builtins"
@@ -8,7 +9,6 @@ import (
 	"github.com/nikolalohinski/gonja/v2/nodes"
 	"github.com/nikolalohinski/gonja/v2/parser"
 	"github.com/nikolalohinski/gonja/v2/tokens"
-	"github.com/pkg/errors"
 )
 
 // Tags. gonja's if, for, macro, raw, break and continue are used as they
@@ -206,7 +206,7 @@ func assign(r *exec.Renderer, target nodes.Expression, v any) error {
 		dictSet(ns.attrs, t.Attribute, v)
 		return nil
 	}
-	return errors.Errorf("cannot assign to %s", target)
+	return fmt.Errorf("cannot assign to %s", target)
 }
 
 // failRender records err as the render's error for code outside filters.
