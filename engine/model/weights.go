@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"unsafe"
 
 	"flowchat/engine/ggml"
 )
@@ -74,7 +75,17 @@ func (b *binder) check(w *Weight, cols, rows int) *Weight {
 		b.fail("tensor %s has shape [%d, %d], want [%d, %d]", w.Name, w.Cols, w.Rows, cols, rows)
 		return nil
 	}
+	alignData(w)
 	return w
+}
+
+// alignData copies tensor data that is not 4-byte aligned (the legacy
+// PyTorch format packs storages at arbitrary offsets) so that every kernel
+// may read it as float32/uint16 words.
+func alignData(w *Weight) {
+	if len(w.Data) > 0 && uintptr(unsafe.Pointer(&w.Data[0]))%4 != 0 {
+		w.Data = append([]byte(nil), w.Data...)
+	}
 }
 
 // vector binds an optional 1-D tensor of length n as float32; nil if absent.
