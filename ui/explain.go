@@ -65,6 +65,7 @@ func (x *explainer) done(e Engine, exp Explanation, err error) {
 	x.a.next.SetWorking(false)
 	switch {
 	case e != x.a.engine || errors.Is(err, ErrBusy) || errors.Is(err, context.Canceled):
+	case x.a.busy(): // the reply's own steps are shown live
 	case err != nil:
 		x.a.next.SetError(err)
 	default:
