@@ -17,6 +17,7 @@ type State struct {
 	pos      int // tokens in the cache
 
 	kCache, vCache [][]float32 // [layer][nCtx × kvDim], [layer][nCtx × vDim]
+	kv             *kvQuant    // F16/Q8_0 cache instead of the above (kvcache.go)
 
 	x, xn, tmp  []float32 // [maxBatch × nEmbd]
 	qkv         []float32 // fused projection output [maxBatch × (q+k+v)]
@@ -262,9 +263,7 @@ func (s *State) attention(l, T int, xn []float32) {
 		s.linear(v, a.V, xn, T)
 	}
 	s.prepareQK(a, T, q, k)
-	kc, vc := s.kCache[l], s.vCache[l]
-	copy(kc[s.pos*c.kvDim():], k)
-	copy(vc[s.pos*c.vDim():], v)
+	s.storeKV(l, k, v)
 	s.attn = attnTask{s: s, l: l, T: T, q: q, out: s.attnOut[:T*c.NHead*c.HeadDimV]}
 	m.pool.Run(&s.attn, T*c.NHead)
 	s.linear(s.tmp[:T*c.NEmbd], a.O, s.attn.out, T)
@@ -310,11 +309,9 @@ func (a *attnTask) Run(i, worker int) {
 		n = s.pos + a.T
 	}
 	q := a.q[(t*m.NHead+h)*hd : (t*m.NHead+h+1)*hd]
-	kc, vc := s.kCache[a.l], s.vCache[a.l]
-	kvDim, vDim := m.kvDim(), m.vDim()
 	scores := s.scores[worker][:n]
 	for j := range scores {
-		scores[j] = dot(q, kc[j*kvDim+kvh*hd:j*kvDim+(kvh+1)*hd]) * m.attnScale
+		scores[j] = dot(q, s.key(a.l, j, kvh, worker)) * m.attnScale
 	}
 	if m.alibi != nil {
 		slope := m.alibi[h]
@@ -326,7 +323,7 @@ func (a *attnTask) Run(i, worker int) {
 	out := a.out[(t*m.NHead+h)*hdv : (t*m.NHead+h+1)*hdv]
 	clear(out)
 	for j, w := range scores {
-		axpy(out, w, vc[j*vDim+kvh*hdv:j*vDim+(kvh+1)*hdv])
+		axpy(out, w, s.value(a.l, j, kvh, worker))
 	}
 }
 
