@@ -124,7 +124,7 @@ func fromGGUF(f *gguf.File, opt LoadOptions) (*Model, error) {
 func describe(f *gguf.File, net *model.Model, tmpl bool) Info {
 	params, types := net.Describe()
 	name, _ := f.String("general.name")
-	if name == "" {
+	if name == "" || name == net.Arch { // converters often write just the architecture
 		name = strings.TrimSuffix(baseName(f.Path), ".gguf")
 	}
 	return Info{
