@@ -272,9 +272,11 @@ func (h *Hub) serveFile(w http.ResponseWriter, r *http.Request, server, key stri
 	}
 	data := h.content(f)
 	cw := &countingWriter{ResponseWriter: w, drop: fault.DropAfter, stall: fault.StallAfter, ctx: r}
+	seen := Request{Server: server, Method: r.Method, Path: r.URL.Path, Range: r.Header.Get("Range"),
+		IfRange: r.Header.Get("If-Range"), Auth: r.Header.Get("Authorization")}
 	defer func() {
-		h.record(Request{Server: server, Method: r.Method, Path: r.URL.Path, Range: r.Header.Get("Range"),
-			IfRange: r.Header.Get("If-Range"), Auth: r.Header.Get("Authorization"), Status: cw.code, BytesSent: cw.n})
+		seen.Status, seen.BytesSent = cw.code, cw.n
+		h.record(seen)
 	}()
 	if fault.Delay > 0 {
 		time.Sleep(fault.Delay)
