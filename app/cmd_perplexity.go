@@ -10,6 +10,7 @@ import (
 
 	"flowchat/engine"
 	"flowchat/engine/eval"
+	"flowchat/engine/ggml"
 	"flowchat/engine/quant"
 )
 
@@ -81,6 +82,7 @@ func cmdPerplexity(args []string, stdout, stderr io.Writer) error {
 	chunks := fs.Int("chunks", 0, "score at most this many chunks (0 = all)")
 	saveBase := fs.String("save-base", "", "also write this model's log-probabilities to FILE, the base for --kl-base")
 	klBase := fs.String("kl-base", "", "compare with the base log-probabilities in FILE (KL divergence, top-1 agreement); its tokens are scored, --file is not needed")
+	kvType := fs.String("kv-type", "F32", "KV cache type: F32, F16 or Q8_0 (llama-perplexity's -ctk/-ctv)")
 	weights := fs.Bool("weights", false, "print each weight matrix's error against the file's (with --type: the quantization error)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -88,20 +90,28 @@ func cmdPerplexity(args []string, stdout, stderr io.Writer) error {
 	if (*file == "") == (*klBase == "") {
 		return fmt.Errorf("%w: want exactly one of --file TEXT or --kl-base FILE (flowchat perplexity --model M --file TEXT -c 128)", errUsage)
 	}
+	kv, ok := ggml.ParseType(*kvType)
+	if !ok {
+		return fmt.Errorf("%w: --kv-type %q (F32, F16, Q8_0)", errUsage, *kvType)
+	}
 	m, err := loadRequant(&mf, &rf, stderr)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
+	sc := eval.Scorer(m)
+	if kv != ggml.F32 {
+		sc = eval.NetScorer{Net: m.Net, KVType: kv}
+	}
 	if *weights {
 		if err := printWeightErrors(&mf, m, stdout); err != nil {
 			return err
 		}
 	}
 	if *klBase != "" {
-		return perplexityKL(m, *klBase, stdout, stderr)
+		return perplexityKL(sc, *klBase, stdout, stderr)
 	}
-	return perplexityText(m, *file, mf.ctx, *chunks, *saveBase, stdout, stderr)
+	return perplexityText(m, sc, *file, mf.ctx, *chunks, *saveBase, stdout, stderr)
 }
 
 // chunkPrinter prints llama-perplexity's running values: [1]2.9607,[2]…
@@ -115,7 +125,7 @@ func chunkPrinter(stderr io.Writer) func(i, n int, running float64) bool {
 	}
 }
 
-func perplexityText(m *engine.Model, file string, ctx, chunks int, saveBase string, stdout, stderr io.Writer) error {
+func perplexityText(m *engine.Model, sc eval.Scorer, file string, ctx, chunks int, saveBase string, stdout, stderr io.Writer) error {
 	text, err := os.ReadFile(file)
 	if err != nil {
 		return err
@@ -128,9 +138,9 @@ func perplexityText(m *engine.Model, file string, ctx, chunks int, saveBase stri
 	fmt.Fprintf(stderr, "%d tokens, chunks of %d, scoring the second half of each\n", len(tokens), ctx)
 	var r eval.PerplexityResult
 	if saveBase != "" {
-		r, err = writeBaseFile(m, saveBase, tokens, opt, stderr)
+		r, err = writeBaseFile(sc, saveBase, tokens, opt, stderr)
 	} else {
-		r, err = eval.Perplexity(m, tokens, opt, chunkPrinter(stderr))
+		r, err = eval.Perplexity(sc, tokens, opt, chunkPrinter(stderr))
 	}
 	if err != nil {
 		return err
@@ -139,7 +149,7 @@ func perplexityText(m *engine.Model, file string, ctx, chunks int, saveBase stri
 	return nil
 }
 
-func writeBaseFile(m *engine.Model, path string, tokens []int32, opt eval.ChunkOptions, stderr io.Writer) (r eval.PerplexityResult, err error) {
+func writeBaseFile(sc eval.Scorer, path string, tokens []int32, opt eval.ChunkOptions, stderr io.Writer) (r eval.PerplexityResult, err error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return r, err
@@ -152,20 +162,20 @@ func writeBaseFile(m *engine.Model, path string, tokens []int32, opt eval.ChunkO
 			os.Remove(path)
 		}
 	}()
-	r, err = eval.WriteBase(f, m, tokens, opt, chunkPrinter(stderr))
+	r, err = eval.WriteBase(f, sc, tokens, opt, chunkPrinter(stderr))
 	if err == nil {
 		fmt.Fprintf(stderr, "wrote the base log-probabilities to %s\n", path)
 	}
 	return r, err
 }
 
-func perplexityKL(m *engine.Model, path string, stdout, stderr io.Writer) error {
+func perplexityKL(sc eval.Scorer, path string, stdout, stderr io.Writer) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	r, err := eval.CompareBase(f, m, chunkPrinter(stderr))
+	r, err := eval.CompareBase(f, sc, chunkPrinter(stderr))
 	if err != nil {
 		if errors.Is(err, eval.ErrBaseFormat) {
 			return fmt.Errorf("%s: %w", path, err)

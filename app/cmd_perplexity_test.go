@@ -31,6 +31,10 @@ func TestPerplexityCommand(t *testing.T) {
 	if !strings.Contains(errOut, "[27]4.1433,") {
 		t.Errorf("running values missing: %s", errOut)
 	}
+	out, errOut, code = run(t, "perplexity", "--model", model, "--file", text, "-c", "128", "--kv-type", "f16")
+	if got := lastLine(out); code != 0 || got != "perplexity: 4.1433" { // llama-perplexity -ctk/-ctv f16: 4.1431
+		t.Errorf("F16 cache: exit %d, %q: %s", code, got, errOut)
+	}
 }
 
 // TestPerplexityKLCommand saves a base with the F32 model and compares

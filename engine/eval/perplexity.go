@@ -8,6 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"flowchat/engine/ggml"
+	"flowchat/engine/model"
 )
 
 // Scorer evaluates tokens from an empty cache and returns every position's
@@ -169,4 +172,24 @@ func logSumExp(x []float32) float64 {
 		s += math.Exp(float64(v - m))
 	}
 	return float64(m) + math.Log(s)
+}
+
+// NetScorer scores with a network directly, choosing its KV cache type
+// (F32, F16, Q8_0); engine.Model.Logits always uses float32.
+type NetScorer struct {
+	Net    *model.Model
+	KVType ggml.Type
+}
+
+// Logits evaluates tokens from an empty cache of s.KVType.
+func (s NetScorer) Logits(tokens []int32) ([]float32, error) {
+	st := s.Net.NewState(max(len(tokens), 1), 256)
+	if err := st.SetKVType(s.KVType); err != nil {
+		return nil, err
+	}
+	out, err := st.Forward(tokens, true)
+	if err != nil {
+		return nil, err
+	}
+	return append([]float32(nil), out...), nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"flowchat/engine"
 	"flowchat/engine/fixtures"
+	"flowchat/engine/ggml"
 )
 
 // pplReference is reference/trained/perplexity.json: llama-perplexity -c 128
@@ -22,6 +23,7 @@ type pplReference struct {
 		StdErr  float64   `json:"ppl_stderr"`
 		NChunks int       `json:"n_chunks"`
 		Running []float64 `json:"running_ppl_per_chunk"`
+		PPLF16  float64   `json:"ppl_kv_f16"`
 	} `json:"results"`
 }
 
@@ -93,5 +95,33 @@ func TestPerplexityMatchesLlamaCpp(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPerplexityF16Cache reproduces llama-perplexity's -ctk f16 -ctv f16
+// runs of the float models with an F16 KV cache, within 0.5%.
+func TestPerplexityF16Cache(t *testing.T) {
+	ref, text := loadPPLReference(t)
+	for _, name := range []string{"stories260K-F32", "stories260K-F16", "TinyStories-656K-F32", "TinyStories-656K-Q8_0"} {
+		want := ref.Results[name]
+		path := modelFile(t, want.Model)
+		if path == "" {
+			continue
+		}
+		m, err := engine.Load(path, engine.LoadOptions{Threads: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tokens := m.Tok.Encode(text, true, false)
+		got, err := Perplexity(NetScorer{Net: m.Net, KVType: ggml.F16}, tokens, ChunkOptions{Ctx: ref.NCtx, BOS: m.Tok.BOS()}, nil)
+		m.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel := math.Abs(got.PPL-want.PPLF16) / want.PPLF16
+		t.Logf("%s, F16 cache: PPL %.4f, llama-perplexity %.4f (%.3f%%)", name, got.PPL, want.PPLF16, 100*rel)
+		if !(rel <= 0.005) {
+			t.Errorf("%s, F16 cache: PPL %.4f, llama-perplexity %.4f", name, got.PPL, want.PPLF16)
+		}
 	}
 }
