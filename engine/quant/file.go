@@ -2,6 +2,7 @@ package quant
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 
@@ -20,11 +21,44 @@ var fileTypes = map[ggml.Type]uint32{
 	ggml.Q2_K: 10, ggml.Q3_K: 12, ggml.Q4_K: 15, ggml.Q5_K: 17, ggml.Q6_K: 18, ggml.IQ4_NL: 25, ggml.BF16: 32,
 }
 
+// SourceTensor is one tensor of a model being written: its GGUF name, its
+// shape in GGML order (Shape[0] is the row length), its element type and
+// bytes. A GGUF file provides them directly; a safetensors checkpoint
+// provides them once its names are mapped to GGUF's and its metadata to
+// GGUF keys (F32, F16 and BF16 are all GGML types).
+type SourceTensor struct {
+	Name  string
+	Shape []uint64
+	Type  ggml.Type
+	Data  []byte
+}
+
+// rows is the number of rows of t (elements / Shape[0]).
+func (t *SourceTensor) rows() int {
+	n := 1
+	for _, d := range t.Shape[1:] {
+		n *= int(d)
+	}
+	return n
+}
+
 // QuantizeFile prepares a GGUF writer holding f's metadata and tensors with
-// the weight matrices (2-D tensors named *.weight) converted as (*model.Model).Requantize
-// converts a loaded model. Tensor bytes are produced when the writer
-// writes, one tensor at a time; f must stay open until then.
+// the weight matrices converted as QuantizeTensors does; f must stay open
+// until the writer has written.
 func QuantizeFile(f *gguf.File, opt Options) (*gguf.Writer, Report, error) {
+	ts := make([]SourceTensor, len(f.Tensors))
+	for i := range f.Tensors {
+		t := &f.Tensors[i]
+		ts[i] = SourceTensor{Name: t.Name, Shape: t.Shape, Type: t.Type, Data: f.TensorData(t)}
+	}
+	return QuantizeTensors(f.KV, ts, opt)
+}
+
+// QuantizeTensors prepares a GGUF writer holding the metadata kv and the
+// tensors, with the weight matrices (tensors named *.weight with more than
+// one row) converted as (*model.Model).Requantize converts a loaded model.
+// Tensor bytes are produced when the writer writes, one tensor at a time.
+func QuantizeTensors(kv []gguf.KeyValue, tensors []SourceTensor, opt Options) (*gguf.Writer, Report, error) {
 	if ForType(opt.Type) != nil && !opt.Type.Known() || opt.SetOutput && ForType(opt.OutputType) != nil && !opt.OutputType.Known() {
 		return nil, Report{}, ErrUnregistered
 	}
@@ -35,29 +69,30 @@ func QuantizeFile(f *gguf.File, opt Options) (*gguf.Writer, Report, error) {
 		return nil, Report{}, err
 	}
 	w := gguf.NewWriter()
-	copyKV(w, f, opt.Type)
-	head := outputName(f)
+	copyKV(w, kv, opt.Type)
+	head := outputName(tensors)
 	var rep Report
-	for i := range f.Tensors {
-		t := &f.Tensors[i]
+	for i := range tensors {
+		t := &tensors[i]
+		if !t.Type.Known() {
+			return nil, rep, fmt.Errorf("quant: tensor %s: %w %v", t.Name, gguf.ErrUnsupportedTensorType, t.Type)
+		}
 		if !isMatrix(t) {
-			w.AddTensor(t.Name, t.Type, t.Shape, f.TensorData(t))
+			w.AddTensor(t.Name, t.Type, t.Shape, t.Data)
 			continue
 		}
 		target := opt.Type
 		if opt.SetOutput && t.Name == head {
 			target = opt.OutputType
 		}
-		cols, rows := int(t.Shape[0]), int(t.Rows())
-		c := Plan(t.Name, t.Type, cols, rows, target, opt.MinElements)
+		c := Plan(t.Name, t.Type, int(t.Shape[0]), t.rows(), target, opt.MinElements)
 		rep.Tensors = append(rep.Tensors, c)
-		data := f.TensorData(t)
 		if c.Kept != "" {
-			w.AddTensor(t.Name, t.Type, t.Shape, data)
+			w.AddTensor(t.Name, t.Type, t.Shape, t.Data)
 			continue
 		}
 		w.AddTensorFunc(t.Name, c.To, t.Shape, func(out io.Writer) error {
-			_, err := out.Write(encodeRows(data, t.Type, c.To, cols, rows, opt.Threads))
+			_, err := out.Write(encodeRows(t.Data, t.Type, c.To, int(t.Shape[0]), t.rows(), opt.Threads))
 			return err
 		})
 	}
@@ -65,22 +100,24 @@ func QuantizeFile(f *gguf.File, opt Options) (*gguf.Writer, Report, error) {
 }
 
 // isMatrix reports whether t is a weight matrix to convert.
-func isMatrix(t *gguf.TensorInfo) bool {
-	return strings.HasSuffix(t.Name, ".weight") && len(t.Shape) >= 2 && t.Rows() > 1
+func isMatrix(t *SourceTensor) bool {
+	return strings.HasSuffix(t.Name, ".weight") && len(t.Shape) >= 2 && t.rows() > 1
 }
 
 // outputName is the output head's tensor: output.weight, else the token
 // embedding it is tied to.
-func outputName(f *gguf.File) string {
-	if _, ok := f.Tensor("output.weight"); ok {
-		return "output.weight"
+func outputName(ts []SourceTensor) string {
+	for _, t := range ts {
+		if t.Name == "output.weight" {
+			return t.Name
+		}
 	}
 	return "token_embd.weight"
 }
 
-// copyKV copies f's metadata with the file type set for target.
-func copyKV(w *gguf.Writer, f *gguf.File, target ggml.Type) {
-	for _, kv := range f.KV {
+// copyKV copies the metadata with the file type set for target.
+func copyKV(w *gguf.Writer, kvs []gguf.KeyValue, target ggml.Type) {
+	for _, kv := range kvs {
 		if kv.Key != "general.file_type" {
 			w.Set(kv.Key, kv.Value)
 		}

@@ -95,7 +95,7 @@ func TestQuantizeFileInferflow(t *testing.T) {
 	out, _ := writeQuantized(t, src, Options{Type: f.Type})
 	for _, st := range src.Tensors {
 		ot, _ := out.Tensor(st.Name)
-		if !isMatrix(&st) {
+		if !isMatrix(&SourceTensor{Name: st.Name, Shape: st.Shape}) {
 			continue
 		}
 		want := make([]byte, int(st.Rows())*f.RowSize(int(st.Shape[0])))
