@@ -212,3 +212,43 @@ func TestSynthAndBench(t *testing.T) {
 		t.Errorf("bench table:\n%s", table)
 	}
 }
+
+// TestExplainSampling: --explain-sampling writes one JSON object per
+// generated token to stderr, and the text on stdout is unaffected.
+func TestExplainSampling(t *testing.T) {
+	model := fixtures.Path(t, "models/stories260K/stories260K-F32.gguf")
+	plain, _, _ := run(t, "run", "--model", model, "--prompt", "Once upon a time", "-n", "5", "--seed", "7", "--top-k", "10")
+	out, stderr, code := run(t, "run", "--model", model, "--prompt", "Once upon a time", "-n", "5", "--seed", "7", "--top-k", "10", "--explain-sampling")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	if out != plain {
+		t.Errorf("explaining changed the output: %q vs %q", out, plain)
+	}
+	objects := 0
+	for _, line := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(line, "{") {
+			var v map[string]any
+			if err := json.Unmarshal([]byte(line), &v); err != nil {
+				t.Fatalf("bad JSON line %q: %v", line, err)
+			}
+			objects++
+		}
+	}
+	if objects != 5 {
+		t.Errorf("%d JSON objects for 5 tokens:\n%s", objects, stderr)
+	}
+}
+
+// TestSamplingFlagsValidate: invalid sampling settings are refused with a
+// message naming the parameter.
+func TestSamplingFlagsValidate(t *testing.T) {
+	for _, args := range [][]string{
+		{"--mirostat", "3"}, {"--typical-p", "0"}, {"--min-p", "2"}, {"--decoding", "beam"},
+	} {
+		_, stderr, code := run(t, append([]string{"run", "--prompt", "x"}, args...)...)
+		if code == 0 || !strings.Contains(stderr, strings.TrimPrefix(strings.ReplaceAll(args[0], "-", "_"), "__")) {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+}
