@@ -1,0 +1,205 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"flowchat/app/store"
+)
+
+// TestGUIEndToEnd starts the real binary under Xvfb with the demo model,
+// types a message with xdotool, and checks that the reply appeared: the
+// conversation the window saved holds a non-empty reply from the demo
+// model. It leaves a screenshot of the screen (FLOWCHAT_E2E_SHOT names
+// where; else the test's temporary directory). Skipped without Xvfb and
+// xdotool (make test installs them).
+func TestGUIEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts the GUI")
+	}
+	for _, tool := range []string{"Xvfb", "xdotool", "xwd"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "flowchat")
+	if out, err := exec.Command("go", "build", "-tags", "x11", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	display := startXvfb(t)
+	env := append(os.Environ(), "DISPLAY="+display, "XDG_DATA_HOME="+filepath.Join(dir, "data"), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
+	app := exec.Command(bin)
+	app.Env = env
+	var logs bytes.Buffer
+	app.Stdout, app.Stderr = &logs, &logs
+	if err := app.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { app.Process.Kill(); app.Wait() }()
+
+	settings := filepath.Join(dir, "config", "flowchat", "settings.json")
+	waitFor(t, "the demo model to load", 30*time.Second, func() bool {
+		b, _ := os.ReadFile(settings)
+		return bytes.Contains(b, []byte(`"last_model"`))
+	})
+	xdo(t, env, "search", "--sync", "--name", "^flowchat$", "windowfocus", "--sync")
+	xdo(t, env, "type", "--delay", "20", "Once upon a time")
+	xdo(t, env, "key", "Return")
+
+	convs := filepath.Join(dir, "data", "flowchat", "conversations")
+	var reply store.Message
+	waitFor(t, "the reply to be saved", 60*time.Second, func() bool {
+		reply = savedReply(convs)
+		return reply.Content != "" && reply.Stats != nil
+	})
+	if reply.Model == "" || reply.Stats.GenTokens == 0 {
+		t.Errorf("saved reply %+v", reply)
+	}
+	time.Sleep(500 * time.Millisecond) // let the window draw the end of the reply
+	shot := os.Getenv("FLOWCHAT_E2E_SHOT")
+	if shot == "" {
+		shot = filepath.Join(dir, "e2e.png")
+	}
+	img := screenshot(t, env, shot)
+	if n := colours(img); n < 16 {
+		t.Errorf("screenshot has %d colours: the window did not draw", n)
+	}
+	t.Logf("reply: %.60q…; screenshot %s; app log:\n%s", reply.Content, shot, logs.String())
+}
+
+// startXvfb runs Xvfb on the first free display from :90 and returns it.
+func startXvfb(t *testing.T) string {
+	for n := 90; n < 110; n++ {
+		if _, err := os.Stat(fmt.Sprintf("/tmp/.X11-unix/X%d", n)); err == nil {
+			continue
+		}
+		d := fmt.Sprintf(":%d", n)
+		x := exec.Command("Xvfb", d, "-screen", "0", "1400x900x24", "-nolisten", "tcp")
+		if err := x.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { x.Process.Kill(); x.Wait() })
+		sock := fmt.Sprintf("/tmp/.X11-unix/X%d", n)
+		waitFor(t, "Xvfb", 10*time.Second, func() bool { _, err := os.Stat(sock); return err == nil })
+		return d
+	}
+	t.Skip("no free X display")
+	return ""
+}
+
+func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(limit); !cond(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func xdo(t *testing.T, env []string, args ...string) {
+	t.Helper()
+	c := exec.Command("xdotool", args...)
+	c.Env = env
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("xdotool %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// savedReply returns the first assistant message of any saved conversation.
+func savedReply(dir string) store.Message {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		var c store.Conversation
+		if json.Unmarshal(b, &c) != nil {
+			continue
+		}
+		for _, m := range c.Messages {
+			if m.Role == store.RoleAssistant {
+				return m
+			}
+		}
+	}
+	return store.Message{}
+}
+
+// screenshot grabs the root window with xwd and writes it as PNG.
+func screenshot(t *testing.T, env []string, path string) image.Image {
+	t.Helper()
+	c := exec.Command("xwd", "-root", "-silent")
+	c.Env = env
+	raw, err := c.Output()
+	if err != nil {
+		t.Fatalf("xwd: %v", err)
+	}
+	img, err := decodeXWD(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	png.Encode(&buf, img)
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
+// decodeXWD reads the ZPixmap dumps (24 or 32 bits per pixel) that xwd
+// makes of a 24-bit TrueColor screen. The header is 25
+// big-endian uint32 fields followed by the window name; then 12-byte
+// colour map entries; then the pixels.
+func decodeXWD(b []byte) (image.Image, error) {
+	if len(b) < 100 {
+		return nil, errors.New("xwd: short header")
+	}
+	f := func(i int) uint32 { return binary.BigEndian.Uint32(b[4*i:]) }
+	headerSize, format, width, height := f(0), f(2), int(f(4)), int(f(5))
+	byteOrder, bpp, bytesPerLine, ncolors := f(7), f(11), int(f(12)), int(f(19))
+	if format != 2 || bpp != 24 && bpp != 32 {
+		return nil, fmt.Errorf("xwd: format %d with %d bits per pixel not handled", format, bpp)
+	}
+	off := int(headerSize) + 12*ncolors
+	if off+bytesPerLine*height > len(b) {
+		return nil, errors.New("xwd: short pixel data")
+	}
+	img := image.NewRGBA(image.Rect(0, 0, width, height))
+	for y := range height {
+		row := b[off+y*bytesPerLine:]
+		n := int(bpp / 8)
+		for x := range width {
+			p := row[n*x : n*x+n]
+			if byteOrder == 0 { // LSBFirst: B, G, R[, X]
+				img.Set(x, y, color.RGBA{p[2], p[1], p[0], 0xff})
+			} else { // MSBFirst: [X,] R, G, B
+				img.Set(x, y, color.RGBA{p[n-3], p[n-2], p[n-1], 0xff})
+			}
+		}
+	}
+	return img, nil
+}
+
+func colours(img image.Image) int {
+	seen := map[color.Color]bool{}
+	r := img.Bounds()
+	for y := r.Min.Y; y < r.Max.Y; y += 3 {
+		for x := r.Min.X; x < r.Max.X; x += 3 {
+			seen[img.At(x, y)] = true
+		}
+	}
+	return len(seen)
+}
