@@ -12,7 +12,23 @@ APT_PKGS := gcc pkg-config libgl1-mesa-dev libx11-dev libxext-dev libxcursor-dev
             libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev
 ENGINE_PKGS := ./engine/... ./native/... ./specs/...
 
-.PHONY: all run build deps test test-engine vet bench clean
+.PHONY: all run build deps test fuzz vet bench clean
+
+# Fuzz targets for every parser of outside bytes, run briefly by `make test`
+# (their seed corpora also run as plain tests). FUZZTIME=1m for longer runs.
+FUZZTIME ?= 8s
+FUZZ_TARGETS := \
+	./engine/gguf:FuzzParse \
+	./engine/safetensors:FuzzParse \
+	./engine/pickle:FuzzLoad \
+	./engine/tokenizer:FuzzHFJSON \
+	./engine/tokenizer:FuzzEncode \
+	./engine/spec:FuzzParse \
+	./engine/chat:FuzzRender \
+	./engine:FuzzLoad \
+	./engine/eval:FuzzBaseHeader \
+	./app/hub:FuzzParseHeader \
+	./app/store:FuzzImportJSON
 
 all: build
 
@@ -50,6 +66,14 @@ test: vet
 	$(GO) test -tags $(TAGS) -count=1 ./...
 	CGO_ENABLED=0 $(GO) test -count=1 $(ENGINE_PKGS)
 	CGO_ENABLED=0 $(GO) test -count=1 -tags noasm $(ENGINE_PKGS)
+	$(MAKE) --no-print-directory fuzz
+
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+	  pkg=$${t%%:*}; fn=$${t##*:}; \
+	  echo "fuzz $$pkg $$fn ($(FUZZTIME))"; \
+	  $(GO) test -tags $(TAGS) -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s $$pkg >/tmp/flowchat-fuzz.log 2>&1 || { cat /tmp/flowchat-fuzz.log; exit 1; }; \
+	done
 
 # bench runs the kernel benchmarks and the end-to-end llama-bench-style
 # benchmark on the demo model. See docs/PERFORMANCE.md for the model-shape
