@@ -212,15 +212,26 @@ func (l *guiLibrary) ValidateSampling(p presets.Params) error {
 }
 
 // toSampleParams converts through JSON: presets.Params mirrors
-// sample.Params field for field (a test in app/presets checks it).
+// sample.Params field for field (a test in app/presets checks it). Logit
+// biases are copied directly, since a ban (-Inf) has no JSON number.
 func toSampleParams(p presets.Params) (sample.Params, error) {
+	bias := p.LogitBias
+	p.LogitBias = nil
 	b, err := json.Marshal(p)
 	if err != nil {
 		return sample.Params{}, err
 	}
 	sp := sample.DefaultParams()
-	err = json.Unmarshal(b, &sp)
-	return sp, err
+	if err := json.Unmarshal(b, &sp); err != nil {
+		return sp, err
+	}
+	if bias != nil {
+		sp.LogitBias = make(map[int32]float32, len(bias))
+		for k, v := range bias {
+			sp.LogitBias[k] = v
+		}
+	}
+	return sp, nil
 }
 
 // MemoryInUse is the resident set size from /proc (Linux); elsewhere the

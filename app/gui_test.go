@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -126,5 +127,21 @@ func TestGenerateReportsContextFull(t *testing.T) {
 	_, err = e.Generate(context.Background(), ui.Request{Messages: []ui.Message{{Role: ui.RoleUser, Content: long}}, Sampling: presets.Default()}, func(string) {})
 	if !errors.Is(err, ui.ErrContextFull) {
 		t.Errorf("a prompt longer than the context gave %v, want ui.ErrContextFull", err)
+	}
+}
+
+func TestToSampleParamsKeepsEveryField(t *testing.T) {
+	p := presets.Default()
+	p.Temperature, p.TopK, p.Decoding, p.Order = 0.3, 5, presets.DecodingFSD, []string{"min_p"}
+	p.LogitBias = map[int32]float32{3: float32(math.Inf(-1))}
+	sp, err := toSampleParams(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp.Temperature != 0.3 || sp.TopK != 5 || sp.Decoding != "fsd" || sp.Order[0] != "min_p" || !math.IsInf(float64(sp.LogitBias[3]), -1) {
+		t.Errorf("converted %+v", sp)
+	}
+	if err := sp.Validate(); err != nil {
+		t.Error(err)
 	}
 }

@@ -58,6 +58,7 @@ func (a *App) ListedTitles() []string {
 
 // Sampling panel hooks.
 func (a *App) Slider(key string) *widget.Slider    { return a.panel.fields[key].slider }
+func (a *App) TextEntry(key string) *widget.Entry  { return a.panel.texts[key].entry }
 func (a *App) ValueEntry(key string) *widget.Entry { return a.panel.fields[key].entry }
 func (a *App) PresetSelect() *widget.Select        { return a.panel.preset }
 func (a *App) DecodingSelect() *widget.Select      { return a.panel.decoding }

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,6 +34,7 @@ type samplingPanel struct {
 	seed         *widget.Entry
 	errLabel     *widget.Label
 	fields       map[string]*paramField
+	texts        map[string]*textField
 	groups       []*groupView
 	content      fyne.CanvasObject
 }
@@ -44,6 +46,12 @@ type paramField struct {
 	entry  *widget.Entry
 }
 
+// textField is a setting typed as text.
+type textField struct {
+	spec  textSpec
+	entry *widget.Entry
+}
+
 type groupView struct {
 	g      paramGroup
 	note   *widget.Label
@@ -51,7 +59,7 @@ type groupView struct {
 }
 
 func newSamplingPanel(a *App) *samplingPanel {
-	p := &samplingPanel{a: a, params: presets.Default(), presetName: "Balanced", fields: map[string]*paramField{}}
+	p := &samplingPanel{a: a, params: presets.Default(), presetName: "Balanced", fields: map[string]*paramField{}, texts: map[string]*textField{}}
 	p.preset = widget.NewSelect(nil, p.applyPreset)
 	p.preset.PlaceHolder = "Custom"
 	p.savePreset = widget.NewButtonWithIcon("Save as…", theme.DocumentSaveIcon(), p.askPresetName)
@@ -109,6 +117,11 @@ func (p *samplingPanel) layout() fyne.CanvasObject {
 	}
 	acc.Append(widget.NewAccordionItem("Seed", container.NewVBox(
 		helpLabel("The same seed, settings and conversation give the same reply."), p.seedRandom, p.seed)))
+	adv := container.NewVBox()
+	for _, s := range textSpecs {
+		adv.Add(p.newTextField(s))
+	}
+	acc.Append(widget.NewAccordionItem("Advanced", adv))
 	acc.MultiOpen = true
 	acc.Open(0)
 	return container.NewBorder(top, nil, nil, nil, container.NewVScroll(acc))
@@ -124,6 +137,26 @@ func (p *samplingPanel) newField(s paramSpec) *paramField {
 	f.entry.OnChanged = func(t string) { p.entryTyped(f, t) }
 	p.fields[s.key] = f
 	return f
+}
+
+func (p *samplingPanel) newTextField(s textSpec) fyne.CanvasObject {
+	f := &textField{spec: s, entry: widget.NewEntry()}
+	f.entry.SetPlaceHolder(s.placeholder)
+	f.entry.Wrapping, f.entry.Scroll = fyne.TextWrapOff, container.ScrollNone
+	f.entry.OnChanged = func(t string) { p.textTyped(f, t) }
+	p.texts[s.key] = f
+	return container.NewVBox(widget.NewLabel(s.label), f.entry, helpLabel(s.help))
+}
+
+func (p *samplingPanel) textTyped(f *textField, text string) {
+	if p.updating {
+		return
+	}
+	if err := f.spec.parse(&p.params, text); err != nil {
+		p.showError(fmt.Errorf("%s: %w", f.spec.label, err))
+		return
+	}
+	p.changed()
 }
 
 func (f *paramField) view() fyne.CanvasObject {
@@ -157,6 +190,9 @@ func (p *samplingPanel) show() {
 		v := f.spec.get(&p.params)
 		f.slider.SetValue(v)
 		f.entry.SetText(formatValue(f.spec, v))
+	}
+	for _, f := range p.texts {
+		f.entry.SetText(f.spec.format(&p.params))
 	}
 	p.decoding.SetSelected(decodingLabel(p.params.Decoding))
 	p.seedRandom.SetChecked(p.params.Seed == presets.SeedRandom)

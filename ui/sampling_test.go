@@ -1,6 +1,7 @@
 package ui_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -128,4 +129,24 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+func TestAdvancedSettingsReachRequest(t *testing.T) {
+	h := newHarness(t, scripted("ok"))
+	if got := h.a.TextEntry("dry_sequence_breakers").Text; got != `["\n",":","\"","*"]` {
+		t.Errorf("breakers shown as %s", got)
+	}
+	h.a.TextEntry("samplers").SetText("min_p, temperature")
+	h.a.TextEntry("logit_bias").SetText("15=+1.5, 7=-inf")
+	h.a.TextEntry("dry_sequence_breakers").SetText(`["\n"]`)
+	h.a.TextEntry("logit_bias").SetText("15=+1.5, 7=-inf, x")
+	if !strings.Contains(h.a.SamplingError(), "TOKEN=BIAS") {
+		t.Errorf("bad bias error %q", h.a.SamplingError())
+	}
+	h.a.TextEntry("logit_bias").SetText("15=+1.5, 7=-inf")
+	h.say("hi")
+	s := h.eng.Calls()[0].Sampling
+	if strings.Join(s.Order, ",") != "min_p,temperature" || s.LogitBias[15] != 1.5 || !math.IsInf(float64(s.LogitBias[7]), -1) || len(s.DRYSequenceBreakers) != 1 {
+		t.Errorf("request sampling order %v bias %v breakers %q", s.Order, s.LogitBias, s.DRYSequenceBreakers)
+	}
 }

@@ -2,8 +2,10 @@ package presets
 
 import (
 	"encoding/json"
+	"math"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"flowchat/engine/sample"
@@ -40,6 +42,7 @@ func TestMirrorsSampleParams(t *testing.T) {
 
 func toSample(t *testing.T, p Params) sample.Params {
 	t.Helper()
+	p.LogitBias = nil // encoded differently (see MarshalJSON); no preset has one
 	b, err := json.Marshal(p)
 	if err != nil {
 		t.Fatal(err)
@@ -83,5 +86,24 @@ func TestCloneSharesNothing(t *testing.T) {
 	b.Order[0] = "min_p"
 	if a.LogitBias[5] != -1 || a.DRYSequenceBreakers[0] != "\n" || a.Order[0] != "top_k" {
 		t.Errorf("Clone shares memory with the original: %+v", a)
+	}
+}
+
+func TestLogitBiasBansSurviveJSON(t *testing.T) {
+	p := Default()
+	p.LogitBias = map[int32]float32{7: float32(math.Inf(-1)), 15: 1.5}
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var q Params
+	if err := json.Unmarshal(b, &q); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(p, q) {
+		t.Errorf("round trip\n got %+v\nwant %+v", q, p)
+	}
+	if !strings.Contains(string(b), `"7":"-inf"`) {
+		t.Errorf("ban encoded as %s", b)
 	}
 }
