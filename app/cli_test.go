@@ -252,3 +252,15 @@ func TestSamplingFlagsValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestModelsInspect(t *testing.T) {
+	out, stderr, code := run(t, "models", "inspect", fixtures.Path(t, "arch/rand-qwen2-F32.gguf"))
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	for _, want := range []string{"format", "gguf", "qwen2 (specs/qwen2.json)", "4 / 2 / 16", "bpe, 512 tokens", "blk.1.ffn_down.weight"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("inspect output lacks %q:\n%s", want, out)
+		}
+	}
+}

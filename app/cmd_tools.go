@@ -107,6 +107,9 @@ func cmdTokenize(args []string, stdout, stderr io.Writer) error {
 }
 
 func cmdModels(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "inspect" {
+		return cmdInspect(args[1:], stdout, stderr)
+	}
 	fs := newFlags("models", stderr)
 	var mf modelFlags
 	mf.register(fs)
@@ -164,4 +167,60 @@ func humanBytes(n int64) string {
 		return fmt.Sprintf("%.2f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// cmdInspect prints what was detected in a model file or folder: format,
+// spec, hyperparameters, tokenizer and every weight matrix.
+func cmdInspect(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("models inspect", stderr)
+	spec := fs.String("spec", "", "model spec file to use instead of the builtin one")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("%w: flowchat models inspect PATH", errUsage)
+	}
+	path := fs.Arg(0)
+	format, err := engine.Detect(path)
+	if err != nil {
+		return err
+	}
+	m, err := engine.Load(path, engine.LoadOptions{Threads: 1, SpecPath: *spec})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	n, i := m.Net, m.Info
+	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	row := func(k string, v any) { fmt.Fprintf(tw, "%s\t%v\n", k, v) }
+	row("path", path)
+	row("format", format)
+	row("name", i.Name)
+	row("architecture", i.Arch)
+	row("spec", fmt.Sprintf("%s (%s)", n.Spec.Family, n.Spec.Source))
+	row("network", n.Spec.Network.Type)
+	row("parameters", fmt.Sprintf("%s (%d)", humanCount(i.Params), i.Params))
+	row("weight types", i.Quant)
+	row("layers", n.NLayer)
+	row("embedding", n.NEmbd)
+	row("heads / kv heads / head dim", fmt.Sprintf("%d / %d / %d", n.NHead, n.NHeadKV, n.HeadDim))
+	row("feed-forward", n.NFF)
+	row("context (trained)", n.NCtxTrain)
+	row("position embedding", n.Spec.Network.PositionEmbedding)
+	if n.Spec.Network.PositionEmbedding == "rope" {
+		row("rope", fmt.Sprintf("base %g, %d of %d dims, %s pairs", n.RopeTheta, n.NRot, n.HeadDim, n.Spec.Network.QKColumnOrder))
+	}
+	row("norm", fmt.Sprintf("%s, eps %g", n.Spec.Network.Normalization, n.NormEps))
+	row("activation", n.Spec.Network.Activation)
+	row("tokenizer", fmt.Sprintf("%s, %d tokens, BOS %d, EOS %d, add BOS %v", m.Tok.Model(), m.Tok.VocabSize(), m.Tok.BOS(), m.Tok.EOS(), m.Tok.AddBOS()))
+	row("chat template", i.HasTemplate)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "\nweights:")
+	tw = tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	for _, w := range n.Weights() {
+		fmt.Fprintf(tw, "  %s\t%v\t[%d, %d]\t%s\n", w.Name, w.Type, w.Cols, w.Rows, humanBytes(int64(len(w.Data))))
+	}
+	return tw.Flush()
 }
