@@ -257,3 +257,33 @@ func TestFetchHeaderIgnoredRange(t *testing.T) {
 		t.Errorf("info %+v", info)
 	}
 }
+
+// FuzzResponseHeaders: the Link and Content-Range parsers take server
+// bytes; they must not panic, and a parsed range must be ordered.
+func FuzzResponseHeaders(f *testing.F) {
+	f.Add(`<https://x/api/models?cursor=a>; rel="next"`, "bytes 0-99/100")
+	f.Add(`<a>; rel=prev, <b>; rel="next last"`, "bytes 5-4/*")
+	base, _ := url.Parse("https://hub.example/api/models")
+	f.Fuzz(func(t *testing.T, link, cr string) {
+		nextLink([]string{link}, base)
+		if s, e, _, ok := parseContentRange(cr); ok && (s < 0 || e < s) {
+			t.Fatalf("%q: %d-%d", cr, s, e)
+		}
+	})
+}
+
+func TestParseContentRange(t *testing.T) {
+	for v, want := range map[string][4]int64{
+		"bytes 100-199/1000": {100, 199, 1000, 1},
+		"bytes 0-0/*":        {0, 0, -1, 1},
+		"bytes 5-4/10":       {0, 0, 0, 0},
+		"items 0-1/2":        {0, 0, 0, 0},
+		"bytes x-1/2":        {0, 0, 0, 0},
+	} {
+		s, e, tot, ok := parseContentRange(v)
+		got := [4]int64{s, e, tot, map[bool]int64{true: 1}[ok]}
+		if ok != (want[3] == 1) || ok && got != want {
+			t.Errorf("%q: %v, want %v", v, got, want)
+		}
+	}
+}

@@ -313,3 +313,19 @@ func TestCatalogAsset(t *testing.T) {
 		}
 	}
 }
+
+func TestPrintModelsAndResolve(t *testing.T) {
+	s := newSetup(t)
+	ms, _ := s.lib.Scan()
+	var out strings.Builder
+	PrintModels(&out, ms)
+	for _, want := range []string{"TinyStories-656K-Q4_0", "Q4_0", "llama", "downloaded", "huggingface cache", "folder"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("missing %q in\n%s", want, out.String())
+		}
+	}
+	c := &Catalog{Models: []CatalogEntry{{ID: "x", Repo: "o/m", File: "f.gguf"}}}
+	if c.Resolve("x") != "o/m:f.gguf" || c.Resolve("o/n:Q8_0") != "o/n:Q8_0" || c.Resolve("y") != "y" {
+		t.Error("resolve")
+	}
+}
