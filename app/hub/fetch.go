@@ -105,8 +105,8 @@ func (j *Job) attempt(ctx context.Context, i, n int) (progressed bool, err error
 		return false, local(err)
 	}
 	off := fileSize(part)
-	if f.Size > 0 && off > f.Size {
-		off = 0 // longer than the file: not ours to trust
+	if f.Size > 0 && off > f.Size || !j.canResume(i) {
+		off = 0 // longer than the file, or nothing to detect a splice with
 	}
 	j.startFile(i, off, n)
 	if f.Size > 0 && off == f.Size {
@@ -186,9 +186,16 @@ func (j *Job) request(ctx context.Context, i int, off int64) (*http.Response, er
 	return resp, nil
 }
 
+// canResume: appending is safe when the server can refuse a changed file
+// (If-Range) or the result is checked against a hash.
+func (j *Job) canResume(i int) bool {
+	f := j.rec.Spec.Files[i]
+	return j.validator(i) != "" || f.SHA256 != "" || f.GitOID != ""
+}
+
 // validator is the If-Range value: a strong ETag, else Last-Modified.
-// With neither, the Range request still goes out: the revision is pinned
-// to a commit and the sha256 check catches a splice.
+// With neither, the Range request still goes out when a hash will check
+// the result (and the revision is pinned to a commit).
 func (j *Job) validator(i int) string {
 	fr := j.rec.Files[i]
 	if fr.ETag != "" && !strings.HasPrefix(fr.ETag, "W/") {
