@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -39,8 +40,14 @@ func gui(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		fmt.Fprintf(stderr, "flowchat: %v\n", err)
 	}
+	// Save errors happen on the store's goroutine; once the window exists
+	// they are shown in its status bar too.
+	var window atomic.Pointer[ui.App]
 	files, err := store.Open(store.DefaultLocations(), func(err error) {
 		fmt.Fprintf(stderr, "flowchat: saving: %v\n", err)
+		if w := window.Load(); w != nil {
+			fyne.Do(func() { w.ReportError(err) })
+		}
 	})
 	if err != nil {
 		return err
@@ -50,9 +57,10 @@ func gui(args []string, stdout, stderr io.Writer) error {
 	fyneapp.SetMetadata(fyne.AppMetadata{ID: "io.flowchat.app", Name: "flowchat", Version: "0.1.0", Migrations: map[string]bool{"fyneDo": true}})
 	a := fyneapp.NewWithID("io.flowchat.app")
 	lib := &guiLibrary{spec: mf.spec, demo: demo, threads: mf.threads, ctx: mf.ctx}
-	w, _ := ui.NewMainWindow(a, ui.Deps{
+	w, app := ui.NewMainWindow(a, ui.Deps{
 		Library: lib, Storage: files, Model: mf.model, DefaultModel: demo, PollMemory: memoryPoll,
 	})
+	window.Store(app)
 	w.ShowAndRun()
 	return nil
 }

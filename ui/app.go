@@ -91,7 +91,7 @@ func NewApp(d Deps) *App {
 func (a *App) build() {
 	a.status = newStatusBar()
 	a.explainer = newExplainer(a)
-	a.next = newExplainView()
+	a.next = newExplainView(a)
 	a.panel = newSamplingPanel(a)
 	a.models = newModelPanel(a)
 	a.side = newSidebar(a)
@@ -172,6 +172,10 @@ func (a *App) showError(what string, err error) {
 		dialog.ShowError(err, a.win)
 	}
 }
+
+// ReportError shows an error from background work (a failed save) in the
+// status bar. Call it on the UI goroutine.
+func (a *App) ReportError(err error) { a.status.SetMessage(err.Error(), true) }
 
 // saveSettings queues the settings for writing.
 func (a *App) saveSettings() { a.storage.SaveSettingsAsync(a.settings) }

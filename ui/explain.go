@@ -99,6 +99,7 @@ func (x *explainer) showLive() {
 // explainView is the "next token" panel: what the question is, the chosen
 // token, and the chart.
 type explainView struct {
+	follow  *widget.Check
 	subject *widget.Label
 	summary *widget.Label
 	working *widget.ProgressBarInfinite
@@ -106,8 +107,13 @@ type explainView struct {
 	content fyne.CanvasObject
 }
 
-func newExplainView() *explainView {
+func newExplainView(a *App) *explainView {
 	v := &explainView{subject: widget.NewLabel(""), summary: widget.NewLabel(""), working: widget.NewProgressBarInfinite(), chart: newTokenChart()}
+	v.follow = widget.NewCheck("Follow replies as they stream (slows decoding on large vocabularies)", func(on bool) {
+		a.settings.ExplainLive = on
+		a.saveSettings()
+	})
+	v.follow.Checked = a.settings.ExplainLive
 	v.subject.Truncation = fyne.TextTruncateEllipsis
 	v.subject.Importance = widget.LowImportance
 	v.summary.Wrapping = fyne.TextWrapWord
@@ -118,7 +124,7 @@ func newExplainView() *explainView {
 	legend.SizeName = theme.SizeNameCaptionText
 	legend.Importance = widget.LowImportance
 	legend.Wrapping = fyne.TextWrapWord
-	head := container.NewVBox(container.NewBorder(nil, nil, title, nil, v.working), v.subject, v.summary, legend)
+	head := container.NewVBox(container.NewBorder(nil, nil, title, nil, v.working), v.subject, v.summary, legend, v.follow)
 	v.content = container.NewBorder(head, nil, nil, nil, container.NewVScroll(v.chart))
 	return v
 }

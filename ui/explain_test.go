@@ -114,10 +114,19 @@ func TestChartSubjectFollowsDraftAndLastQuestion(t *testing.T) {
 	}
 }
 
-func TestChartIsLiveWhileGenerating(t *testing.T) {
+func TestChartFollowsReplyOnlyWhenAsked(t *testing.T) {
 	e := scripted("a b c")
-	e.Gate = make(chan struct{})
 	h := newHarness(t, e)
+	h.say("first")
+	if strings.HasPrefix(h.a.ChartSummary(), "Live:") || h.a.FollowCheck().Checked {
+		t.Fatalf("live by default: %q", h.a.ChartSummary())
+	}
+	test.Tap(h.a.FollowCheck())
+	h = h.restart()
+	if !h.a.FollowCheck().Checked {
+		t.Fatal("the follow setting was not remembered")
+	}
+	e.Gate = make(chan struct{})
 	test.Type(h.a.Composer(), "go")
 	h.press(fyne.KeyReturn)
 	e.Gate <- struct{}{}

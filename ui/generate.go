@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -97,6 +98,9 @@ func (a *App) startReply(conv *store.Conversation, parent string) {
 	a.chat.render()
 	a.status.SetBusy("processing the prompt…")
 	req := Request{Messages: msgs, Sampling: a.sampling.Clone()}
+	if a.settings.ExplainLive {
+		req.OnExplain = a.explainer.live
+	}
 	go a.generate(ctx, g, a.engine, req, ids, policyOf(conv))
 }
 
@@ -130,7 +134,6 @@ func (a *App) generate(ctx context.Context, g *generation, e Engine, req Request
 			j.Append(p)
 		}
 	}
-	req.OnExplain = a.explainer.live
 	st, err := e.Generate(ctx, req, onPiece)
 	text := s.close()
 	var jr journal
@@ -178,7 +181,11 @@ func (a *App) finishReply(g *generation, text string, st Stats, err error, j jou
 	if j != nil {
 		then = func() { j.Discard() }
 	}
-	a.saveConv(g.conv, then)
+	if slices.Contains(a.convs, g.conv) {
+		a.saveConv(g.conv, then)
+	} else if then != nil {
+		then() // deleted while the reply streamed: keep nothing
+	}
 	a.status.SetBusy("")
 	a.status.SetSpeed(speedText(st, err))
 	if st.StopReason == StopContext {

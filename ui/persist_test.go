@@ -142,3 +142,20 @@ func TestInterruptedReplyIsRecovered(t *testing.T) {
 		t.Errorf("recovered reply %q with footer %q", last.Markdown(), last.Footer())
 	}
 }
+
+func TestDeletingWhileReplyingKeepsNothing(t *testing.T) {
+	e := scripted("a b c")
+	e.Gate = make(chan struct{})
+	h := newHarness(t, e)
+	test.Type(h.a.Composer(), "doomed")
+	h.press("Return")
+	e.Gate <- struct{}{}
+	h.pumpUntil("the first piece", h.replyIs("a"))
+	h.a.Delete(h.a.Conversation())
+	h.pumpUntil("the stop", h.idle)
+	h.pumpIdle()
+	h.files.Flush()
+	if all, _ := h.files.LoadAll(); len(all) != 0 {
+		t.Errorf("%d conversations on disk after deleting the one replying", len(all))
+	}
+}

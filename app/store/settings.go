@@ -23,6 +23,9 @@ type Settings struct {
 	UserPresets []presets.Preset         `json:"user_presets,omitempty"`
 	// LastConversation is reopened at start.
 	LastConversation string `json:"last_conversation,omitempty"`
+	// ExplainLive makes the next-token chart follow a reply as it streams
+	// (an explanation per token costs decode speed on large vocabularies).
+	ExplainLive bool `json:"explain_live,omitempty"`
 }
 
 // ModelSettings are remembered per model.
