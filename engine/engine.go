@@ -18,6 +18,7 @@ import (
 	"flowchat/engine/ggml"
 	"flowchat/engine/gguf"
 	"flowchat/engine/model"
+	_ "flowchat/engine/quant" // registers the Inferflow tensor types with ggml
 	"flowchat/engine/sample"
 	"flowchat/engine/spec"
 	"flowchat/engine/tokenizer"

@@ -6,6 +6,9 @@ import "fmt"
 // t must have (ggml's type_traits_cpu vec_dot_type): llama.cpp quantizes
 // the activation row to it before each product.
 func (t Type) VecDotType() Type {
+	if e := external[t]; e != nil {
+		return e.VecDotType
+	}
 	switch t {
 	case Q4_0, Q5_0, Q8_0, IQ4_NL:
 		return Q8_0
@@ -46,12 +49,19 @@ var (
 // It panics if the types are unsupported or the lengths do not match n.
 func VecDot(t Type, n int, w []byte, x []byte) float32 {
 	checkDot(t, n, len(w), x)
+	if e := external[t]; e != nil {
+		return e.Dot(n, w, x)
+	}
 	return dotImpl[t](n, w, x)
 }
 
 // MatVec computes dst[r] = VecDot(t, n, row r of w, x) for the len(dst)
 // consecutive rows at the start of w (row stride t.RowSize(n) bytes).
 func MatVec(t Type, n int, w []byte, x []byte, dst []float32) {
+	if e := external[t]; e != nil {
+		e.MatVec(n, w, x, dst)
+		return
+	}
 	rs := checkDot(t, n, -1, x)
 	if len(w) < rs*len(dst) {
 		panic(fmt.Sprintf("ggml: MatVec over %d rows of %v needs %d bytes of weights, got %d", len(dst), t, rs*len(dst), len(w)))
@@ -69,7 +79,7 @@ func MatVec(t Type, n int, w []byte, x []byte, dst []float32) {
 // checkDot validates the operands and returns the weight row size; wlen < 0
 // skips the weight length check.
 func checkDot(t Type, n, wlen int, x []byte) int {
-	if int(t) >= len(goDot) || goDot[t] == nil {
+	if external[t] == nil && (int(t) >= len(goDot) || goDot[t] == nil) {
 		panic(fmt.Sprintf("ggml: no dot product for type %v", t))
 	}
 	checkRow(t.VecDotType(), n, len(x))
