@@ -28,6 +28,8 @@ FUZZ_TARGETS := \
 	./engine:FuzzLoad \
 	./engine/eval:FuzzBaseHeader \
 	./app/hub:FuzzParseHeader \
+	./app/hub:FuzzParseFileName \
+	./app/hub:FuzzResponseHeaders \
 	./app/store:FuzzImportJSON
 
 all: build

@@ -12,3 +12,9 @@ var DemoModel []byte
 
 // DemoModelName is the file name the demo model is installed under.
 const DemoModelName = "stories260K-demo.gguf"
+
+// Catalog is the curated list of small chat models for first-time users
+// (see app/library.ParseCatalog).
+//
+//go:embed catalog.json
+var Catalog []byte
