@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
+	"flowchat/app/library"
 	"flowchat/engine"
 )
 
@@ -111,38 +111,20 @@ func cmdModels(args []string, stdout, stderr io.Writer) error {
 		return cmdInspect(args[1:], stdout, stderr)
 	}
 	fs := newFlags("models", stderr)
-	var mf modelFlags
-	mf.register(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	var paths []string
-	if mf.model != "" {
-		paths = []string{mf.model}
-	} else {
-		demo, err := demoModelPath()
-		if err != nil {
-			return err
-		}
-		found, _ := filepath.Glob(filepath.Join(dataDir(), "models", "*.gguf"))
-		paths = found
-		if len(found) == 0 {
-			paths = []string{demo}
-		}
+	demo, err := demoModelPath()
+	if err != nil {
+		return err
 	}
-	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tARCH\tPARAMS\tTYPE\tSIZE\tCONTEXT\tPATH")
-	for _, p := range paths {
-		m, err := engine.Load(p, engine.LoadOptions{Threads: 1})
-		if err != nil {
-			fmt.Fprintf(tw, "%s\t(error: %v)\t\t\t\t\t%s\n", filepath.Base(p), err, p)
-			continue
-		}
-		i := m.Info
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", i.Name, i.Arch, humanCount(i.Params), i.Quant, humanBytes(i.FileSize), i.ContextTrain, p)
-		m.Close()
+	ms, err := modelLibrary().Scan()
+	if err != nil {
+		return err
 	}
-	return tw.Flush()
+	library.PrintModels(stdout, ms)
+	fmt.Fprintf(stdout, "\nbundled demo model: %s\n(flowchat models inspect PATH describes one model; flowchat pull REPO downloads one)\n", demo)
+	return nil
 }
 
 func humanCount(n int64) string {
