@@ -59,6 +59,7 @@ type App struct {
 	models    *modelPanel
 	status    *statusBar
 	explainer *explainer
+	tabs      *container.AppTabs
 	content   fyne.CanvasObject
 	stopPoll  chan struct{}
 }
@@ -96,15 +97,23 @@ func (a *App) build() {
 	a.models = newModelPanel(a)
 	a.side = newSidebar(a)
 	a.chat = newChatView(a)
-	right := container.NewAppTabs(
-		container.NewTabItem("Sampling", container.NewVSplit(a.panel.content, a.next.content)),
+	a.tabs = container.NewAppTabs(
+		container.NewTabItem("Sampling", samplingSplit(a.panel.content, a.next.content)),
 		container.NewTabItem("Model", a.models.content),
 	)
-	inner := container.NewHSplit(a.chat.content, right)
+	inner := container.NewHSplit(a.chat.content, a.tabs)
 	inner.Offset = 0.62
 	outer := container.NewHSplit(a.side.content, inner)
 	outer.Offset = 0.2
 	a.content = container.NewBorder(nil, a.status.content, nil, nil, outer)
+}
+
+// samplingSplit stacks the settings over the next-token chart, giving
+// the chart a little more room: it is what makes the settings readable.
+func samplingSplit(settings, chart fyne.CanvasObject) fyne.CanvasObject {
+	s := container.NewVSplit(settings, chart)
+	s.Offset = 0.45
+	return s
 }
 
 // Content is the window's content.

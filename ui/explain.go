@@ -109,7 +109,9 @@ type explainView struct {
 
 func newExplainView(a *App) *explainView {
 	v := &explainView{subject: widget.NewLabel(""), summary: widget.NewLabel(""), working: widget.NewProgressBarInfinite(), chart: newTokenChart()}
-	v.follow = widget.NewCheck("Follow replies as they stream (slows decoding on large vocabularies)", func(on bool) {
+	// Following a reply costs an explanation per token: a few
+	// milliseconds with a 100k-token vocabulary, so it is opt-in.
+	v.follow = widget.NewCheck("Live", func(on bool) {
 		a.settings.ExplainLive = on
 		a.saveSettings()
 	})
@@ -120,11 +122,11 @@ func newExplainView(a *App) *explainView {
 	v.summary.SetText("Load a model to see how each sampling stage shapes the next token.")
 	v.working.Hide()
 	title := widget.NewLabelWithStyle("Next token", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	legend := widget.NewLabel("grey: probability entering a stage · colour: leaving it · red: removed")
+	legend := widget.NewLabel("grey: probability entering a stage · colour: leaving it · red: removed · Live: follow replies as they stream (slower decoding)")
 	legend.SizeName = theme.SizeNameCaptionText
 	legend.Importance = widget.LowImportance
 	legend.Wrapping = fyne.TextWrapWord
-	head := container.NewVBox(container.NewBorder(nil, nil, title, nil, v.working), v.subject, v.summary, legend, v.follow)
+	head := container.NewVBox(container.NewBorder(nil, nil, title, v.follow, v.working), v.subject, v.summary, legend)
 	v.content = container.NewBorder(head, nil, nil, nil, container.NewVScroll(v.chart))
 	return v
 }

@@ -22,6 +22,7 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
 
+	"flowchat/app/presets"
 	"flowchat/app/store"
 	"flowchat/ui"
 	"flowchat/ui/fake"
@@ -78,7 +79,7 @@ func run(out string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	files, err := seededStore(dir)
+	files, err := seededStore(dir, modelPath)
 	if err != nil {
 		return err
 	}
@@ -92,7 +93,7 @@ func run(out string) error {
 		Reply: func([]ui.Message) string { return script[turn].reply },
 	}}
 	loaded := make(chan struct{}, 1)
-	model := ui.ModelInfo{Path: "/models/Llama-3.2-1B-Instruct-Q4_K_M.gguf", Name: "Llama-3.2-1B-Instruct", Arch: "llama", Params: 1.24e9, Quant: "Q4_K", FileSize: 808 << 20, ContextTrain: 131072, Layers: 16}
+	model := ui.ModelInfo{Path: modelPath, Name: "Llama-3.2-1B-Instruct", Arch: "llama", Params: 1.24e9, Quant: "Q4_K", FileSize: 808 << 20, ContextTrain: 131072, Layers: 16}
 	lib := &fake.Library{
 		Files: []ui.ModelInfo{model,
 			{Path: "/models/stories260K-demo.gguf", Name: "stories260K", Arch: "llama", Params: 260e3, Quant: "F32", FileSize: 1185376, ContextTrain: 512, Layers: 5, Bundled: true},
@@ -134,12 +135,22 @@ func (l wrapLib) Load(ctx context.Context, path string, o ui.LoadOptions) (ui.En
 	return l.e, nil
 }
 
-// seededStore opens a store in dir holding the earlier conversations.
-func seededStore(dir string) (*store.Files, error) {
+// modelPath is the model the screenshot shows loaded.
+const modelPath = "/models/Llama-3.2-1B-Instruct-Q4_K_M.gguf"
+
+// seededStore opens a store in dir holding the earlier conversations and
+// sampling settings for the model whose chart shows a truncating stage.
+func seededStore(dir, model string) (*store.Files, error) {
 	files, err := store.Open(store.Locations{Conversations: filepath.Join(dir, "c"), Settings: filepath.Join(dir, "s.json")}, nil)
 	if err != nil {
 		return nil, err
 	}
+	var st store.Settings
+	p := presets.Default()
+	p.TopK, p.Temperature = 4, 0.7
+	st.SetModel(model, store.ModelSettings{Sampling: p})
+	files.SaveSettingsAsync(st)
+	files.Flush()
 	for i, title := range earlier {
 		c := store.New()
 		c.Add("", store.Message{Role: store.RoleUser, Content: title})
@@ -154,6 +165,7 @@ func seededStore(dir string) (*store.Files, error) {
 // relayout lays the whole window out again. A real driver does this each
 // frame for widgets whose minimum size changed; the test canvas does not.
 func relayout(w fyne.Window) {
+	w.Content().Refresh()
 	size := w.Canvas().Size()
 	w.Resize(size.AddWidthHeight(1, 1))
 	w.Resize(size)
