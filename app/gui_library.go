@@ -78,10 +78,7 @@ type header struct {
 
 func describeHeader(f *gguf.File) header {
 	arch, _ := f.String("general.architecture")
-	name, _ := f.String("general.name")
-	if name == "" {
-		name = strings.TrimSuffix(filepath.Base(f.Path), ".gguf")
-	}
+	name := engine.ModelName(f)
 	archInt := func(key string) uint64 { v, _ := f.Uint(arch + "." + key); return v }
 	h := header{info: ui.ModelInfo{Path: f.Path, Name: name, Arch: arch, FileSize: f.Size(),
 		ContextTrain: int(archInt("context_length")), Layers: int(archInt("block_count"))}}

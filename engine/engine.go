@@ -124,15 +124,23 @@ func fromGGUF(f *gguf.File, opt LoadOptions) (*Model, error) {
 
 func describe(f *gguf.File, net *model.Model, tmpl bool) Info {
 	params, types := net.Describe()
-	name, _ := f.String("general.name")
-	if name == "" || name == net.Arch { // converters often write just the architecture
-		name = strings.TrimSuffix(baseName(f.Path), ".gguf")
-	}
+	name := ModelName(f)
 	return Info{
 		Name: name, Arch: net.Arch, Family: net.Spec.Family, Params: params, FileSize: f.Size(),
 		Quant: quantSummary(types), ContextTrain: net.NCtxTrain, Layers: net.NLayer,
 		Embedding: net.NEmbd, Vocab: net.NVocab, HasTemplate: tmpl,
 	}
+}
+
+// ModelName is the name a model is shown under: general.name, unless that
+// is missing or only the architecture (converters often write just that), in
+// which case the file name without its extension.
+func ModelName(f *gguf.File) string {
+	name, _ := f.String("general.name")
+	if arch, _ := f.String("general.architecture"); name == "" || name == arch {
+		name = strings.TrimSuffix(baseName(f.Path), ".gguf")
+	}
+	return name
 }
 
 func baseName(p string) string {
