@@ -264,3 +264,29 @@ func TestModelsInspect(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadTimeQuantAndKVType: --quant re-quantizes at load and --kv-type
+// changes the cache; both still produce the story, and bad values are
+// refused.
+func TestLoadTimeQuantAndKVType(t *testing.T) {
+	model := fixtures.Path(t, "models/stories260K/stories260K-F32.gguf")
+	ref, _, _ := run(t, "run", "--model", model, "--prompt", "Once upon a time", "-n", "12", "--greedy")
+	for _, args := range [][]string{{"--quant", "Q8"}, {"--kv-type", "F16"}, {"--quant", "Q8_0", "--kv-type", "Q8_0"}} {
+		out, stderr, code := run(t, append([]string{"run", "--model", model, "--prompt", "Once upon a time", "-n", "12", "--greedy"}, args...)...)
+		if code != 0 || len(out) < 20 {
+			t.Fatalf("%v: exit %d %q %s", args, code, out, stderr)
+		}
+		if args[0] == "--quant" && args[1] == "Q8" && out[:10] != ref[:10] {
+			t.Errorf("%v: 8-bit weights changed the start of the story: %q vs %q", args, out, ref)
+		}
+	}
+	table, _, code := run(t, "bench", "--model", model, "-p", "8", "-n", "4", "-t", "1", "-r", "1", "--quant", "Q4")
+	if code != 0 || !strings.Contains(table, "Q4_B") {
+		t.Errorf("bench with --quant Q4 does not show the new type:\n%s", table)
+	}
+	for _, args := range [][]string{{"--quant", "Q7"}, {"--kv-type", "Q4_0"}} {
+		if _, stderr, code := run(t, append([]string{"run", "--model", model, "--prompt", "x"}, args...)...); code == 0 {
+			t.Errorf("%v accepted (%s)", args, stderr)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"flowchat/engine"
+	"flowchat/engine/ggml"
 )
 
 func init() {
@@ -28,6 +29,8 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	threads := fs.String("t", strconv.Itoa(runtime.NumCPU()), "thread counts to test, comma-separated")
 	reps := fs.Int("r", 5, "repetitions per test (the median is reported)")
 	useMmap := fs.Bool("mmap", false, "read weights from the file mapping instead of huge pages")
+	quantType := fs.String("quant", "", "re-quantize the weights at load (as run --quant)")
+	kvType := fs.String("kv-type", "F32", "KV cache type: F32, F16 or Q8_0")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -37,7 +40,11 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	if err1 != nil || err2 != nil || err3 != nil || *reps < 1 {
 		return fmt.Errorf("%w: -p, -n, -t take comma-separated integers; -r ≥ 1", errUsage)
 	}
-	mf := modelFlags{model: *model, mmap: *useMmap}
+	mf := modelFlags{model: *model, mmap: *useMmap, quant: *quantType, kvType: *kvType}
+	kv, err := parseKVType(*kvType)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintln(stdout, "| model | size | params | backend | threads | test | t/s (median) | ± stdev |")
 	fmt.Fprintln(stdout, "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |")
 	for _, th := range ths {
@@ -53,12 +60,12 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		}
 		for _, n := range pps {
 			if n > 0 {
-				row("pp"+strconv.Itoa(n), benchRepeat(*reps, func() float64 { return benchPrompt(m, n) }))
+				row("pp"+strconv.Itoa(n), benchRepeat(*reps, func() float64 { return benchPrompt(m, n, kv) }))
 			}
 		}
 		for _, n := range tgs {
 			if n > 0 {
-				row("tg"+strconv.Itoa(n), benchRepeat(*reps, func() float64 { return benchGen(m, n) }))
+				row("tg"+strconv.Itoa(n), benchRepeat(*reps, func() float64 { return benchGen(m, n, kv) }))
 			}
 		}
 		m.Close()
@@ -100,8 +107,11 @@ func randomTokens(m *engine.Model, n int) []int32 {
 }
 
 // benchPrompt evaluates n tokens as one prompt from an empty cache.
-func benchPrompt(m *engine.Model, n int) float64 {
+func benchPrompt(m *engine.Model, n int, kv ggml.Type) float64 {
 	st := m.Net.NewState(n, 512)
+	if err := st.SetKVType(kv); err != nil {
+		return 0
+	}
 	ids := randomTokens(m, n)
 	t0 := time.Now()
 	if _, err := st.Forward(ids, false); err != nil {
@@ -111,8 +121,11 @@ func benchPrompt(m *engine.Model, n int) float64 {
 }
 
 // benchGen generates n tokens one at a time from an empty cache.
-func benchGen(m *engine.Model, n int) float64 {
+func benchGen(m *engine.Model, n int, kv ggml.Type) float64 {
 	st := m.Net.NewState(n+1, 1)
+	if err := st.SetKVType(kv); err != nil {
+		return 0
+	}
 	ids := randomTokens(m, n)
 	t0 := time.Now()
 	for _, id := range ids {

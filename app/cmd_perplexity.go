@@ -82,7 +82,6 @@ func cmdPerplexity(args []string, stdout, stderr io.Writer) error {
 	chunks := fs.Int("chunks", 0, "score at most this many chunks (0 = all)")
 	saveBase := fs.String("save-base", "", "also write this model's log-probabilities to FILE, the base for --kl-base")
 	klBase := fs.String("kl-base", "", "compare with the base log-probabilities in FILE (KL divergence, top-1 agreement); its tokens are scored, --file is not needed")
-	kvType := fs.String("kv-type", "F32", "KV cache type: F32, F16 or Q8_0 (llama-perplexity's -ctk/-ctv)")
 	weights := fs.Bool("weights", false, "print each weight matrix's error against the file's (with --type: the quantization error)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -90,9 +89,9 @@ func cmdPerplexity(args []string, stdout, stderr io.Writer) error {
 	if (*file == "") == (*klBase == "") {
 		return fmt.Errorf("%w: want exactly one of --file TEXT or --kl-base FILE (flowchat perplexity --model M --file TEXT -c 128)", errUsage)
 	}
-	kv, ok := ggml.ParseType(*kvType)
-	if !ok {
-		return fmt.Errorf("%w: --kv-type %q (F32, F16, Q8_0)", errUsage, *kvType)
+	kv, err := parseKVType(mf.kvType) // llama-perplexity's -ctk/-ctv
+	if err != nil {
+		return err
 	}
 	m, err := loadRequant(&mf, &rf, stderr)
 	if err != nil {

@@ -12,6 +12,8 @@ import (
 
 	"flowchat/assets"
 	"flowchat/engine"
+	"flowchat/engine/ggml"
+	"flowchat/engine/quant"
 )
 
 // modelFlags are the flags every model-using command shares.
@@ -21,6 +23,8 @@ type modelFlags struct {
 	threads int
 	ctx     int
 	mmap    bool
+	quant   string // --quant: re-quantize at load
+	kvType  string // --kv-type
 }
 
 func (m *modelFlags) register(fs *flag.FlagSet) {
@@ -31,6 +35,8 @@ func (m *modelFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&m.threads, "t", 0, "shorthand for --threads")
 	fs.IntVar(&m.ctx, "ctx", 0, "context length in tokens (default: the model's, at most 4096)")
 	fs.IntVar(&m.ctx, "c", 0, "shorthand for --ctx")
+	fs.StringVar(&m.quant, "quant", "", "re-quantize the weight matrices at load: an Inferflow level (Q8, Q6, Q5, Q4, Q3H, Q3, Q2, or e.g. Q4_B32) or a GGML type (Q8_0, Q4_0, Q4_K, …)")
+	fs.StringVar(&m.kvType, "kv-type", "F32", "KV cache type: F32, F16 or Q8_0")
 	fs.BoolVar(&m.mmap, "mmap", false, "read weights from the file mapping instead of copying them into huge pages (faster load, slower decode)")
 }
 
@@ -46,7 +52,30 @@ func (m *modelFlags) load() (*engine.Model, error) {
 	if threads <= 0 {
 		threads = runtime.NumCPU()
 	}
-	return engine.Load(path, engine.LoadOptions{Threads: threads, SpecPath: m.spec, HugePages: !m.mmap})
+	opt := engine.LoadOptions{Threads: threads, SpecPath: m.spec, HugePages: !m.mmap}
+	var err error
+	if opt.KVType, err = parseKVType(m.kvType); err != nil {
+		return nil, err
+	}
+	if m.quant != "" {
+		if opt.Quant.Type, err = quant.ParseType(m.quant); err != nil {
+			return nil, err
+		}
+		opt.Quant.Threads = threads
+	}
+	return engine.Load(path, opt)
+}
+
+// parseKVType accepts the KV cache types the engine implements.
+func parseKVType(s string) (ggml.Type, error) {
+	if s == "" {
+		return ggml.F32, nil
+	}
+	t, ok := ggml.ParseType(s)
+	if !ok || (t != ggml.F32 && t != ggml.F16 && t != ggml.Q8_0) {
+		return 0, fmt.Errorf("%w: --kv-type %q: want F32, F16 or Q8_0", errUsage, s)
+	}
+	return t, nil
 }
 
 // dataDir is where flowchat keeps models and conversations.

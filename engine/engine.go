@@ -18,7 +18,7 @@ import (
 	"flowchat/engine/ggml"
 	"flowchat/engine/gguf"
 	"flowchat/engine/model"
-	_ "flowchat/engine/quant" // registers the Inferflow tensor types with ggml
+	"flowchat/engine/quant" // also registers the Inferflow tensor types with ggml
 	"flowchat/engine/sample"
 	"flowchat/engine/spec"
 	"flowchat/engine/tokenizer"
@@ -32,6 +32,13 @@ type LoadOptions struct {
 	// pages (Linux) instead of reading them from the file mapping: slower
 	// to load, faster to decode (see docs/PERFORMANCE.md).
 	HugePages bool
+	// Quant, when its Type is set, re-quantizes the weight matrices after
+	// loading (Inferflow's load-time quantization: an Inferflow block
+	// format or a GGML type; see engine/quant.Options).
+	Quant quant.Options
+	// KVType is the KV cache's element type for new sessions: F32
+	// (default), F16 or Q8_0.
+	KVType ggml.Type
 }
 
 // Model is a loaded model with its tokenizer and chat template.
@@ -42,7 +49,10 @@ type Model struct {
 	Tok      *tokenizer.Tokenizer
 	Template *chat.Template // nil when the file has none (Fallback is used)
 	file     *gguf.File
-	release  func() error // non-GGUF formats: releases their mappings
+	release  func() error // releases weight mappings or copies (huge pages, non-GGUF formats)
+	// Requant reports the load-time re-quantization (empty when none).
+	Requant quant.Report
+	kvType  ggml.Type
 }
 
 // Info describes a model for people.
@@ -63,6 +73,23 @@ type Info struct {
 // Load opens a model file. Only GGUF is wired here; other formats come with
 // their own readers.
 func Load(path string, opt LoadOptions) (*Model, error) {
+	m, err := load(path, opt)
+	if err != nil {
+		return nil, err
+	}
+	m.kvType = opt.KVType
+	if opt.Quant.Type != 0 {
+		if m.Requant, err = m.Net.Requantize(opt.Quant); err != nil {
+			m.Close()
+			return nil, err
+		}
+		_, types := m.Net.Describe()
+		m.Info.Quant = quantSummary(types)
+	}
+	return m, nil
+}
+
+func load(path string, opt LoadOptions) (*Model, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("model file: %w", err)
 	}
@@ -176,13 +203,18 @@ func quantSummary(types map[ggml.Type]int) string {
 	return s
 }
 
-// Close releases the model's file mapping and workers.
+// Close stops the model's workers and releases its weights: copies made at
+// load (huge pages) and the file mappings.
 func (m *Model) Close() error {
 	m.Net.Close()
+	var err error
 	if m.release != nil {
-		return m.release()
+		err = m.release()
 	}
-	return m.file.Close()
+	if m.file != nil {
+		err = errors.Join(err, m.file.Close())
+	}
+	return err
 }
 
 // RenderChat renders a conversation with the model's chat template. A model
@@ -233,7 +265,13 @@ func (m *Model) NewSession(nCtx int) *Session {
 	if nCtx <= 0 {
 		nCtx = min(m.Net.NCtxTrain, 4096)
 	}
-	return &Session{m: m, state: m.Net.NewState(nCtx, 256)}
+	st := m.Net.NewState(nCtx, 256)
+	if m.kvType != 0 && m.kvType != ggml.F32 {
+		// LoadOptions.KVType was validated by the caller's parser; an
+		// unsupported type keeps F32 rather than failing a session.
+		_ = st.SetKVType(m.kvType)
+	}
+	return &Session{m: m, state: st}
 }
 
 // Ctx is the session's context size in tokens.
