@@ -2,6 +2,7 @@ package ggml
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -16,7 +17,17 @@ var legacySSE = regexp.MustCompile(`^\s*([A-Z][A-Z0-9]*)\s.*\b[XY]\d+\b`)
 // instruction using an X or Y register that is not VEX-encoded, and on a
 // function that returns without VZEROUPPER.
 func TestAssemblyIsVEXOnly(t *testing.T) {
-	src, err := os.ReadFile("kernels_amd64.s")
+	files, err := filepath.Glob("*_amd64.s")
+	if err != nil || len(files) == 0 {
+		t.Fatal("no assembly sources found", err)
+	}
+	for _, f := range files {
+		checkVEXOnly(t, f)
+	}
+}
+
+func checkVEXOnly(t *testing.T, file string) {
+	src, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +38,7 @@ func TestAssemblyIsVEXOnly(t *testing.T) {
 			continue
 		}
 		if m := legacySSE.FindStringSubmatch(code); m != nil && !strings.HasPrefix(m[1], "V") {
-			t.Errorf("kernels_amd64.s:%d: non-VEX vector instruction %s", i+1, m[1])
+			t.Errorf("%s:%d: non-VEX vector instruction %s", file, i+1, m[1])
 		}
 	}
 	text := string(src)
@@ -46,7 +57,7 @@ func TestAssemblyIsVEXOnly(t *testing.T) {
 			ok = ok || strings.Contains(body, c)
 		}
 		if !ok {
-			t.Errorf("%s returns without VZEROUPPER", strings.SplitN(body, "(", 2)[0])
+			t.Errorf("%s: %s returns without VZEROUPPER", file, strings.SplitN(body, "(", 2)[0])
 		}
 	}
 }

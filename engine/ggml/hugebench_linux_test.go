@@ -38,3 +38,39 @@ func BenchmarkMatVecHuge(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDecodeStream streams a TinyLlama-sized set of matrices (about
+// 600 MiB, more than the last-level cache) through MatVec on one thread, as
+// decode does: the single-core memory-bound rate of each kernel.
+func BenchmarkDecodeStream(b *testing.B) {
+	for _, tp := range []Type{Q4_0, Q8_0} {
+		b.Run(tp.String(), func(b *testing.B) {
+			const rows, n = 5632, 2048
+			ws, x := benchWeights(tp, rows, n)
+			w := ws[0]
+			set := hugeAlloc(b, (600<<20)/len(w)*len(w))
+			for off := 0; off < len(set); off += len(w) {
+				copy(set[off:], w)
+			}
+			dst := make([]float32, rows)
+			b.SetBytes(int64(len(set)))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				for off := 0; off < len(set); off += len(w) {
+					MatVec(tp, n, set[off:off+len(w)], x, dst)
+				}
+			}
+		})
+	}
+}
+
+// hugeAlloc returns n bytes advised to use transparent huge pages.
+func hugeAlloc(tb testing.TB, n int) []byte {
+	m, err := syscall.Mmap(-1, 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		tb.Skip("mmap:", err)
+	}
+	_ = syscall.Madvise(m, 14 /* MADV_HUGEPAGE */)
+	tb.Cleanup(func() { syscall.Munmap(m) })
+	return m
+}

@@ -58,12 +58,6 @@ func dotF16AVX(a, b *uint16, n int, tab *float32) float32
 func dotBF16AVX(a, b *uint16, n int) float32
 
 //go:noescape
-func matQ8_0x1(w *byte, rs int, qs *byte, dx *float32, nb int, tab *float32, out *float32)
-
-//go:noescape
-func matQ4_0x1(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32)
-
-//go:noescape
 func dotQ4_KAVX(w *byte, x *byte, nb int, tab *float32) float32
 
 //go:noescape
@@ -106,23 +100,15 @@ func matQ5_1x4(w *byte, rs int, qs *byte, dx *float32, aux *int32, nb int, tab *
 //go:noescape
 func matQ5_1x1(w *byte, rs int, qs *byte, dx *float32, aux *int32, nb int, tab *float32, out *float32)
 
-//go:noescape
-func matQ8_0x4(w *byte, rs int, qs *byte, dx *float32, nb int, tab *float32, out *float32)
-
-//go:noescape
-func matQ4_0x4(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32)
-
 // avx2Dot and avx2MatVec are the assembly kernels by weight type.
 var (
 	avx2Dot = map[Type]dotFunc{
 		F32: dotF32Asm, F16: dotF16Asm, BF16: dotBF16Asm,
-		Q8_0: dotQ8_0Asm, Q4_0: dotQ4_0Asm,
 		Q4_K: superDot(dotQ4_KAVX), Q6_K: superDot(dotQ6_KAVX), Q5_K: superDot(dotQ5_KAVX),
 		Q3_K: superDot(dotQ3_KAVX), Q2_K: superDot(dotQ2_KAVX),
 	}
 	avx2MatVec = map[Type]matVecFunc{
 		F32: rowsMatVec(F32, dotF32Asm), F16: rowsMatVec(F16, dotF16Asm), BF16: rowsMatVec(BF16, dotBF16Asm),
-		Q8_0: matVecQ8_0Asm, Q4_0: matVecQ4_0Asm,
 		IQ4_NL: matVec32(IQ4_NL, 0), Q5_0: matVec32(Q5_0, 16),
 		Q4_1: matVec32(Q4_1, 0), Q5_1: matVec32(Q5_1, 0),
 	}
@@ -229,61 +215,6 @@ func allocPrep(nb int) *prepQ8 {
 	}
 	p.qs, p.dx8, p.corr = p.qs[:32*nb], p.dx8[:8*nb], p.corr[:8*nb]
 	return p
-}
-
-func prepCorr(qs []byte, corr []int32, offset int32) {
-	for l := 0; l < 8; l++ {
-		s := int32(int8(qs[4*l])) + int32(int8(qs[4*l+1])) + int32(int8(qs[4*l+2])) + int32(int8(qs[4*l+3]))
-		corr[l] = offset * s
-	}
-}
-
-func dotQ8_0Asm(n int, w, x []byte) float32 {
-	var d [1]float32
-	matVecQ8_0Asm(n, w, x, d[:])
-	return d[0]
-}
-
-func matVecQ8_0Asm(n int, w, x []byte, dst []float32) {
-	nb := n / 32
-	if nb == 0 {
-		clear(dst)
-		return
-	}
-	p := getPrepQ8(x, nb, 0)
-	rs := 34 * nb
-	r := 0
-	for ; r+4 <= len(dst); r += 4 {
-		matQ8_0x4(&w[r*rs], rs, &p.qs[0], &p.dx8[0], nb, &fp16Table[0], &dst[r])
-	}
-	for ; r < len(dst); r++ {
-		matQ8_0x1(&w[r*rs], rs, &p.qs[0], &p.dx8[0], nb, &fp16Table[0], &dst[r])
-	}
-	prepPool.Put(p)
-}
-
-func dotQ4_0Asm(n int, w, x []byte) float32 {
-	var d [1]float32
-	matVecQ4_0Asm(n, w, x, d[:])
-	return d[0]
-}
-
-func matVecQ4_0Asm(n int, w, x []byte, dst []float32) {
-	nb := n / 32
-	if nb == 0 {
-		clear(dst)
-		return
-	}
-	p := getPrepQ8(x, nb, 8)
-	rs := 18 * nb
-	r := 0
-	for ; r+4 <= len(dst); r += 4 {
-		matQ4_0x4(&w[r*rs], rs, &p.qs[0], &p.dx8[0], &p.corr[0], nb, &fp16Table[0], &dst[r])
-	}
-	for ; r < len(dst); r++ {
-		matQ4_0x1(&w[r*rs], rs, &p.qs[0], &p.dx8[0], &p.corr[0], nb, &fp16Table[0], &dst[r])
-	}
-	prepPool.Put(p)
 }
 
 // superDot adapts a K-quant kernel over nb super-blocks against Q8_K.

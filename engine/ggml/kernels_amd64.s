@@ -3,7 +3,7 @@
 #include "textflag.h"
 
 #define PFD 512
-#define PFD4 512
+
 
 // AVX2 + FMA + F16C kernels. Every function ends with VZEROUPPER and uses
 // only VEX-encoded vector instructions (no legacy SSE: see PERF-NOTES on the
@@ -245,132 +245,6 @@ bf16done:
 	HSUM4(xacc, X9) \
 	VMOVSS       xacc, dst
 
-// Q8ROW accumulates the block at (ptr) of one Q8_0 row against the shared
-// activation block: Y12 = 32 int8 values, Y13 = its scale in 8 lanes.
-#define Q8ROW(ptr, acc) \
-	MOVWLZX      (ptr), AX \
-	VBROADCASTSS (R8)(AX*4), Y4 \
-	VMULPS       Y13, Y4, Y4 \
-	VMOVDQU      2(ptr), Y5 \
-	VPSIGNB      Y5, Y12, Y6 \
-	VPABSB       Y5, Y5 \
-	VPMADDUBSW   Y6, Y5, Y6 \
-	VPMADDWD     Y15, Y6, Y6 \
-	VCVTDQ2PS    Y6, Y6 \
-	VFMADD231PS  Y4, Y6, acc
-
-// func matQ8_0x4(w *byte, rs int, qs *byte, dx *float32, nb int, tab *float32, out *float32)
-//
-// out[r] = dot(row r of w, activation) for the 4 rows at w, rs bytes apart.
-TEXT ·matQ8_0x4(SB), NOSPLIT, $0-56
-	MOVQ    w+0(FP), SI
-	MOVQ    rs+8(FP), R9
-	MOVQ    qs+16(FP), DI
-	MOVQ    dx+24(FP), DX
-	MOVQ    nb+32(FP), CX
-	MOVQ    tab+40(FP), R8
-	LEAQ    (SI)(R9*1), BX
-	LEAQ    (BX)(R9*1), R10
-	LEAQ    (R10)(R9*1), R11
-	VMOVDQU ones16<>(SB), Y15
-	VXORPS  Y0, Y0, Y0
-	VXORPS  Y1, Y1, Y1
-	VXORPS  Y2, Y2, Y2
-	VXORPS  Y3, Y3, Y3
-
-q8x4loop:
-	VMOVDQU (DI), Y12
-	VMOVUPS (DX), Y13
-	PREFETCHT0 PFD(SI)
-	PREFETCHT0 PFD(BX)
-	PREFETCHT0 PFD(R10)
-	PREFETCHT0 PFD(R11)
-	Q8ROW(SI, Y0)
-	Q8ROW(BX, Y1)
-	Q8ROW(R10, Y2)
-	Q8ROW(R11, Y3)
-	ADDQ    $34, SI
-	ADDQ    $34, BX
-	ADDQ    $34, R10
-	ADDQ    $34, R11
-	ADDQ    $32, DI
-	ADDQ    $32, DX
-	DECQ    CX
-	JNZ     q8x4loop
-
-	MOVQ out+48(FP), DI
-	HSUMTO(Y0, X0, (DI))
-	HSUMTO(Y1, X1, 4(DI))
-	HSUMTO(Y2, X2, 8(DI))
-	HSUMTO(Y3, X3, 12(DI))
-	VZEROUPPER
-	RET
-
-// Q40ROW accumulates the Q4_0 block at (ptr) of one row against the shared
-// activation block: Y12 = 32 int8 values, Y13 = scale in 8 lanes, Y11 =
-// the per-lane correction 8·Σ of 4 values.
-#define Q40ROW(ptr, acc) \
-	VBROADCASTI128 2(ptr), Y5 \
-	VPSRLVQ        Y10, Y5, Y5 \
-	VPAND          Y14, Y5, Y5 \
-	VPMADDUBSW     Y12, Y5, Y6 \
-	VPMADDWD       Y15, Y6, Y6 \
-	VPSUBD         Y11, Y6, Y6 \
-	VCVTDQ2PS      Y6, Y6 \
-	MOVWLZX        (ptr), AX \
-	VBROADCASTSS   (R8)(AX*4), Y4 \
-	VMULPS         Y13, Y4, Y4 \
-	VFMADD231PS    Y4, Y6, acc
-
-// func matQ4_0x4(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32)
-TEXT ·matQ4_0x4(SB), NOSPLIT, $0-64
-	MOVQ    w+0(FP), SI
-	MOVQ    rs+8(FP), R9
-	MOVQ    qs+16(FP), DI
-	MOVQ    dx+24(FP), DX
-	MOVQ    corr+32(FP), R12
-	MOVQ    nb+40(FP), CX
-	MOVQ    tab+48(FP), R8
-	LEAQ    (SI)(R9*1), BX
-	LEAQ    (BX)(R9*1), R10
-	LEAQ    (R10)(R9*1), R11
-	VMOVDQU ones16<>(SB), Y15
-	VMOVDQU nibble<>(SB), Y14
-	VMOVDQU hishift<>(SB), Y10
-	VXORPS  Y0, Y0, Y0
-	VXORPS  Y1, Y1, Y1
-	VXORPS  Y2, Y2, Y2
-	VXORPS  Y3, Y3, Y3
-
-q40x4loop:
-	VMOVDQU (DI), Y12
-	VMOVUPS (DX), Y13
-	VMOVDQU (R12), Y11
-	PREFETCHT0 PFD4(SI)
-	PREFETCHT0 PFD4(BX)
-	PREFETCHT0 PFD4(R10)
-	PREFETCHT0 PFD4(R11)
-	Q40ROW(SI, Y0)
-	Q40ROW(BX, Y1)
-	Q40ROW(R10, Y2)
-	Q40ROW(R11, Y3)
-	ADDQ    $18, SI
-	ADDQ    $18, BX
-	ADDQ    $18, R10
-	ADDQ    $18, R11
-	ADDQ    $32, DI
-	ADDQ    $32, DX
-	ADDQ    $32, R12
-	DECQ    CX
-	JNZ     q40x4loop
-
-	MOVQ out+56(FP), DI
-	HSUMTO(Y0, X0, (DI))
-	HSUMTO(Y1, X1, 4(DI))
-	HSUMTO(Y2, X2, 8(DI))
-	HSUMTO(Y3, X3, 12(DI))
-	VZEROUPPER
-	RET
 // shufk4<>+32*s broadcasts int16 lane s of each 128-bit half (VPSHUFB).
 DATA shufk4<>+0(SB)/8, $0x0100010001000100
 DATA shufk4<>+8(SB)/8, $0x0100010001000100
@@ -1190,65 +1064,6 @@ q51x1loop:
 	DECQ CX
 	JNZ  q51x1loop
 	STORE1
-
-// func matQ8_0x1(w *byte, rs int, qs *byte, dx *float32, nb int, tab *float32, out *float32)
-//
-// out[0] for one row, bit-identical to the same row in matQ8_0x4.
-TEXT ·matQ8_0x1(SB), NOSPLIT, $0-56
-	MOVQ    w+0(FP), SI
-	MOVQ    qs+16(FP), DI
-	MOVQ    dx+24(FP), DX
-	MOVQ    nb+32(FP), CX
-	MOVQ    tab+40(FP), R8
-	VMOVDQU ones16<>(SB), Y15
-	VXORPS  Y0, Y0, Y0
-
-q8x1loop:
-	VMOVDQU (DI), Y12
-	VMOVUPS (DX), Y13
-	Q8ROW(SI, Y0)
-	ADDQ    $34, SI
-	ADDQ    $32, DI
-	ADDQ    $32, DX
-	DECQ    CX
-	JNZ     q8x1loop
-
-	MOVQ out+48(FP), DI
-	HSUMTO(Y0, X0, (DI))
-	VZEROUPPER
-	RET
-
-// func matQ4_0x1(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32)
-//
-// out[0] for one row, bit-identical to the same row in matQ4_0x4.
-TEXT ·matQ4_0x1(SB), NOSPLIT, $0-64
-	MOVQ    w+0(FP), SI
-	MOVQ    qs+16(FP), DI
-	MOVQ    dx+24(FP), DX
-	MOVQ    corr+32(FP), R12
-	MOVQ    nb+40(FP), CX
-	MOVQ    tab+48(FP), R8
-	VMOVDQU ones16<>(SB), Y15
-	VMOVDQU nibble<>(SB), Y14
-	VMOVDQU hishift<>(SB), Y10
-	VXORPS  Y0, Y0, Y0
-
-q40x1loop:
-	VMOVDQU (DI), Y12
-	VMOVUPS (DX), Y13
-	VMOVDQU (R12), Y11
-	Q40ROW(SI, Y0)
-	ADDQ    $18, SI
-	ADDQ    $32, DI
-	ADDQ    $32, DX
-	ADDQ    $32, R12
-	DECQ    CX
-	JNZ     q40x1loop
-
-	MOVQ out+56(FP), DI
-	HSUMTO(Y0, X0, (DI))
-	VZEROUPPER
-	RET
 
 DATA absmask<>+0(SB)/4, $0x7fffffff
 GLOBL absmask<>(SB), RODATA|NOPTR, $4

@@ -420,32 +420,6 @@ func diffBytes(a, b []byte) (bad, first int) {
 	return bad, first
 }
 
-// TestMatMulMatchesMatVec: the chunked MatMul gives every column exactly
-// the MatVec result.
-func TestMatMulMatchesMatVec(t *testing.T) {
-	r := rand.New(rand.NewPCG(19, 20))
-	for _, tp := range []Type{F32, Q4_0, Q8_0, Q4_K, Q6_K, IQ4_NL} {
-		n, rows, cols := 512, 301, 3
-		w := randomRow(r, tp, n*rows)
-		vt := tp.VecDotType()
-		var x []byte
-		for c := 0; c < cols; c++ {
-			x = append(x, randomActivation(r, vt, n)...)
-		}
-		got := make([]float32, rows*cols)
-		MatMul(tp, n, w, rows, x, cols, got)
-		want := make([]float32, rows)
-		for c := 0; c < cols; c++ {
-			MatVec(tp, n, w, x[c*vt.RowSize(n):(c+1)*vt.RowSize(n)], want)
-			for i := range want {
-				if math.Float32bits(got[c*rows+i]) != math.Float32bits(want[i]) {
-					t.Fatalf("%v col %d row %d: MatMul %v, MatVec %v", tp, c, i, got[c*rows+i], want[i])
-				}
-			}
-		}
-	}
-}
-
 // BenchmarkMatMul: a 32-token prefill over a 2048x2048 matrix, bytes
 // counted once per weight (as read from memory).
 func BenchmarkMatMul(b *testing.B) {

@@ -96,21 +96,23 @@ const matMulChunk = 128 << 10
 
 // MatMul multiplies rows weight rows of type t (n elements each) with cols
 // activation rows x (each t.VecDotType().RowSize(n) bytes, consecutive):
-// dst[c*rows+r] = VecDot(row r of w, column c of x). It visits the weights
-// in cache-sized chunks of rows and runs every column over a chunk before
-// moving on, so prefill reads each weight from memory once instead of
-// once per token. Each dst value is bit-identical to the MatVec result.
+// dst[c*rows+r] = VecDot(row r of w, column c of x). It prepares the
+// activations once and visits the weights in cache-sized chunks of rows,
+// running every column over a chunk before moving on, so prefill reads each
+// weight from memory once instead of once per token. Each dst value is
+// bit-identical to the MatVec result.
 func MatMul(t Type, n int, w []byte, rows int, x []byte, cols int, dst []float32) {
 	rs := checkDot(t, n, -1, x[:t.VecDotType().RowSize(n)])
-	xs := t.VecDotType().RowSize(n)
-	if len(x) < xs*cols || len(dst) < rows*cols || len(w) < rs*rows {
+	if len(dst) < rows*cols || len(w) < rs*rows {
 		panic(fmt.Sprintf("ggml: MatMul %v %dx%d by %d columns: operands too short", t, rows, n, cols))
 	}
+	a := actPool.Get().(*Act)
+	a.Prepare(t, n, x, cols)
 	chunk := max(4, matMulChunk/max(rs, 1)&^3)
 	for r0 := 0; r0 < rows; r0 += chunk {
 		r1 := min(rows, r0+chunk)
-		for c := 0; c < cols; c++ {
-			MatVec(t, n, w[r0*rs:r1*rs], x[c*xs:(c+1)*xs], dst[c*rows+r0:c*rows+r1])
-		}
+		MatMulAct(t, n, w[r0*rs:r1*rs], r1-r0, a, dst[r0:], rows)
 	}
+	a.x = nil
+	actPool.Put(a)
 }

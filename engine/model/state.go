@@ -27,8 +27,9 @@ type State struct {
 	ffnOut      []float32 // [maxBatch × nEmbd] (parallel blocks)
 	logits      []float32 // [maxBatch × nVocab]
 	actBuf      []byte    // quantized activations
-	actSrc      *float32  // which buffer actBuf holds, for reuse across Q/K/V
-	actType     ggml.Type
+	act         ggml.Act  // actBuf prepared for the matrix kernels
+	actSrc      *float32  // which buffer act holds, for reuse across Q/K/V
+	actType     ggml.Type // weight type act is prepared for
 	actT, actN  int
 	scores      [][]float32 // per worker [nCtx]
 	ropes       []ropeTable // per batch row
@@ -387,8 +388,8 @@ func mulInto(dst, x []float32) {
 func (s *State) linear(dst []float32, lin Linear, x []float32, T int) {
 	w := lin.W
 	n, rows := w.Cols, w.Rows
-	xq, stride := s.quantize(x, T, n, w.Type.VecDotType())
-	s.mm = matmulTask{w: w, xq: xq, stride: stride, T: T, dst: dst[:T*rows], rows: rows}
+	s.prepare(x, T, n, w.Type)
+	s.mm = matmulTask{w: w, act: &s.act, dst: dst[:T*rows], rows: rows}
 	s.mm.chunk = chunkRows(rows, T, s.m.pool.Size())
 	s.m.pool.Run(&s.mm, (rows+s.mm.chunk-1)/s.mm.chunk)
 	if lin.B != nil {
@@ -398,23 +399,27 @@ func (s *State) linear(dst []float32, lin Linear, x []float32, T int) {
 	}
 }
 
-// quantize converts T rows of n floats to the vec-dot type, reusing the
-// previous result when the same rows are asked for again (Q, K and V share
-// one input).
-func (s *State) quantize(x []float32, T, n int, typ ggml.Type) ([]byte, int) {
+// prepare quantizes T rows of n floats to the vec-dot type of weights of
+// type wt and prepares them for the matrix kernels, reusing the previous
+// result when the same rows are asked for again (Q, K and V share one
+// input).
+func (s *State) prepare(x []float32, T, n int, wt ggml.Type) {
+	if s.actSrc == &x[0] && s.actType == wt && s.actT == T && s.actN == n {
+		return
+	}
+	typ := wt.VecDotType()
 	stride := typ.RowSize(n)
+	var xq []byte
 	if typ == ggml.F32 {
-		s.actSrc = nil // a float product between two uses of a buffer means its contents may have changed
-		return ggml.F32Bytes(x[:T*n]), stride
+		xq = ggml.F32Bytes(x[:T*n])
+	} else {
+		for t := 0; t < T; t++ {
+			ggml.QuantizeActivation(typ, x[t*n:(t+1)*n], s.actBuf[t*stride:(t+1)*stride])
+		}
+		xq = s.actBuf[:T*stride]
 	}
-	if s.actSrc == &x[0] && s.actType == typ && s.actT == T && s.actN == n {
-		return s.actBuf[:T*stride], stride
-	}
-	for t := 0; t < T; t++ {
-		ggml.QuantizeActivation(typ, x[t*n:(t+1)*n], s.actBuf[t*stride:(t+1)*stride])
-	}
-	s.actSrc, s.actType, s.actT, s.actN = &x[0], typ, T, n
-	return s.actBuf[:T*stride], stride
+	s.act.Prepare(wt, n, xq, T)
+	s.actSrc, s.actType, s.actT, s.actN = &x[0], wt, T, n
 }
 
 // chunkRows picks how many weight rows one task covers: enough tasks for
@@ -435,9 +440,8 @@ func chunkRows(rows, T, threads int) int {
 // matmulTask multiplies one chunk of weight rows by every batch row.
 type matmulTask struct {
 	w           *Weight
-	xq          []byte
-	stride, T   int
-	dst         []float32
+	act         *ggml.Act
+	dst         []float32 // [T × rows]
 	rows, chunk int
 }
 
@@ -445,10 +449,7 @@ func (mt *matmulTask) Run(i, worker int) {
 	r0 := i * mt.chunk
 	r1 := min(r0+mt.chunk, mt.rows)
 	rs := mt.w.Type.RowSize(mt.w.Cols)
-	wb := mt.w.Data[r0*rs : r1*rs]
-	for t := 0; t < mt.T; t++ {
-		ggml.MatVec(mt.w.Type, mt.w.Cols, wb, mt.xq[t*mt.stride:(t+1)*mt.stride], mt.dst[t*mt.rows+r0:t*mt.rows+r1])
-	}
+	ggml.MatMulAct(mt.w.Type, mt.w.Cols, mt.w.Data[r0*rs:r1*rs], r1-r0, mt.act, mt.dst[r0:], mt.rows)
 }
 
 func sqrt64(x float64) float64 { return math.Sqrt(x) }

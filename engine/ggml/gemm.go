@@ -1,0 +1,149 @@
+package ggml
+
+import (
+	"fmt"
+	"sync"
+)
+
+// Act is a batch of activation columns prepared once for the matrix kernels
+// of one weight type, so that a matrix split into chunks of rows over
+// several workers (or a prefill of many tokens) unpacks its activations
+// once instead of once per chunk and per token.
+//
+// For the 32-block types with Q8_0 activations that have matrix kernels
+// (Q4_0, Q8_0) the prepared layout per column is: the int8 values
+// contiguous (qs, n bytes), each block's scale repeated in 8 lanes (dx8,
+// 8 float32 per block) and the per-lane offset correction of the kernel
+// tier in use (corr, 8 int32 per block; see prepCorrFor). The three arrays
+// have the same column stride in bytes (32 per block), which the kernels
+// rely on.
+type Act struct {
+	wt   Type   // weight type the columns are prepared for
+	n    int    // elements per column
+	cols int    // columns
+	x    []byte // cols quantized columns of wt.VecDotType(), consecutive
+	xs   int    // bytes per quantized column
+
+	prepared bool // qs, dx8 and corr hold the columns
+	qs       []byte
+	dx8      []float32
+	corr     []int32
+	one      [1]float32 // result of a single-row product
+}
+
+// Prepare readies cols columns of n elements each, x holding them in
+// t.VecDotType() consecutively, for MatMulAct with weights of type t. The
+// Act keeps x (not a copy) and reuses its own buffers: once they have grown
+// to the largest batch, Prepare allocates nothing.
+func (a *Act) Prepare(t Type, n int, x []byte, cols int) {
+	off, ok := prepOffset(t)
+	a.prepare(t, n, x, cols, off, ok)
+}
+
+// prepare is Prepare for the kernels of one tier: ok says whether they read
+// prepared columns, off the correction they expect.
+func (a *Act) prepare(t Type, n int, x []byte, cols int, off int32, ok bool) {
+	vt := t.VecDotType()
+	xs := vt.RowSize(n)
+	if cols < 1 || len(x) < xs*cols {
+		panic(fmt.Sprintf("ggml: Prepare %d columns of %d %v elements from %d bytes", cols, n, vt, len(x)))
+	}
+	checkRow(vt, n, xs)
+	a.wt, a.n, a.cols, a.x, a.xs = t, n, cols, x[:xs*cols], xs
+	a.prepared = false
+	if !ok || n < 32 {
+		return
+	}
+	nb := n / 32
+	a.grow(nb * cols)
+	for c := 0; c < cols; c++ {
+		prepQ8Into(a.x[c*xs:(c+1)*xs], nb, off, a.qs[32*nb*c:], a.dx8[8*nb*c:], a.corr[8*nb*c:])
+	}
+	a.prepared = true
+}
+
+func (a *Act) grow(blocks int) {
+	if cap(a.qs) < 32*blocks {
+		a.qs, a.dx8, a.corr = make([]byte, 32*blocks), make([]float32, 8*blocks), make([]int32, 8*blocks)
+	}
+	a.qs, a.dx8, a.corr = a.qs[:32*blocks], a.dx8[:8*blocks], a.corr[:8*blocks]
+}
+
+// Column returns the quantized bytes of column c.
+func (a *Act) Column(c int) []byte { return a.x[c*a.xs : (c+1)*a.xs] }
+
+// Cols is the number of prepared columns.
+func (a *Act) Cols() int { return a.cols }
+
+// prepQ8Into unpacks the Q8_0 row x (nb blocks) into qs, dx8 and, unless
+// off is 0, corr = off·Σ(4 consecutive values) per lane.
+func prepQ8Into(x []byte, nb int, off int32, qs []byte, dx8 []float32, corr []int32) {
+	for b := 0; b < nb; b++ {
+		blk := x[34*b : 34*b+34]
+		copy(qs[32*b:32*b+32], blk[2:])
+		d := f16(blk)
+		for l := 0; l < 8; l++ {
+			dx8[8*b+l] = d
+		}
+		if off != 0 {
+			prepCorr(blk[2:34], corr[8*b:8*b+8], off)
+		} else {
+			clear(corr[8*b : 8*b+8])
+		}
+	}
+}
+
+// prepCorr sets corr[l] = offset·Σ qs[4l:4l+4] (int8 values).
+func prepCorr(qs []byte, corr []int32, offset int32) {
+	for l := 0; l < 8; l++ {
+		s := int32(int8(qs[4*l])) + int32(int8(qs[4*l+1])) + int32(int8(qs[4*l+2])) + int32(int8(qs[4*l+3]))
+		corr[l] = offset * s
+	}
+}
+
+var actPool = sync.Pool{New: func() any { return new(Act) }}
+
+// gemmFunc computes dst[c*ldd+r] for rows rows of w and every column of a.
+type gemmFunc func(n int, w []byte, rows int, a *Act, dst []float32, ldd int)
+
+// gemmImpl holds the matrix kernels by weight type (nil: column by column
+// through MatVec); prepOffsets the activation correction each one needs.
+var (
+	gemmImpl    [32]gemmFunc
+	prepOffsets [32]int32
+	hasPrep     [32]bool
+)
+
+// prepOffset reports whether t's matrix kernels read prepared columns, and
+// the offset of their per-lane correction.
+func prepOffset(t Type) (int32, bool) {
+	if int(t) >= len(hasPrep) {
+		return 0, false
+	}
+	return prepOffsets[t], hasPrep[t]
+}
+
+// MatMulAct computes dst[c*ldd+r] = VecDot(t, n, row r of w, column c of a)
+// for the rows rows at the start of w and every column of a. The kernel is
+// chosen by shape: a matrix-vector kernel for one column, register tiles of
+// several rows by several columns for more. Each value is bit-identical to
+// the MatVec result for its column.
+func MatMulAct(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
+	if a.wt != t || a.n != n {
+		panic(fmt.Sprintf("ggml: activations prepared for %v×%d, used with %v×%d", a.wt, a.n, t, n))
+	}
+	rs := t.RowSize(n)
+	if rows < 0 || len(w) < rs*rows || ldd < rows || len(dst) < (a.cols-1)*ldd+rows {
+		panic(fmt.Sprintf("ggml: MatMulAct %v %dx%d by %d columns: operands too short", t, rows, n, a.cols))
+	}
+	if rows == 0 {
+		return
+	}
+	if g := gemmImpl[t]; g != nil && a.prepared {
+		g(n, w[:rs*rows], rows, a, dst, ldd)
+		return
+	}
+	for c := 0; c < a.cols; c++ {
+		MatVec(t, n, w[:rs*rows], a.Column(c), dst[c*ldd:c*ldd+rows])
+	}
+}

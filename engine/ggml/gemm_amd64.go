@@ -1,0 +1,170 @@
+//go:build amd64 && !noasm
+
+package ggml
+
+import "golang.org/x/sys/cpu"
+
+// hasVNNI reports whether the AVX-512 VNNI tier runs here (EVEX-encoded
+// 256-bit vpdpbusd and the 32 vector registers of AVX-512VL).
+var hasVNNI = hasAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI
+
+// tileFunc is the uniform signature of the tile kernels in gemm_amd64.s.
+type tileFunc func(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q40x1AVX2(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q40x4AVX2(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q40t24AVX2(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q80x1AVX2(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q80x4AVX2(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q80t24AVX2(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q40x1VNNI(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q40x4VNNI(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q40t44VNNI(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q80x1VNNI(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q80x4VNNI(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q80t44VNNI(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+
+// tileSet is one weight type's kernels in one tier: a tr×tc tile, a strip
+// of 4 rows by one column (decode) and one row by one column; off is the
+// activation correction they expect (Act.corr = off·Σ4).
+type tileSet struct {
+	t                Type
+	tier             string
+	tr, tc           int
+	tile, strip, one tileFunc
+	off              int32
+}
+
+// The kernel sets by tier. Q4_0 feeds unsigned nibbles q (w = q−8) and
+// corrects by 8·Σx: subtracted in AVX2, the accumulator's starting value
+// −8·Σx in VNNI. Q8_0 in VNNI feeds w+128 and starts from −128·Σx; AVX2
+// uses the sign trick and needs no correction.
+var (
+	avx2Tiles = map[Type]*tileSet{
+		Q4_0: {Q4_0, "avx2", 2, 4, q40t24AVX2, q40x4AVX2, q40x1AVX2, 8},
+		Q8_0: {Q8_0, "avx2", 2, 4, q80t24AVX2, q80x4AVX2, q80x1AVX2, 0},
+	}
+	vnniTiles = map[Type]*tileSet{
+		Q4_0: {Q4_0, "vnni", 4, 4, q40t44VNNI, q40x4VNNI, q40x1VNNI, -8},
+		Q8_0: {Q8_0, "vnni", 4, 4, q80t44VNNI, q80x4VNNI, q80x1VNNI, -128},
+	}
+)
+
+func init() {
+	if !hasAVX2 {
+		return
+	}
+	tiles := avx2Tiles
+	if hasVNNI {
+		tiles = vnniTiles
+	}
+	for t, k := range tiles {
+		useTiles(t, k)
+	}
+}
+
+// useTiles installs k as the matrix (and matrix-vector) kernels of t.
+func useTiles(t Type, k *tileSet) {
+	gemmImpl[t] = k.run
+	prepOffsets[t], hasPrep[t] = k.off, true
+	matVecImpl[t] = k.matVec
+	dotImpl[t] = k.dot
+}
+
+// run walks the tiles: columns in groups of tc, each group over all rows
+// (which the caller sizes to stay in cache) in groups of tr; leftover rows
+// one by one, leftover columns as 4-row strips.
+func (k *tileSet) run(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
+	nb := n / 32
+	rs, cs := k.rowSize(n), 32*nb
+	tab := &fp16Table[0]
+	c := 0
+	for ; c+k.tc <= a.cols; c += k.tc {
+		qs, dx, corr := &a.qs[c*cs], &a.dx8[c*8*nb], &a.corr[c*8*nb]
+		r := 0
+		for ; r+k.tr <= rows; r += k.tr {
+			k.tile(&w[r*rs], rs, qs, dx, corr, cs, nb, tab, &dst[c*ldd+r], 4*ldd)
+		}
+		for cc := c; cc < c+k.tc; cc++ {
+			k.rest(n, w, r, rows, a, cc, dst[cc*ldd:])
+		}
+	}
+	for ; c < a.cols; c++ {
+		k.column(n, w, rows, a, c, dst[c*ldd:])
+	}
+}
+
+// column computes rows rows of w against column c into out[0:rows].
+func (k *tileSet) column(n int, w []byte, rows int, a *Act, c int, out []float32) {
+	nb := n / 32
+	rs, cs := k.rowSize(n), 32*nb
+	qs, dx, corr := &a.qs[c*cs], &a.dx8[c*8*nb], &a.corr[c*8*nb]
+	r := 0
+	for ; r+4 <= rows; r += 4 {
+		k.strip(&w[r*rs], rs, qs, dx, corr, cs, nb, &fp16Table[0], &out[r], 4)
+	}
+	k.rest(n, w, r, rows, a, c, out)
+}
+
+// rest computes rows [r0, rows) against column c one by one.
+func (k *tileSet) rest(n int, w []byte, r0, rows int, a *Act, c int, out []float32) {
+	nb := n / 32
+	rs, cs := k.rowSize(n), 32*nb
+	qs, dx, corr := &a.qs[c*cs], &a.dx8[c*8*nb], &a.corr[c*8*nb]
+	for r := r0; r < rows; r++ {
+		k.one(&w[r*rs], rs, qs, dx, corr, cs, nb, &fp16Table[0], &out[r], 4)
+	}
+}
+
+func (k *tileSet) rowSize(n int) int { return k.t.RowSize(n) }
+
+// matVec is MatVec through a pooled Act.
+func (k *tileSet) matVec(n int, w, x []byte, dst []float32) {
+	if n < 32 {
+		clear(dst)
+		return
+	}
+	a := actPool.Get().(*Act)
+	a.prepare(k.t, n, x, 1, k.off, true)
+	k.column(n, w, len(dst), a, 0, dst)
+	a.x = nil
+	actPool.Put(a)
+}
+
+// dot is the single-row product; its result goes through the pooled Act
+// because a local would escape through the kernel's func value.
+func (k *tileSet) dot(n int, w, x []byte) float32 {
+	if n < 32 {
+		return 0
+	}
+	a := actPool.Get().(*Act)
+	a.prepare(k.t, n, x, 1, k.off, true)
+	k.rest(n, w, 0, 1, a, 0, a.one[:])
+	d := a.one[0]
+	a.x = nil
+	actPool.Put(a)
+	return d
+}

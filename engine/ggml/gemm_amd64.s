@@ -1,0 +1,516 @@
+//go:build amd64 && !noasm
+
+#include "textflag.h"
+
+// Matrix kernels for the 32-block weight types against prepared Q8_0
+// activations (see Act): register tiles of R weight rows by C activation
+// columns. Every (row, column) pair runs exactly the chain of the
+// matrix-vector kernel: per block, the 8 int32 lane sums of 4 products
+// (exact), the scale d_w·d_x rounded to float32, one fused multiply-add per
+// lane into the pair's accumulator; at the end the lanes are summed as
+// ggml's hsum_float_8. So a tile, a 4-row strip and a single row give
+// bit-identical values, and the plain-Go lane twins (gemm_go.go) agree bit
+// for bit.
+//
+// Two tiers: AVX2 (vpmaddubsw + vpmaddwd, 16 registers) and AVX-512 VNNI
+// on 256-bit registers (vpdpbusd, 32 registers: EVEX-encoded, no 512-bit
+// instructions, so no frequency penalty). Every function ends with
+// VZEROUPPER and uses only VEX/EVEX vector instructions.
+//
+// Uniform signature (cs: column stride of qs, dx and corr in bytes; ldo:
+// column stride of out in bytes; corr unused by the Q8_0 AVX2 kernels):
+//
+//	func k(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+
+#define PFG 512
+
+DATA gnibble<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA gnibble<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA gnibble<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA gnibble<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL gnibble<>(SB), RODATA|NOPTR, $32
+
+DATA gones16<>+0(SB)/8, $0x0001000100010001
+DATA gones16<>+8(SB)/8, $0x0001000100010001
+DATA gones16<>+16(SB)/8, $0x0001000100010001
+DATA gones16<>+24(SB)/8, $0x0001000100010001
+GLOBL gones16<>(SB), RODATA|NOPTR, $32
+
+// Shift counts per qword for VPSRLVQ: the low 128 bits keep the low
+// nibbles, the high 128 bits get the high nibbles of a broadcast payload.
+DATA ghishift<>+0(SB)/8, $0
+DATA ghishift<>+8(SB)/8, $0
+DATA ghishift<>+16(SB)/8, $4
+DATA ghishift<>+24(SB)/8, $4
+GLOBL ghishift<>(SB), RODATA|NOPTR, $32
+
+// flip80 turns int8 w into the uint8 w+128 (the offset moves to corr).
+DATA gflip80<>+0(SB)/8, $0x8080808080808080
+DATA gflip80<>+8(SB)/8, $0x8080808080808080
+DATA gflip80<>+16(SB)/8, $0x8080808080808080
+DATA gflip80<>+24(SB)/8, $0x8080808080808080
+GLOBL gflip80<>(SB), RODATA|NOPTR, $32
+
+// GHSUM reduces the 8 floats of Y register acc (X register xacc) as
+// ggml's hsum_float_8 and stores lane 0 to dst; X15 is scratch.
+#define GHSUM(acc, xacc, dst) \
+	VEXTRACTF128 $1, acc, X15 \
+	VADDPS       X15, xacc, xacc \
+	VMOVHLPS     xacc, xacc, X15 \
+	VADDPS       X15, xacc, xacc \
+	VMOVSHDUP    xacc, X15 \
+	VADDSS       X15, xacc, xacc \
+	VMOVSS       xacc, dst
+
+// ARGS loads the uniform arguments: SI w, R9 rs, DI qs, DX dx, R12 corr,
+// R13 cs, CX nb, R8 tab; R14 = 3·cs.
+#define ARGS \
+	MOVQ w+0(FP), SI \
+	MOVQ rs+8(FP), R9 \
+	MOVQ qs+16(FP), DI \
+	MOVQ dx+24(FP), DX \
+	MOVQ corr+32(FP), R12 \
+	MOVQ cs+40(FP), R13 \
+	MOVQ nb+48(FP), CX \
+	MOVQ tab+56(FP), R8 \
+	LEAQ (R13)(R13*2), R14
+
+// ROWS4 points BX, R10, R11 at rows 1-3.
+#define ROWS4 \
+	LEAQ (SI)(R9*1), BX \
+	LEAQ (BX)(R9*1), R10 \
+	LEAQ (R10)(R9*1), R11
+
+// STEP advances the activation pointers one block.
+#define STEP \
+	ADDQ $32, DI \
+	ADDQ $32, DX \
+	ADDQ $32, R12
+
+// SCALE broadcasts the fp32 value of the fp16 scale at (ptr) into ydw.
+#define SCALE(ptr, ydw) \
+	MOVWLZX      (ptr), AX \
+	VBROADCASTSS (R8)(AX*4), ydw
+
+// Q4W unpacks the 32 nibbles of the Q4_0 block at (ptr) into yw (uint8,
+// element order) and its scale into ydw; Y14 holds the nibble mask.
+#define Q4W(ptr, yw, ydw) \
+	VBROADCASTI128 2(ptr), yw \
+	VPSRLVQ        ghishift<>(SB), yw, yw \
+	VPAND          Y14, yw, yw \
+	SCALE(ptr, ydw)
+
+// Q8WV loads the Q8_0 block at (ptr) as uint8 w+128 into yw (VNNI tier).
+#define Q8WV(ptr, yw, ydw) \
+	VMOVDQU 2(ptr), yw \
+	VPXOR   gflip80<>(SB), yw, yw \
+	SCALE(ptr, ydw)
+
+// PAIRA (AVX2, Q4_0): acc += (d_w·d_x) · (Σ nib·x − corr) per lane; yw
+// holds the nibbles, Y15 int16 ones; Y12, Y13 scratch.
+#define PAIRA(xq, xd, xc, yw, ydw, acc) \
+	VPMADDUBSW  xq, yw, Y12 \
+	VPMADDWD    Y15, Y12, Y12 \
+	VPSUBD      xc, Y12, Y12 \
+	VCVTDQ2PS   Y12, Y12 \
+	VMULPS      xd, ydw, Y13 \
+	VFMADD231PS Y13, Y12, acc
+
+// PAIRS (AVX2, Q8_0): the sign trick; Y14 holds the activation values,
+// yabs |w|, wsrc the weights (memory).
+#define PAIRS(wsrc, xd, yabs, ydw, acc) \
+	VPSIGNB     wsrc, Y14, Y12 \
+	VPMADDUBSW  Y12, yabs, Y12 \
+	VPMADDWD    Y15, Y12, Y12 \
+	VCVTDQ2PS   Y12, Y12 \
+	VMULPS      xd, ydw, Y13 \
+	VFMADD231PS Y13, Y12, acc
+
+// PAIRV (VNNI): acc += (d_w·d_x) · (corr + Σ w·x) per lane, w uint8 in yw,
+// corr the negated offset correction; Y12, Y13 scratch.
+#define PAIRV(xq, xd, xc, yw, ydw, acc) \
+	VMOVDQU     xc, Y12 \
+	VPDPBUSD    xq, yw, Y12 \
+	VCVTDQ2PS   Y12, Y12 \
+	VMULPS      xd, ydw, Y13 \
+	VFMADD231PS Y13, Y12, acc
+
+// Column c's operands: its qs, dx and corr addresses.
+#define XQ0 (DI)
+#define XD0 (DX)
+#define XC0 (R12)
+#define XQ1 (DI)(R13*1)
+#define XD1 (DX)(R13*1)
+#define XC1 (R12)(R13*1)
+#define XQ2 (DI)(R13*2)
+#define XD2 (DX)(R13*2)
+#define XC2 (R12)(R13*2)
+#define XQ3 (DI)(R14*1)
+#define XD3 (DX)(R14*1)
+#define XC3 (R12)(R14*1)
+
+// STORE24 writes the 2x4 tile in Y0-Y7 (Y[2c+r]) to out[c·ldo/4 + r]
+// and returns.
+#define STORE24 \
+	MOVQ out+64(FP), DI \
+	MOVQ ldo+72(FP), R13 \
+	LEAQ (R13)(R13*2), R14 \
+	GHSUM(Y0, X0, (DI)) \
+	GHSUM(Y1, X1, 4(DI)) \
+	GHSUM(Y2, X2, (DI)(R13*1)) \
+	GHSUM(Y3, X3, 4(DI)(R13*1)) \
+	GHSUM(Y4, X4, (DI)(R13*2)) \
+	GHSUM(Y5, X5, 4(DI)(R13*2)) \
+	GHSUM(Y6, X6, (DI)(R14*1)) \
+	GHSUM(Y7, X7, 4(DI)(R14*1)) \
+	VZEROUPPER \
+	RET
+
+// ---- Q4_0, AVX2 ----
+
+// func q40x1AVX2(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+//
+// out[0] = dot(row at w, column at qs).
+TEXT ·q40x1AVX2(SB), NOSPLIT, $0-80
+	ARGS
+	VMOVDQU gnibble<>(SB), Y14
+	VMOVDQU gones16<>(SB), Y15
+	VXORPS  Y0, Y0, Y0
+
+q40x1a:
+	Q4W(SI, Y8, Y10)
+	PAIRA(XQ0, XD0, XC0, Y8, Y10, Y0)
+	ADDQ $18, SI
+	STEP
+	DECQ CX
+	JNZ  q40x1a
+	MOVQ out+64(FP), DI
+	GHSUM(Y0, X0, (DI))
+	VZEROUPPER
+	RET
+
+// func q40x4AVX2(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+//
+// out[0:4] = the dots of the 4 rows at w (rs bytes apart) with one column.
+TEXT ·q40x4AVX2(SB), NOSPLIT, $0-80
+	ARGS
+	ROWS4
+	VMOVDQU gnibble<>(SB), Y14
+	VMOVDQU gones16<>(SB), Y15
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+
+q40x4a:
+	PREFETCHT0 PFG(SI)
+	PREFETCHT0 PFG(BX)
+	PREFETCHT0 PFG(R10)
+	PREFETCHT0 PFG(R11)
+	Q4W(SI, Y8, Y10)
+	Q4W(BX, Y9, Y11)
+	PAIRA(XQ0, XD0, XC0, Y8, Y10, Y0)
+	PAIRA(XQ0, XD0, XC0, Y9, Y11, Y1)
+	Q4W(R10, Y8, Y10)
+	Q4W(R11, Y9, Y11)
+	PAIRA(XQ0, XD0, XC0, Y8, Y10, Y2)
+	PAIRA(XQ0, XD0, XC0, Y9, Y11, Y3)
+	ADDQ $18, SI
+	ADDQ $18, BX
+	ADDQ $18, R10
+	ADDQ $18, R11
+	STEP
+	DECQ CX
+	JNZ  q40x4a
+	MOVQ out+64(FP), DI
+	GHSUM(Y0, X0, (DI))
+	GHSUM(Y1, X1, 4(DI))
+	GHSUM(Y2, X2, 8(DI))
+	GHSUM(Y3, X3, 12(DI))
+	VZEROUPPER
+	RET
+
+// func q40t24AVX2(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+//
+// The 2-row by 4-column tile: out[c·ldo/4 + r].
+TEXT ·q40t24AVX2(SB), NOSPLIT, $0-80
+	ARGS
+	LEAQ    (SI)(R9*1), BX
+	VMOVDQU gnibble<>(SB), Y14
+	VMOVDQU gones16<>(SB), Y15
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+
+q40t24a:
+	Q4W(SI, Y8, Y10)
+	Q4W(BX, Y9, Y11)
+	PAIRA(XQ0, XD0, XC0, Y8, Y10, Y0)
+	PAIRA(XQ0, XD0, XC0, Y9, Y11, Y1)
+	PAIRA(XQ1, XD1, XC1, Y8, Y10, Y2)
+	PAIRA(XQ1, XD1, XC1, Y9, Y11, Y3)
+	PAIRA(XQ2, XD2, XC2, Y8, Y10, Y4)
+	PAIRA(XQ2, XD2, XC2, Y9, Y11, Y5)
+	PAIRA(XQ3, XD3, XC3, Y8, Y10, Y6)
+	PAIRA(XQ3, XD3, XC3, Y9, Y11, Y7)
+	ADDQ $18, SI
+	ADDQ $18, BX
+	STEP
+	DECQ CX
+	JNZ  q40t24a
+	STORE24
+
+// ---- Q8_0, AVX2 ----
+
+// Q8A loads |w| of the Q8_0 block at (ptr) into yabs and its scale.
+#define Q8A(ptr, yabs, ydw) \
+	VPABSB 2(ptr), yabs \
+	SCALE(ptr, ydw)
+
+// func q80x1AVX2(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q80x1AVX2(SB), NOSPLIT, $0-80
+	ARGS
+	VMOVDQU gones16<>(SB), Y15
+	VXORPS  Y0, Y0, Y0
+
+q80x1a:
+	VMOVDQU XQ0, Y14
+	Q8A(SI, Y8, Y10)
+	PAIRS(2(SI), XD0, Y8, Y10, Y0)
+	ADDQ $34, SI
+	STEP
+	DECQ CX
+	JNZ  q80x1a
+	MOVQ out+64(FP), DI
+	GHSUM(Y0, X0, (DI))
+	VZEROUPPER
+	RET
+
+// func q80x4AVX2(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q80x4AVX2(SB), NOSPLIT, $0-80
+	ARGS
+	ROWS4
+	VMOVDQU gones16<>(SB), Y15
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+
+q80x4a:
+	PREFETCHT0 PFG(SI)
+	PREFETCHT0 PFG(BX)
+	PREFETCHT0 PFG(R10)
+	PREFETCHT0 PFG(R11)
+	VMOVDQU XQ0, Y14
+	Q8A(SI, Y8, Y10)
+	Q8A(BX, Y9, Y11)
+	PAIRS(2(SI), XD0, Y8, Y10, Y0)
+	PAIRS(2(BX), XD0, Y9, Y11, Y1)
+	Q8A(R10, Y8, Y10)
+	Q8A(R11, Y9, Y11)
+	PAIRS(2(R10), XD0, Y8, Y10, Y2)
+	PAIRS(2(R11), XD0, Y9, Y11, Y3)
+	ADDQ $34, SI
+	ADDQ $34, BX
+	ADDQ $34, R10
+	ADDQ $34, R11
+	STEP
+	DECQ CX
+	JNZ  q80x4a
+	MOVQ out+64(FP), DI
+	GHSUM(Y0, X0, (DI))
+	GHSUM(Y1, X1, 4(DI))
+	GHSUM(Y2, X2, 8(DI))
+	GHSUM(Y3, X3, 12(DI))
+	VZEROUPPER
+	RET
+
+// func q80t24AVX2(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q80t24AVX2(SB), NOSPLIT, $0-80
+	ARGS
+	LEAQ    (SI)(R9*1), BX
+	VMOVDQU gones16<>(SB), Y15
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+
+q80t24a:
+	Q8A(SI, Y8, Y10)
+	Q8A(BX, Y9, Y11)
+	VMOVDQU XQ0, Y14
+	PAIRS(2(SI), XD0, Y8, Y10, Y0)
+	PAIRS(2(BX), XD0, Y9, Y11, Y1)
+	VMOVDQU XQ1, Y14
+	PAIRS(2(SI), XD1, Y8, Y10, Y2)
+	PAIRS(2(BX), XD1, Y9, Y11, Y3)
+	VMOVDQU XQ2, Y14
+	PAIRS(2(SI), XD2, Y8, Y10, Y4)
+	PAIRS(2(BX), XD2, Y9, Y11, Y5)
+	VMOVDQU XQ3, Y14
+	PAIRS(2(SI), XD3, Y8, Y10, Y6)
+	PAIRS(2(BX), XD3, Y9, Y11, Y7)
+	ADDQ $34, SI
+	ADDQ $34, BX
+	STEP
+	DECQ CX
+	JNZ  q80t24a
+	STORE24
+
+// ---- VNNI tier (AVX-512 VNNI + VL on 256-bit registers) ----
+
+// ZACC zeroes the 16 tile accumulators Y16-Y31.
+#define ZACC \
+	VPXORD Y16, Y16, Y16 \
+	VPXORD Y17, Y17, Y17 \
+	VPXORD Y18, Y18, Y18 \
+	VPXORD Y19, Y19, Y19 \
+	VPXORD Y20, Y20, Y20 \
+	VPXORD Y21, Y21, Y21 \
+	VPXORD Y22, Y22, Y22 \
+	VPXORD Y23, Y23, Y23 \
+	VPXORD Y24, Y24, Y24 \
+	VPXORD Y25, Y25, Y25 \
+	VPXORD Y26, Y26, Y26 \
+	VPXORD Y27, Y27, Y27 \
+	VPXORD Y28, Y28, Y28 \
+	VPXORD Y29, Y29, Y29 \
+	VPXORD Y30, Y30, Y30 \
+	VPXORD Y31, Y31, Y31
+
+// COL4V runs the 4 rows in Y4-Y7 (scales Y8-Y11) against one column into
+// the accumulators a0-a3.
+#define COL4V(xq, xd, xc, a0, a1, a2, a3) \
+	PAIRV(xq, xd, xc, Y4, Y8, a0) \
+	PAIRV(xq, xd, xc, Y5, Y9, a1) \
+	PAIRV(xq, xd, xc, Y6, Y10, a2) \
+	PAIRV(xq, xd, xc, Y7, Y11, a3)
+
+// STORE4V writes accumulators a0-a3 (rows 0-3 of one column) to
+// (p)..12(p).
+#define STORE4V(a0, a1, a2, a3, p) \
+	VMOVAPS a0, Y0 \
+	VMOVAPS a1, Y1 \
+	VMOVAPS a2, Y2 \
+	VMOVAPS a3, Y3 \
+	GHSUM(Y0, X0, (p)) \
+	GHSUM(Y1, X1, 4(p)) \
+	GHSUM(Y2, X2, 8(p)) \
+	GHSUM(Y3, X3, 12(p))
+
+// TILE44V is the loop of a 4x4 tile whose rows are unpacked by the
+// macro unpack (Q4W or Q8WV) every sz bytes, then the stores.
+#define TILE44V(unpack, sz, label) \
+	ARGS \
+	ROWS4 \
+	VMOVDQU gnibble<>(SB), Y14 \
+	ZACC \
+label: \
+	unpack(SI, Y4, Y8) \
+	unpack(BX, Y5, Y9) \
+	unpack(R10, Y6, Y10) \
+	unpack(R11, Y7, Y11) \
+	COL4V(XQ0, XD0, XC0, Y16, Y17, Y18, Y19) \
+	COL4V(XQ1, XD1, XC1, Y20, Y21, Y22, Y23) \
+	COL4V(XQ2, XD2, XC2, Y24, Y25, Y26, Y27) \
+	COL4V(XQ3, XD3, XC3, Y28, Y29, Y30, Y31) \
+	ADDQ $sz, SI \
+	ADDQ $sz, BX \
+	ADDQ $sz, R10 \
+	ADDQ $sz, R11 \
+	STEP \
+	DECQ CX \
+	JNZ  label \
+	MOVQ out+64(FP), DI \
+	MOVQ ldo+72(FP), R13 \
+	STORE4V(Y16, Y17, Y18, Y19, DI) \
+	ADDQ R13, DI \
+	STORE4V(Y20, Y21, Y22, Y23, DI) \
+	ADDQ R13, DI \
+	STORE4V(Y24, Y25, Y26, Y27, DI) \
+	ADDQ R13, DI \
+	STORE4V(Y28, Y29, Y30, Y31, DI) \
+	VZEROUPPER \
+	RET
+
+// STRIP4V is the loop of 4 rows against one column (decode).
+#define STRIP4V(unpack, sz, label) \
+	ARGS \
+	ROWS4 \
+	VMOVDQU gnibble<>(SB), Y14 \
+	VPXORD  Y16, Y16, Y16 \
+	VPXORD  Y17, Y17, Y17 \
+	VPXORD  Y18, Y18, Y18 \
+	VPXORD  Y19, Y19, Y19 \
+label: \
+	PREFETCHT0 (SI)(R9*4) \
+	PREFETCHT0 (BX)(R9*4) \
+	PREFETCHT0 (R10)(R9*4) \
+	PREFETCHT0 (R11)(R9*4) \
+	unpack(SI, Y4, Y8) \
+	unpack(BX, Y5, Y9) \
+	unpack(R10, Y6, Y10) \
+	unpack(R11, Y7, Y11) \
+	COL4V(XQ0, XD0, XC0, Y16, Y17, Y18, Y19) \
+	ADDQ $sz, SI \
+	ADDQ $sz, BX \
+	ADDQ $sz, R10 \
+	ADDQ $sz, R11 \
+	STEP \
+	DECQ CX \
+	JNZ  label \
+	MOVQ out+64(FP), DI \
+	STORE4V(Y16, Y17, Y18, Y19, DI) \
+	VZEROUPPER \
+	RET
+
+// ONEV is the loop of one row against one column.
+#define ONEV(unpack, sz, label) \
+	ARGS \
+	VMOVDQU gnibble<>(SB), Y14 \
+	VPXORD  Y16, Y16, Y16 \
+label: \
+	unpack(SI, Y4, Y8) \
+	PAIRV(XQ0, XD0, XC0, Y4, Y8, Y16) \
+	ADDQ $sz, SI \
+	STEP \
+	DECQ CX \
+	JNZ  label \
+	MOVQ    out+64(FP), DI \
+	VMOVAPS Y16, Y0 \
+	GHSUM(Y0, X0, (DI)) \
+	VZEROUPPER \
+	RET
+
+// func q40x1VNNI(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q40x1VNNI(SB), NOSPLIT, $0-80
+	ONEV(Q4W, 18, q40x1v)
+
+// func q40x4VNNI(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q40x4VNNI(SB), NOSPLIT, $0-80
+	STRIP4V(Q4W, 18, q40x4v)
+
+// func q40t44VNNI(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q40t44VNNI(SB), NOSPLIT, $0-80
+	TILE44V(Q4W, 18, q40t44v)
+
+// func q80x1VNNI(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q80x1VNNI(SB), NOSPLIT, $0-80
+	ONEV(Q8WV, 34, q80x1v)
+
+// func q80x4VNNI(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q80x4VNNI(SB), NOSPLIT, $0-80
+	STRIP4V(Q8WV, 34, q80x4v)
+
+// func q80t44VNNI(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q80t44VNNI(SB), NOSPLIT, $0-80
+	TILE44V(Q8WV, 34, q80t44v)

@@ -1,0 +1,137 @@
+package ggml
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// lanesTwin maps the types with matrix kernels to their bit-exact twins.
+var lanesTwin = map[Type]dotFunc{Q4_0: dotQ4_0Lanes, Q8_0: dotQ8_0Lanes}
+
+// TestLanesTwinsMatchGo: the lane twins compute the same dot product as
+// the reference plain-Go kernels up to float summation order.
+func TestLanesTwinsMatchGo(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for tp, twin := range lanesTwin {
+		for _, n := range kernelSizes(tp) {
+			w, x := randomRow(r, tp, n), randomActivation(r, Q8_0, n)
+			got, want := twin(n, w, x), goDot[tp](n, w, x)
+			if tol := 2e-6*absDot(tp, n, w, x) + 1e-30; math.Abs(float64(got-want)) > tol {
+				t.Errorf("%v n=%d: lanes %v, plain Go %v", tp, n, got, want)
+			}
+		}
+	}
+}
+
+// gemmCase is a random matrix and a batch of activation columns.
+type gemmCase struct {
+	n, rows, cols int
+	w, x          []byte
+}
+
+func newGemmCase(r *rand.Rand, tp Type, n, rows, cols int) gemmCase {
+	g := gemmCase{n: n, rows: rows, cols: cols}
+	g.w = withGuard(randomRow(r, tp, n*rows))
+	for c := 0; c < cols; c++ {
+		g.x = append(g.x, randomActivation(r, tp.VecDotType(), n)...)
+	}
+	g.x = withGuard(g.x)
+	return g
+}
+
+// want is the twin's value of every (row, column) pair, dst[c*ldd+r].
+func (g gemmCase) want(tp Type, twin dotFunc, ldd int) []float32 {
+	out := make([]float32, g.cols*ldd)
+	rs, xs := tp.RowSize(g.n), tp.VecDotType().RowSize(g.n)
+	for c := 0; c < g.cols; c++ {
+		for r := 0; r < g.rows; r++ {
+			out[c*ldd+r] = twin(g.n, g.w[r*rs:(r+1)*rs], g.x[c*xs:(c+1)*xs])
+		}
+	}
+	return out
+}
+
+// checkGemm compares got with want bit for bit, including the guard cells
+// between columns (ldd > rows), which must stay untouched (NaN poison).
+func checkGemm(t *testing.T, name string, got, want []float32, rows, ldd int) {
+	t.Helper()
+	for i := range got {
+		r := i % ldd
+		if r >= rows {
+			if !math.IsNaN(float64(got[i])) {
+				t.Fatalf("%s: guard cell %d overwritten", name, i)
+			}
+			continue
+		}
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s: col %d row %d: kernel %v, twin %v", name, i/ldd, r, got[i], want[i])
+		}
+	}
+}
+
+func nanSlice(n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = float32(math.NaN())
+	}
+	return s
+}
+
+// TestMatMulActMatchesLanes: the kernels in use (tiles, strips and single
+// rows, chosen by shape) equal the lane twins bit for bit for every shape
+// of tile remainder, with guard cells between output columns.
+func TestMatMulActMatchesLanes(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	for tp, twin := range lanesTwin {
+		for _, shape := range [][3]int{{32, 1, 1}, {64, 5, 3}, {96, 4, 4}, {256, 13, 9}, {320, 16, 8}, {2048, 9, 5}, {160, 33, 17}} {
+			n, rows, cols := shape[0], shape[1], shape[2]
+			g := newGemmCase(r, tp, n, rows, cols)
+			var a Act
+			a.Prepare(tp, n, g.x, cols)
+			ldd := rows + 3
+			got := nanSlice(cols * ldd)
+			MatMulAct(tp, n, g.w, rows, &a, got, ldd)
+			name := fmt.Sprintf("%v %s n=%d %dx%d", tp, Accel(), n, rows, cols)
+			if gemmImpl[tp] == nil { // plain-Go build: reference kernels
+				for i := range got {
+					if i%ldd < rows {
+						want := g.want(tp, goDot[tp], ldd)
+						if math.Abs(float64(got[i]-want[i])) > 1e-3*(1+math.Abs(float64(want[i]))) {
+							t.Fatalf("%s: %v vs %v", name, got[i], want[i])
+						}
+					}
+				}
+				continue
+			}
+			checkGemm(t, name, got, g.want(tp, twin, ldd), rows, ldd)
+		}
+	}
+}
+
+// TestMatMulMatchesMatVec: the chunked MatMul gives every column exactly
+// the MatVec result.
+func TestMatMulMatchesMatVec(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 20))
+	for _, tp := range []Type{F32, Q4_0, Q8_0, Q4_K, Q6_K, IQ4_NL} {
+		n, rows, cols := 512, 301, 7
+		w := randomRow(r, tp, n*rows)
+		vt := tp.VecDotType()
+		var x []byte
+		for c := 0; c < cols; c++ {
+			x = append(x, randomActivation(r, vt, n)...)
+		}
+		got := make([]float32, rows*cols)
+		MatMul(tp, n, w, rows, x, cols, got)
+		want := make([]float32, rows)
+		for c := 0; c < cols; c++ {
+			MatVec(tp, n, w, x[c*vt.RowSize(n):(c+1)*vt.RowSize(n)], want)
+			for i := range want {
+				if math.Float32bits(got[c*rows+i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%v col %d row %d: MatMul %v, MatVec %v", tp, c, i, got[c*rows+i], want[i])
+				}
+			}
+		}
+	}
+}
