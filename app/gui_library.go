@@ -15,7 +15,9 @@ import (
 
 	"flowchat/app/presets"
 	"flowchat/engine"
+	"flowchat/engine/ggml"
 	"flowchat/engine/gguf"
+	"flowchat/engine/quant"
 	"flowchat/engine/sample"
 	"flowchat/native/cuda"
 	"flowchat/ui"
@@ -69,11 +71,15 @@ func (l *guiLibrary) Describe(path string) (ui.ModelInfo, error) {
 // header is what the GUI needs from a GGUF file: its description and the
 // shapes the memory estimate uses.
 type header struct {
-	info        ui.ModelInfo
-	layerBytes  []uint64 // weight bytes of each block
-	otherBytes  uint64   // embedding, output head, norms
-	kvPerToken  uint64   // K+V elements per token over all layers
-	embd, vocab uint64
+	info       ui.ModelInfo
+	layerBytes []uint64 // weight bytes of each block
+	otherBytes uint64   // embedding, output head, norms
+	// Elements and bytes of the weight matrices, what re-quantization
+	// rewrites: per block, and for the rest.
+	layerMats, layerMatBytes []uint64
+	otherMats, otherMatBytes uint64
+	kvPerToken               uint64 // K+V elements per token over all layers
+	embd, vocab              uint64
 }
 
 func describeHeader(f *gguf.File) header {
@@ -82,18 +88,25 @@ func describeHeader(f *gguf.File) header {
 	archInt := func(key string) uint64 { v, _ := f.Uint(arch + "." + key); return v }
 	h := header{info: ui.ModelInfo{Path: f.Path, Name: name, Arch: arch, FileSize: f.Size(),
 		ContextTrain: int(archInt("context_length")), Layers: int(archInt("block_count"))}}
-	h.layerBytes = make([]uint64, h.info.Layers)
+	n := h.info.Layers
+	h.layerBytes, h.layerMats, h.layerMatBytes = make([]uint64, n), make([]uint64, n), make([]uint64, n)
 	typeBytes := map[string]uint64{}
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
 		h.info.Params += int64(t.Elements())
+		var mat, matBytes uint64
 		if len(t.Shape) >= 2 {
 			typeBytes[t.Type.String()] += t.Size
+			mat, matBytes = t.Elements(), t.Size
 		}
-		if l := layerOf(t.Name); l >= 0 && l < len(h.layerBytes) {
+		if l := layerOf(t.Name); l >= 0 && l < n {
 			h.layerBytes[l] += t.Size
+			h.layerMats[l] += mat
+			h.layerMatBytes[l] += matBytes
 		} else {
 			h.otherBytes += t.Size
+			h.otherMats += mat
+			h.otherMatBytes += matBytes
 		}
 	}
 	h.info.Quant = dominant(typeBytes)
@@ -141,7 +154,18 @@ func (l *guiLibrary) Load(ctx context.Context, path string, o ui.LoadOptions) (u
 	if threads <= 0 {
 		threads = l.MaxThreads()
 	}
-	m, err := engine.Load(path, engine.LoadOptions{Threads: threads, SpecPath: l.spec})
+	opt := engine.LoadOptions{Threads: threads, SpecPath: l.spec, HugePages: !o.Mmap}
+	var err error
+	if opt.KVType, err = parseKVType(o.KVType); err != nil {
+		return nil, err
+	}
+	if o.Quant != "" {
+		if opt.Quant.Type, err = quant.ParseType(o.Quant); err != nil {
+			return nil, err
+		}
+		opt.Quant.Threads = threads
+	}
+	m, err := engine.Load(path, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -171,9 +195,37 @@ func (l *guiLibrary) GPU() ui.GPUStatus {
 		strings.Join(devs, ", "), cuda.FormatVersion(info.DriverVersion))}
 }
 
+// Choices offers the re-quantization targets (Inferflow's levels, then a
+// few GGML types) and the KV cache types the engine implements.
+func (l *guiLibrary) Choices() ui.LoadChoices {
+	c := ui.LoadChoices{Quants: []ui.Choice{{Value: "", Label: "As stored in the file"}}}
+	for _, f := range quant.Formats {
+		if f.Alias != "" {
+			c.Quants = append(c.Quants, ui.Choice{Value: f.Alias, Label: fmt.Sprintf("%s · Inferflow, %.2g bits/weight", f.Alias, f.BitsPerWeight())})
+		}
+	}
+	for _, t := range []ggml.Type{ggml.Q8_0, ggml.Q6_K, ggml.Q4_K, ggml.Q4_0} {
+		c.Quants = append(c.Quants, ui.Choice{Value: t.String(), Label: fmt.Sprintf("%s · GGML, %.2g bits/weight", t, typeBits(t))})
+	}
+	c.KVTypes = []ui.Choice{
+		{Value: "F32", Label: "F32 (exact)"}, {Value: "F16", Label: "F16 (half the memory)"}, {Value: "Q8_0", Label: "Q8_0 (a quarter, nearly exact)"},
+	}
+	return c
+}
+
+// typeBits is a weight type's storage cost per weight, Inferflow formats
+// included.
+func typeBits(t ggml.Type) float64 {
+	if f := quant.ForType(t); f != nil {
+		return f.BitsPerWeight()
+	}
+	return 8 * float64(t.TypeSize()) / float64(t.BlockSize())
+}
+
 // Estimate: weights of the blocks on each side (the embedding and head stay
-// in RAM), an F32 KV cache of ctx tokens split the same way, and the
-// logits and activations of a 256-token prefill batch (engine.NewSession).
+// in RAM; re-quantized matrices at their new size), a KV cache of ctx
+// tokens split the same way, and the logits and activations of a 256-token
+// prefill batch (engine.NewSession).
 func (l *guiLibrary) Estimate(m ui.ModelInfo, o ui.LoadOptions) ui.MemoryEstimate {
 	f, err := gguf.Open(m.Path)
 	if err != nil {
@@ -181,6 +233,9 @@ func (l *guiLibrary) Estimate(m ui.ModelInfo, o ui.LoadOptions) ui.MemoryEstimat
 	}
 	defer f.Close()
 	h := describeHeader(f)
+	if t, err := quant.ParseType(o.Quant); o.Quant != "" && err == nil {
+		h.requantize(typeBits(t))
+	}
 	ctx := uint64(max(o.Context, 1))
 	gpu := min(max(o.GPULayers, 0), len(h.layerBytes))
 	var e ui.MemoryEstimate
@@ -192,11 +247,31 @@ func (l *guiLibrary) Estimate(m ui.ModelInfo, o ui.LoadOptions) ui.MemoryEstimat
 			e.RAM += b
 		}
 	}
-	kv := ctx * h.kvPerToken * 4
+	kv := ctx * h.kvPerToken * kvBytes(o.KVType) / 32
 	layers := uint64(max(len(h.layerBytes), 1))
 	e.VRAM += kv * uint64(gpu) / layers
 	e.RAM += kv*(layers-uint64(gpu))/layers + 256*(h.vocab+8*h.embd)*4
 	return e
+}
+
+// requantize gives every matrix its size at bits per weight (the engine
+// keeps some small ones as stored; the estimate ignores that).
+func (h *header) requantize(bits float64) {
+	for i, n := range h.layerMats {
+		h.layerBytes[i] += uint64(float64(n)*bits/8) - h.layerMatBytes[i]
+	}
+	h.otherBytes += uint64(float64(h.otherMats)*bits/8) - h.otherMatBytes
+}
+
+// kvBytes is the size of 32 cached K or V values of the given type.
+func kvBytes(kvType string) uint64 {
+	switch kvType {
+	case "F16":
+		return 64
+	case "Q8_0":
+		return 34
+	}
+	return 128
 }
 
 // ValidateSampling checks p against the engine's ranges.

@@ -9,6 +9,7 @@ import (
 
 	"flowchat/app/presets"
 	"flowchat/engine"
+	"flowchat/engine/gguf"
 	"flowchat/ui"
 )
 
@@ -143,5 +144,52 @@ func TestToSampleParamsKeepsEveryField(t *testing.T) {
 	}
 	if err := sp.Validate(); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestLoadOptionsReachEngine loads the demo model (F32 weights) re-quantized
+// to Q8 with an F16 KV cache: the engine reports the new weight type, the
+// estimate shrinks about fourfold, and the model still answers.
+func TestLoadOptionsReachEngine(t *testing.T) {
+	lib, demo := demoLibrary(t)
+	info, _ := lib.Describe(demo)
+	f32 := lib.Estimate(info, ui.LoadOptions{Context: 64, Mmap: true})
+	q8 := lib.Estimate(info, ui.LoadOptions{Context: 64, Mmap: true, Quant: "Q8_0", KVType: "F16"})
+	f, err := gguf.Open(demo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := describeHeader(f)
+	f.Close()
+	var mats uint64
+	for _, n := range h.layerMats {
+		mats += n
+	}
+	mats += h.otherMats
+	// F32 → Q8_0 saves 4 − 34/32 bytes per matrix weight; F32 → F16 KV
+	// saves 2 bytes per cached value.
+	want := float64(mats)*(4-34.0/32) + float64(64*h.kvPerToken*2)
+	if got := float64(f32.RAM) - float64(q8.RAM); math.Abs(got-want) > 0.01*want {
+		t.Errorf("estimate F32 %d vs Q8_0+F16 KV %d bytes: saves %.0f, want %.0f", f32.RAM, q8.RAM, got, want)
+	}
+	e, err := lib.Load(context.Background(), demo, ui.LoadOptions{Context: 64, Threads: 1, Quant: "Q8_0", KVType: "F16"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if q := e.Info().Quant; !strings.HasPrefix(q, "Q8_0") {
+		t.Errorf("re-quantized model reports %q", q)
+	}
+	p := presets.Default()
+	p.MaxTokens = 4
+	st, err := e.Generate(context.Background(), ui.Request{Messages: []ui.Message{{Role: ui.RoleUser, Content: "Once"}}, Sampling: p}, func(string) {})
+	if err != nil || st.GenTokens == 0 {
+		t.Errorf("generate after load-time quantization: %+v, %v", st, err)
+	}
+	if _, err := lib.Load(context.Background(), demo, ui.LoadOptions{KVType: "Q5_K"}); err == nil {
+		t.Error("an unsupported KV type loaded")
+	}
+	if c := lib.Choices(); len(c.Quants) < 8 || c.Quants[0].Value != "" || c.KVTypes[0].Value != "F32" {
+		t.Errorf("choices %+v", c)
 	}
 }

@@ -121,11 +121,27 @@ type Engine interface {
 // ErrBusy is returned by Engine.Explain while the model is generating.
 var ErrBusy = errors.New("the model is busy")
 
-// LoadOptions are the load dialog's choices.
+// LoadOptions are the load dialog's choices. Keep the fields in step with
+// store.LoadSettings, which converts to and from it.
 type LoadOptions struct {
-	Context   int // tokens; 0 = the model's default
-	Threads   int // 0 = all cores
-	GPULayers int // 0 = CPU only
+	Context   int    // tokens; 0 = the model's default
+	Threads   int    // 0 = all cores
+	GPULayers int    // 0 = CPU only
+	Quant     string // re-quantize the weight matrices at load to this type; "" = as stored
+	KVType    string // KV cache element type; "" = the engine's default
+	Mmap      bool   // decode from the file mapping: faster load, slower decode
+}
+
+// Choice is one entry of a load dialog selector.
+type Choice struct {
+	Value, Label string
+}
+
+// LoadChoices are what the engine offers for the load dialog's selectors;
+// the first of each list is the default.
+type LoadChoices struct {
+	Quants  []Choice
+	KVTypes []Choice
 }
 
 // GPUStatus says whether layers can be offloaded, and why not.
@@ -147,6 +163,7 @@ type Library interface {
 	// Load loads a model; it is slow and runs off the UI goroutine.
 	Load(ctx context.Context, path string, o LoadOptions) (Engine, error)
 	GPU() GPUStatus
+	Choices() LoadChoices
 	Estimate(m ModelInfo, o LoadOptions) MemoryEstimate
 	// ValidateSampling reports settings outside the engine's ranges.
 	ValidateSampling(p presets.Params) error

@@ -98,6 +98,9 @@ func (f *LoadForm) Layers() *widget.Slider        { return f.d.layers }
 func (f *LoadForm) Context() *widget.Slider       { return f.d.ctx }
 func (f *LoadForm) Estimate() string              { return f.d.estimate.Text }
 func (f *LoadForm) Options() LoadOptions          { return f.d.opts }
+func (f *LoadForm) Quant() *widget.Select         { return f.d.quant.Select }
+func (f *LoadForm) KVType() *widget.Select        { return f.d.kvType.Select }
+func (f *LoadForm) HugePages() *widget.Check      { return f.d.mmap }
 
 // Chat hooks.
 

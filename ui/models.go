@@ -205,7 +205,54 @@ type loadDialog struct {
 	placement *widget.RadioGroup
 	layers    *widget.Slider
 	layValue  *widget.Label
+	quant     *choiceSelect
+	kvType    *choiceSelect
+	mmap      *widget.Check
 	estimate  *widget.Label
+}
+
+// choiceSelect is a Select over Choices, reporting values.
+type choiceSelect struct {
+	*widget.Select
+	choices []Choice
+}
+
+func newChoiceSelect(cs []Choice, value string, changed func()) *choiceSelect {
+	s := &choiceSelect{choices: cs}
+	var labels []string
+	for _, c := range cs {
+		labels = append(labels, c.Label)
+	}
+	s.Select = widget.NewSelect(labels, nil)
+	s.SetValue(value)
+	s.OnChanged = func(string) { changed() }
+	return s
+}
+
+// Value is the chosen value; the first choice when none is.
+func (s *choiceSelect) Value() string {
+	for _, c := range s.choices {
+		if c.Label == s.Selected {
+			return c.Value
+		}
+	}
+	if len(s.choices) > 0 {
+		return s.choices[0].Value
+	}
+	return ""
+}
+
+// SetValue selects value, or the first choice when it is not offered.
+func (s *choiceSelect) SetValue(v string) {
+	for _, c := range s.choices {
+		if c.Value == v {
+			s.SetSelected(c.Label)
+			return
+		}
+	}
+	if len(s.choices) > 0 {
+		s.SetSelected(s.choices[0].Label)
+	}
 }
 
 const (
@@ -231,6 +278,11 @@ func (m *modelPanel) newLoadDialog(info ModelInfo) (*loadDialog, fyne.CanvasObje
 	d.layers, d.layValue = widget.NewSlider(0, float64(info.Layers)), widget.NewLabel("")
 	d.estimate = widget.NewLabel("")
 	d.placement = widget.NewRadioGroup([]string{placeCPU, placeGPU}, func(string) { d.changed(m.a.lib) })
+	choices := m.a.lib.Choices()
+	d.quant = newChoiceSelect(choices.Quants, d.opts.Quant, func() { d.changed(m.a.lib) })
+	d.kvType = newChoiceSelect(choices.KVTypes, d.opts.KVType, func() { d.changed(m.a.lib) })
+	d.mmap = widget.NewCheck("Copy weights into huge pages (slower load, faster decode)", func(bool) { d.changed(m.a.lib) })
+	d.mmap.Checked = !d.opts.Mmap
 	d.ctx.SetValue(float64(d.opts.Context))
 	d.threads.SetValue(float64(d.opts.Threads))
 	d.layers.SetValue(float64(d.opts.GPULayers))
@@ -257,6 +309,10 @@ func (m *modelPanel) newLoadDialog(info ModelInfo) (*loadDialog, fyne.CanvasObje
 		labelled("Context length", d.ctx, d.ctxValue),
 		helpLabel("Tokens the model can see at once: conversation plus reply. More needs more memory."),
 		labelled("Threads", d.threads, d.thrValue),
+		container.NewBorder(nil, nil, fixedLabel("Weights"), nil, d.quant),
+		helpLabel("Re-quantize the weight matrices while loading (Inferflow's load-time quantization): less memory and faster decoding, some quality lost."),
+		container.NewBorder(nil, nil, fixedLabel("KV cache"), nil, d.kvType),
+		d.mmap,
 		d.placement, labelled("GPU layers", d.layers, d.layValue), gpuNote,
 		d.estimate,
 	)
@@ -264,14 +320,21 @@ func (m *modelPanel) newLoadDialog(info ModelInfo) (*loadDialog, fyne.CanvasObje
 }
 
 func labelled(name string, s *widget.Slider, value *widget.Label) fyne.CanvasObject {
-	return container.NewBorder(nil, nil, container.NewGridWrap(fyne.NewSize(120, 36), widget.NewLabel(name)),
-		container.NewGridWrap(fyne.NewSize(80, 36), value), s)
+	return container.NewBorder(nil, nil, fixedLabel(name), container.NewGridWrap(fyne.NewSize(80, 36), value), s)
+}
+
+// fixedLabel aligns the load dialog's rows.
+func fixedLabel(name string) fyne.CanvasObject {
+	return container.NewGridWrap(fyne.NewSize(120, 36), widget.NewLabel(name))
 }
 
 // changed reads the widgets and shows the memory estimate.
 func (d *loadDialog) changed(lib Library) {
 	d.opts.Context = int(d.ctx.Value)
 	d.opts.Threads = int(d.threads.Value)
+	if d.quant != nil {
+		d.opts.Quant, d.opts.KVType, d.opts.Mmap = d.quant.Value(), d.kvType.Value(), !d.mmap.Checked
+	}
 	d.opts.GPULayers = 0
 	if d.placement.Selected == placeGPU && !d.placement.Disabled() {
 		d.opts.GPULayers = int(d.layers.Value)

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"fyne.io/fyne/v2/test"
+
 	"flowchat/ui"
 )
 
@@ -68,6 +70,13 @@ func TestLoadDialogGreysOutGPUWithReason(t *testing.T) {
 	f.Context().SetValue(16384)
 	if f.Estimate() == ram {
 		t.Error("estimate does not follow the context length")
+	}
+
+	f.Quant().SetSelected("Q4")
+	f.KVType().SetSelected("F16")
+	test.Tap(f.HugePages())
+	if o := f.Options(); o.Quant != "Q4" || o.KVType != "F16" || !o.Mmap || f.Estimate() == ram {
+		t.Errorf("after choosing Q4, F16, no huge pages: %+v, estimate %q", o, f.Estimate())
 	}
 
 	h.lib.GPUStatus = ui.GPUStatus{Usable: true, Devices: []string{"Test GPU (24 GiB)"}}

@@ -35,11 +35,15 @@ type ModelSettings struct {
 	Load     LoadSettings   `json:"load"`
 }
 
-// LoadSettings are the load dialog's choices. Zero means "default".
+// LoadSettings are the load dialog's choices. Zero means "default". The
+// GUI converts them to and from its LoadOptions, so the fields match.
 type LoadSettings struct {
-	Context   int `json:"context,omitempty"`    // tokens
-	Threads   int `json:"threads,omitempty"`    // forward-pass goroutines
-	GPULayers int `json:"gpu_layers,omitempty"` // layers offloaded; 0 = CPU only
+	Context   int    `json:"context,omitempty"`    // tokens
+	Threads   int    `json:"threads,omitempty"`    // forward-pass goroutines
+	GPULayers int    `json:"gpu_layers,omitempty"` // layers offloaded; 0 = CPU only
+	Quant     string `json:"quant,omitempty"`      // re-quantize at load; "" = as stored
+	KVType    string `json:"kv_type,omitempty"`    // KV cache type; "" = default
+	Mmap      bool   `json:"mmap,omitempty"`       // decode from the file mapping
 }
 
 // ModelKey names a model file in Settings.Models: its base name, so that

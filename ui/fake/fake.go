@@ -353,12 +353,23 @@ func (l *Library) Loads() []LoadCall {
 
 func (l *Library) GPU() ui.GPUStatus { return l.GPUStatus }
 
+// Choices offers two re-quantization targets and two KV cache types.
+func (l *Library) Choices() ui.LoadChoices {
+	return ui.LoadChoices{
+		Quants:  []ui.Choice{{Value: "", Label: "As stored"}, {Value: "Q8", Label: "Q8"}, {Value: "Q4", Label: "Q4"}},
+		KVTypes: []ui.Choice{{Value: "F32", Label: "F32"}, {Value: "F16", Label: "F16"}},
+	}
+}
+
 // Estimate splits the file between RAM and VRAM by layers offloaded and
 // adds 1 KiB of KV cache per context token.
 func (l *Library) Estimate(m ui.ModelInfo, o ui.LoadOptions) ui.MemoryEstimate {
 	layers := max(m.Layers, 1)
 	gpu := min(o.GPULayers, layers)
 	size := uint64(m.FileSize)
+	if o.Quant == "Q4" {
+		size /= 2
+	}
 	return ui.MemoryEstimate{
 		RAM:  size*uint64(layers-gpu)/uint64(layers) + uint64(o.Context)<<10,
 		VRAM: size * uint64(gpu) / uint64(layers),
