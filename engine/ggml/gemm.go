@@ -114,6 +114,15 @@ var (
 	hasPrep     [32]bool
 )
 
+// gemmFor is t's matrix kernel, nil when it has none (registered external
+// types included).
+func gemmFor(t Type) gemmFunc {
+	if int(t) >= len(gemmImpl) {
+		return nil
+	}
+	return gemmImpl[t]
+}
+
 // prepOffset reports whether t's matrix kernels read prepared columns, and
 // the offset of their per-lane correction.
 func prepOffset(t Type) (int32, bool) {
@@ -139,7 +148,7 @@ func MatMulAct(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int
 	if rows == 0 {
 		return
 	}
-	if g := gemmImpl[t]; g != nil && a.prepared {
+	if g := gemmFor(t); g != nil && a.prepared {
 		g(n, w[:rs*rows], rows, a, dst, ldd)
 		return
 	}
