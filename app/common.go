@@ -12,6 +12,7 @@ import (
 
 	"flowchat/assets"
 	"flowchat/engine"
+	"flowchat/engine/fileio"
 	"flowchat/engine/ggml"
 	"flowchat/engine/quant"
 )
@@ -98,29 +99,8 @@ func demoModelPath() (string, error) {
 	return path, nil
 }
 
-// writeFileAtomic writes data to a temporary file beside path, syncs it and
-// renames it into place, so a crash never leaves a partial file at path.
-func writeFileAtomic(path string, data []byte) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
+// writeFileAtomic writes data so that a crash never leaves a partial file
+// at path.
+func writeFileAtomic(path string, data []byte) error { return fileio.WriteFile(path, data, 0o644) }
 
 var errNoPrompt = errors.New("--prompt is required")

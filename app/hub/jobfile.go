@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"flowchat/engine/fileio"
 )
 
 // JobSpec describes a download: files of one repository at one revision,
@@ -96,28 +98,7 @@ func jobFilePath(dir, id string) string { return filepath.Join(dir, "."+id+jobFi
 
 // writeAtomic writes data to path through a synced temporary file and a
 // rename, so a crash leaves the old or the new content, never a mix.
-func writeAtomic(path string, data []byte) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
+func writeAtomic(path string, data []byte) error { return fileio.WriteFile(path, data, 0o644) }
 
 func saveRecord(path string, r *jobRecord) error {
 	b, err := json.MarshalIndent(r, "", " ")

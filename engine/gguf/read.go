@@ -6,12 +6,13 @@ import (
 	"math"
 	"os"
 
+	"flowchat/engine/fileio"
 	"flowchat/engine/ggml"
 )
 
 // Open maps the file at path and parses it.
 func Open(path string) (*File, error) {
-	data, closer, err := mapFile(path)
+	data, closer, err := fileio.Map(path)
 	if err != nil {
 		return nil, fmt.Errorf("gguf: open %s: %w", path, err)
 	}

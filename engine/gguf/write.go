@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 
+	"flowchat/engine/fileio"
 	"flowchat/engine/ggml"
 )
 
@@ -184,27 +183,12 @@ func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 // WriteFile writes the file atomically: a temporary file in the same
 // directory, fsynced, then renamed over path. A crash or a full disk leaves
 // any earlier file at path untouched.
-func (w *Writer) WriteFile(path string) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("gguf: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = w.WriteTo(tmp); err != nil {
+func (w *Writer) WriteFile(path string) error {
+	err := fileio.WriteWith(path, 0o644, func(out io.Writer) error {
+		_, err := w.WriteTo(out)
 		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("gguf: %w", err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("gguf: %w", err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
+	})
+	if err != nil {
 		return fmt.Errorf("gguf: %w", err)
 	}
 	return nil

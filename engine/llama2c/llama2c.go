@@ -13,9 +13,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"flowchat/engine/fileio"
 	"flowchat/engine/ggml"
 	"flowchat/engine/model"
-	"flowchat/engine/safetensors"
 )
 
 // ErrFormat is wrapped for files that are not llama2.c checkpoints.
@@ -128,7 +128,7 @@ func (h Header) expectedSize(shared bool) int64 {
 
 // Open maps a checkpoint.
 func Open(path string) (*Checkpoint, error) {
-	data, closer, err := safetensors.MapFile(path)
+	data, closer, err := fileio.Map(path)
 	if err != nil {
 		return nil, fmt.Errorf("llama2c: %w", err)
 	}

@@ -14,7 +14,7 @@ import (
 	"sort"
 	"strings"
 
-	"flowchat/engine/safetensors"
+	"flowchat/engine/fileio"
 )
 
 // Tensor is one tensor of a checkpoint, contiguous and row-major (PyTorch
@@ -83,7 +83,7 @@ func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 // Open reads one checkpoint file: the zip format of torch.save (PyTorch
 // 1.6 and later) or the legacy format before it.
 func Open(path string) (*Checkpoint, error) {
-	data, closer, err := safetensors.MapFile(path)
+	data, closer, err := fileio.Map(path)
 	if err != nil {
 		return nil, fmt.Errorf("pytorch checkpoint: %w", err)
 	}

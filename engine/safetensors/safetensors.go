@@ -17,6 +17,8 @@ import (
 	"math/bits"
 	"os"
 	"sort"
+
+	"flowchat/engine/fileio"
 )
 
 // MaxHeaderSize bounds the JSON header (the reference implementation's
@@ -66,7 +68,7 @@ type File struct {
 
 // Open maps and parses path.
 func Open(path string) (*File, error) {
-	data, closer, err := MapFile(path)
+	data, closer, err := fileio.Map(path)
 	if err != nil {
 		return nil, fmt.Errorf("safetensors: %w", err)
 	}

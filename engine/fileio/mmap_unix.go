@@ -1,14 +1,15 @@
 //go:build unix
 
-package safetensors
+package fileio
 
 import (
 	"os"
 	"syscall"
 )
 
-// MapFile maps path read-only. An empty file maps to an empty slice.
-func MapFile(path string) ([]byte, func() error, error) {
+// Map maps path read-only and returns the bytes and a release function. An
+// empty file maps to an empty slice.
+func Map(path string) ([]byte, func() error, error) {
 	fd, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
