@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"math"
 	"os"
@@ -103,18 +102,6 @@ func TestRunGreedyMatchesLlamaCpp(t *testing.T) {
 	t.Logf("%d of %d generations identical to llama.cpp's", exact, total)
 }
 
-func readF32(t *testing.T, p string) []float32 {
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]float32, len(b)/4)
-	for i := range out {
-		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return out
-}
-
 // TestLogitsCommand checks the outside interface: `flowchat logits --tokens`
 // writes [n_tokens, n_vocab] float32 agreeing with llama.cpp's.
 func TestLogitsCommand(t *testing.T) {
@@ -136,7 +123,7 @@ func TestLogitsCommand(t *testing.T) {
 		if _, stderr, code := run(t, "logits", "--model", model, "--tokens", strings.Join(ids, ","), "--out", out); code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
-		got, want := readF32(t, out), readF32(t, filepath.Join(filepath.Dir(cp), c.PromptLogits))
+		got, want := fixtures.ReadF32(t, out), fixtures.ReadF32(t, filepath.Join(filepath.Dir(cp), c.PromptLogits))
 		if len(got) != len(want) {
 			t.Fatalf("%s: %d values, want %d", cp, len(got), len(want))
 		}

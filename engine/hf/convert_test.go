@@ -245,14 +245,14 @@ func TestArchAsHF(t *testing.T) {
 				}
 				data, _ := os.ReadFile(p)
 				json.Unmarshal(data, &rc)
-				ref := readF32(t, filepath.Join(refDir, rc.Logits))
+				ref := fixtures.ReadF32(t, filepath.Join(refDir, rc.Logits))
 				got, err := m.NewState(256, 64).Forward(rc.InputIDs, true)
 				if err != nil {
 					t.Fatal(err)
 				}
 				V, worst := m.NVocab, 0.0
 				for r := 0; r < len(rc.InputIDs); r++ {
-					worst = max(worst, relRMS(got[r*V:(r+1)*V], ref[r*V:(r+1)*V]))
+					worst = max(worst, fixtures.RelRMS(got[r*V:(r+1)*V], ref[r*V:(r+1)*V]))
 				}
 				t.Logf("%s: worst rel RMS %.2e", filepath.Base(p), worst)
 				if worst > c.tol {
@@ -294,7 +294,7 @@ func TestEncodersAsHF(t *testing.T) {
 			}
 			data, _ := os.ReadFile(filepath.Join(refDir, "s0.json"))
 			json.Unmarshal(data, &rc)
-			ref := readF32(t, filepath.Join(refDir, c.ref))
+			ref := fixtures.ReadF32(t, filepath.Join(refDir, c.ref))
 			var got []float32
 			if c.arch == "bert" {
 				_, got, err = m.Embed(rc.InputIDs)
@@ -306,7 +306,7 @@ func TestEncodersAsHF(t *testing.T) {
 				t.Fatal(err)
 			}
 			// BERT-HF uses the exact GELU, llama.cpp its fp16 table.
-			if e := relRMS(got, ref); e > 1e-2 {
+			if e := fixtures.RelRMS(got, ref); e > 1e-2 {
 				t.Errorf("rel RMS %.2e", e)
 			} else {
 				t.Logf("rel RMS %.2e", e)

@@ -1,9 +1,7 @@
 package hf
 
 import (
-	"encoding/binary"
 	"encoding/json"
-	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -18,29 +16,6 @@ type refCase struct {
 	InputIDs        []int32 `json:"input_ids"`
 	GeneratedIDs    []int32 `json:"generated_ids"`
 	PromptLogitFile string  `json:"prompt_logits_file"`
-}
-
-func readF32(t *testing.T, path string) []float32 {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]float32, len(b)/4)
-	for i := range out {
-		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return out
-}
-
-func relRMS(a, b []float32) float64 {
-	var num, den float64
-	for i := range b {
-		d := float64(a[i]) - float64(b[i])
-		num += d * d
-		den += float64(b[i]) * float64(b[i])
-	}
-	return math.Sqrt(num / den)
 }
 
 func readCases(t *testing.T, dir string) (cases []refCase, logits [][]float32) {
@@ -58,7 +33,7 @@ func readCases(t *testing.T, dir string) (cases []refCase, logits [][]float32) {
 			t.Fatal(err)
 		}
 		cases = append(cases, c)
-		logits = append(logits, readF32(t, filepath.Join(dir, c.PromptLogitFile)))
+		logits = append(logits, fixtures.ReadF32(t, filepath.Join(dir, c.PromptLogitFile)))
 	}
 	return cases, logits
 }
@@ -76,7 +51,7 @@ func checkModel(t *testing.T, m *model.Model, cases []refCase, logits [][]float3
 		}
 		worst := 0.0
 		for p := range c.InputIDs {
-			worst = max(worst, relRMS(got[p*V:(p+1)*V], logits[ci][p*V:(p+1)*V]))
+			worst = max(worst, fixtures.RelRMS(got[p*V:(p+1)*V], logits[ci][p*V:(p+1)*V]))
 		}
 		if worst > tol {
 			t.Errorf("case %d: worst rel RMS %.2e > %.0e", ci, worst, tol)

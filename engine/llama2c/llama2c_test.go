@@ -17,18 +17,6 @@ import (
 	"flowchat/engine/tokenizer"
 )
 
-func readF32(t *testing.T, path string) []float32 {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]float32, len(b)/4)
-	for i := range out {
-		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return out
-}
-
 // TestStories260K: the llama2.c checkpoint gives llama.cpp's logits and
 // greedy ids of the stories260K GGUF (converted from it).
 func TestStories260K(t *testing.T) {
@@ -58,7 +46,7 @@ func TestStories260K(t *testing.T) {
 		if err := json.Unmarshal(data, &rc); err != nil {
 			t.Fatal(err)
 		}
-		ref := readF32(t, filepath.Join(dir, rc.Logits))
+		ref := fixtures.ReadF32(t, filepath.Join(dir, rc.Logits))
 		s := m.NewState(256, 64)
 		got, err := s.Forward(rc.InputIDs, true)
 		if err != nil {

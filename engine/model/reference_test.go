@@ -1,9 +1,7 @@
 package model
 
 import (
-	"encoding/binary"
 	"encoding/json"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,30 +21,6 @@ type refCase struct {
 	NVocab          int     `json:"n_vocab"`
 	PromptLogitFile string  `json:"prompt_logits_file"`
 	StepLogitFile   string  `json:"step_logits_file"`
-}
-
-func readF32(t *testing.T, path string) []float32 {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]float32, len(b)/4)
-	for i := range out {
-		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return out
-}
-
-// relRMS is ||a-b|| / ||b|| over one row.
-func relRMS(a, b []float32) float64 {
-	var num, den float64
-	for i := range b {
-		d := float64(a[i]) - float64(b[i])
-		num += d * d
-		den += float64(b[i]) * float64(b[i])
-	}
-	return math.Sqrt(num / den)
 }
 
 func argmax(x []float32) int32 { return sample.Greedy(x) }
@@ -106,7 +80,7 @@ func checkCase(t *testing.T, root, casePath string, tol tolerance) (agree, total
 		t.Fatal(err)
 	}
 	defer m.Close()
-	ref := readF32(t, filepath.Join(filepath.Dir(casePath), c.PromptLogitFile))
+	ref := fixtures.ReadF32(t, filepath.Join(filepath.Dir(casePath), c.PromptLogitFile))
 	s := m.NewState(256, 64)
 	got, err := s.Forward(c.InputIDs, true)
 	if err != nil {
@@ -118,7 +92,7 @@ func checkCase(t *testing.T, root, casePath string, tol tolerance) (agree, total
 	}
 	worst := 0.0
 	for p := 0; p < len(c.InputIDs); p++ {
-		e := relRMS(got[p*V:(p+1)*V], ref[p*V:(p+1)*V])
+		e := fixtures.RelRMS(got[p*V:(p+1)*V], ref[p*V:(p+1)*V])
 		worst = max(worst, e)
 		if argmax(got[p*V:(p+1)*V]) == argmax(ref[p*V:(p+1)*V]) {
 			agree++

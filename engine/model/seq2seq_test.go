@@ -55,7 +55,7 @@ func encCases(t *testing.T, arch string) (dir string, cases []encCase) {
 func rowsRMS(got, ref []float32, width int) float64 {
 	worst := 0.0
 	for r := 0; r+width <= len(ref); r += width {
-		worst = max(worst, relRMS(got[r:r+width], ref[r:r+width]))
+		worst = max(worst, fixtures.RelRMS(got[r:r+width], ref[r:r+width]))
 	}
 	return worst
 }
@@ -70,8 +70,8 @@ func TestBERTReference(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e1 := rowsRMS(hidden, readF32(t, filepath.Join(dir, c.TokenEmbd)), m.NEmbd)
-		e2 := relRMS(pooled, readF32(t, filepath.Join(dir, c.Pooled)))
+		e1 := rowsRMS(hidden, fixtures.ReadF32(t, filepath.Join(dir, c.TokenEmbd)), m.NEmbd)
+		e2 := fixtures.RelRMS(pooled, fixtures.ReadF32(t, filepath.Join(dir, c.Pooled)))
 		t.Logf("s%d: token embeddings rel RMS %.2e, pooled %.2e", i, e1, e2)
 		if e1 > 1e-3 || e2 > 1e-3 {
 			t.Errorf("s%d: rel RMS %.2e / %.2e", i, e1, e2)
@@ -91,11 +91,11 @@ func TestT5Reference(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e1 := rowsRMS(s.sq.encOut, readF32(t, filepath.Join(dir, c.EncoderOut)), m.NEmbd)
-		ref := readF32(t, filepath.Join(dir, c.StepLogits))
+		e1 := rowsRMS(s.sq.encOut, fixtures.ReadF32(t, filepath.Join(dir, c.EncoderOut)), m.NEmbd)
+		ref := fixtures.ReadF32(t, filepath.Join(dir, c.StepLogits))
 		worst := 0.0
 		for step, want := range c.GeneratedIDs {
-			worst = max(worst, relRMS(logits, ref[step*V:(step+1)*V]))
+			worst = max(worst, fixtures.RelRMS(logits, ref[step*V:(step+1)*V]))
 			if got := argmax(logits); got != want {
 				t.Errorf("s%d: step %d greedy %d, want %d", i, step, got, want)
 				break
@@ -122,7 +122,7 @@ func TestSeqTruncate(t *testing.T) {
 	s.Forward([]int32{argmax(a)}, false)
 	s.Truncate(len(in) - 1)
 	b, err := s.Forward(in[len(in)-1:], false)
-	if err != nil || relRMS(b, a) > 1e-6 || s.Pos() != len(in) {
-		t.Errorf("after truncate: rel RMS %.2e, pos %d, err %v", relRMS(b, a), s.Pos(), err)
+	if err != nil || fixtures.RelRMS(b, a) > 1e-6 || s.Pos() != len(in) {
+		t.Errorf("after truncate: rel RMS %.2e, pos %d, err %v", fixtures.RelRMS(b, a), s.Pos(), err)
 	}
 }
