@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 
+	"flowchat/app/hub"
 	"flowchat/app/presets"
 	"flowchat/engine"
 	"flowchat/engine/ggml"
@@ -33,18 +33,24 @@ type guiLibrary struct {
 
 var _ ui.Library = (*guiLibrary)(nil)
 
-// Models lists the GGUF files in the data directory's models folder (the
-// demo model is installed there too), described from their headers.
+// Models lists the GGUF models of the model library (downloads, the
+// Hugging Face cache, added folders; see app/library) and the bundled demo
+// model, each described from its header as Describe does (the engine's
+// naming rule, the dominant weight type). A model that cannot be read is
+// reported in the error while the rest are listed.
 func (l *guiLibrary) Models() ([]ui.ModelInfo, error) {
-	paths, err := filepath.Glob(filepath.Join(dataDir(), "models", "*.gguf"))
-	if err != nil {
-		return nil, err
+	found, err := modelLibrary().Scan()
+	errs := []error{err}
+	paths := []string{}
+	for _, m := range found {
+		if m.Kind == hub.KindGGUF && !slices.Contains(paths, m.Path) {
+			paths = append(paths, m.Path)
+		}
 	}
 	if l.demo != "" && !slices.Contains(paths, l.demo) {
 		paths = append(paths, l.demo)
 	}
 	var out []ui.ModelInfo
-	var errs []error
 	for _, p := range paths {
 		info, err := l.Describe(p)
 		if err != nil {

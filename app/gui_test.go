@@ -45,9 +45,16 @@ func TestDescribeMatchesLoad(t *testing.T) {
 	if _, err := lib.Describe(demo + ".missing"); err == nil {
 		t.Error("Describe of a missing file succeeded")
 	}
+	// The model list comes from the library's scan (downloads, the HF
+	// cache, added folders; the demo model lives among the downloads).
+	t.Setenv("HF_HUB_CACHE", t.TempDir())
 	models, err := lib.Models()
 	if err != nil || len(models) != 1 || models[0].Path != demo {
-		t.Errorf("Models() = %+v, %v; want the demo model", models, err)
+		t.Fatalf("Models() = %+v, %v; want the demo model", models, err)
+	}
+	l := models[0]
+	if l.Name != got.Name || l.Arch != got.Arch || l.Params != got.Params || l.Layers != got.Layers || l.ContextTrain != got.ContextTrain || !l.Bundled {
+		t.Errorf("library lists %+v\nheader says %+v", l, got)
 	}
 }
 
