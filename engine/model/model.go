@@ -128,23 +128,9 @@ func (m *Model) configure() {
 // Describe summarizes the weights: parameter count and the tensor types.
 func (m *Model) Describe() (params int64, types map[ggml.Type]int) {
 	types = map[ggml.Type]int{}
-	seen := map[*Weight]bool{}
-	visit := func(w *Weight) {
-		if w == nil || seen[w] {
-			return
-		}
-		seen[w] = true
+	for _, w := range m.Weights() {
 		params += int64(w.Cols) * int64(w.Rows)
 		types[w.Type]++
-	}
-	visit(m.TokEmbd)
-	visit(m.PosEmbd)
-	visit(m.Output.W)
-	for i := range m.Layers {
-		l := &m.Layers[i]
-		for _, lin := range []Linear{l.Attn.Q, l.Attn.K, l.Attn.V, l.Attn.QKV, l.Attn.O, l.FFN.Gate, l.FFN.Up, l.FFN.Down} {
-			visit(lin.W)
-		}
 	}
 	return params, types
 }
