@@ -65,6 +65,7 @@ func newChatView(a *App) *chatView {
 	c.scroll = container.NewVScroll(container.NewPadded(c.messages))
 	c.empty = widget.NewLabelWithStyle("", fyne.TextAlignCenter, fyne.TextStyle{Italic: true})
 	c.input = newComposer(c.send)
+	c.input.onStop = a.stopReply
 	c.input.OnChanged = func(string) { c.a.requestExplain() }
 	c.sendStop = widget.NewButton("", c.sendOrStop)
 	c.setBusy(false)

@@ -118,6 +118,21 @@ func TestStopCancelsAndKeepsPartialReply(t *testing.T) {
 	}
 }
 
+func TestEscapeStops(t *testing.T) {
+	e := scripted("a b c")
+	e.Gate = make(chan struct{})
+	h := newHarness(t, e)
+	test.Type(h.a.Composer(), "go")
+	h.press(fyne.KeyReturn)
+	e.Gate <- struct{}{}
+	h.pumpUntil("the first piece", h.replyIs("a"))
+	h.press(fyne.KeyEscape)
+	h.pumpUntil("the stop", h.idle)
+	if f := h.a.Views()[1].Footer(); !strings.HasSuffix(f, "· stopped") {
+		t.Errorf("footer after Escape %q", f)
+	}
+}
+
 func TestEnterWhileGeneratingKeepsText(t *testing.T) {
 	e := scripted("a b")
 	e.Gate = make(chan struct{})

@@ -11,6 +11,7 @@ import (
 type composer struct {
 	widget.Entry
 	onSend func()
+	onStop func() // Escape: stop the reply being generated
 	shift  bool // a Shift key is held (desktop KeyDown/KeyUp)
 }
 
@@ -29,6 +30,9 @@ func (c *composer) TypedKey(k *fyne.KeyEvent) {
 	if (k.Name == fyne.KeyReturn || k.Name == fyne.KeyEnter) && !c.shiftHeld() {
 		c.onSend()
 		return
+	}
+	if k.Name == fyne.KeyEscape && c.onStop != nil {
+		c.onStop()
 	}
 	c.Entry.TypedKey(k)
 }
