@@ -12,7 +12,7 @@ type composer struct {
 	widget.Entry
 	onSend func()
 	onStop func() // Escape: stop the reply being generated
-	shift  bool // a Shift key is held (desktop KeyDown/KeyUp)
+	shift  bool   // a Shift key is held (desktop KeyDown/KeyUp)
 }
 
 func newComposer(onSend func()) *composer {

@@ -265,43 +265,14 @@ const (
 func (m *modelPanel) newLoadDialog(info ModelInfo) (*loadDialog, fyne.CanvasObject) {
 	saved, _ := m.a.settings.Model(info.Path)
 	d := &loadDialog{info: info, opts: LoadOptions(saved.Load)}
-	maxCtx := max(info.ContextTrain, 512)
 	if d.opts.Context <= 0 {
-		d.opts.Context = min(maxCtx, 4096)
+		d.opts.Context = min(max(info.ContextTrain, 512), 4096)
 	}
 	if d.opts.Threads <= 0 {
 		d.opts.Threads = m.a.lib.MaxThreads()
 	}
-	d.ctx, d.ctxValue = widget.NewSlider(min(256, float64(maxCtx)), float64(maxCtx)), widget.NewLabel("")
-	d.ctx.Step = 256
-	d.threads, d.thrValue = widget.NewSlider(1, float64(max(m.a.lib.MaxThreads(), 1))), widget.NewLabel("")
-	d.layers, d.layValue = widget.NewSlider(0, float64(info.Layers)), widget.NewLabel("")
-	d.estimate = widget.NewLabel("")
-	d.placement = widget.NewRadioGroup([]string{placeCPU, placeGPU}, func(string) { d.changed(m.a.lib) })
-	choices := m.a.lib.Choices()
-	d.quant = newChoiceSelect(choices.Quants, d.opts.Quant, func() { d.changed(m.a.lib) })
-	d.kvType = newChoiceSelect(choices.KVTypes, d.opts.KVType, func() { d.changed(m.a.lib) })
-	d.mmap = widget.NewCheck("Copy weights into huge pages (slower load, faster decode)", func(bool) { d.changed(m.a.lib) })
-	d.mmap.Checked = !d.opts.Mmap
-	d.ctx.SetValue(float64(d.opts.Context))
-	d.threads.SetValue(float64(d.opts.Threads))
-	d.layers.SetValue(float64(d.opts.GPULayers))
-	d.placement.SetSelected(placeCPU)
-	for _, s := range []*widget.Slider{d.ctx, d.threads, d.layers} {
-		s.OnChanged = func(float64) { d.changed(m.a.lib) }
-	}
-	gpuNote := helpLabel("")
-	if gpu := m.a.lib.GPU(); !gpu.Usable {
-		d.placement.Disable()
-		d.layers.Disable()
-		gpuNote.SetText("GPU offload is unavailable: " + gpu.Reason)
-		gpuNote.Importance = widget.WarningImportance
-	} else {
-		if d.opts.GPULayers > 0 {
-			d.placement.SetSelected(placeGPU)
-		}
-		gpuNote.SetText("GPU: " + strings.Join(gpu.Devices, ", "))
-	}
+	d.build(m.a.lib)
+	gpuNote := d.showGPU(m.a.lib.GPU())
 	d.changed(m.a.lib)
 	form := container.NewVBox(
 		widget.NewLabelWithStyle(info.Name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
@@ -317,6 +288,48 @@ func (m *modelPanel) newLoadDialog(info ModelInfo) (*loadDialog, fyne.CanvasObje
 		d.estimate,
 	)
 	return d, form
+}
+
+// build makes the widgets, set from d.opts; each change re-estimates.
+func (d *loadDialog) build(lib Library) {
+	changed := func() { d.changed(lib) }
+	maxCtx := max(d.info.ContextTrain, 512)
+	d.ctx, d.ctxValue = widget.NewSlider(min(256, float64(maxCtx)), float64(maxCtx)), widget.NewLabel("")
+	d.ctx.Step = 256
+	d.threads, d.thrValue = widget.NewSlider(1, float64(max(lib.MaxThreads(), 1))), widget.NewLabel("")
+	d.layers, d.layValue = widget.NewSlider(0, float64(d.info.Layers)), widget.NewLabel("")
+	d.estimate = widget.NewLabel("")
+	d.placement = widget.NewRadioGroup([]string{placeCPU, placeGPU}, func(string) { changed() })
+	choices := lib.Choices()
+	d.quant = newChoiceSelect(choices.Quants, d.opts.Quant, changed)
+	d.kvType = newChoiceSelect(choices.KVTypes, d.opts.KVType, changed)
+	d.mmap = widget.NewCheck("Copy weights into huge pages (slower load, faster decode)", func(bool) { changed() })
+	d.mmap.Checked = !d.opts.Mmap
+	d.ctx.SetValue(float64(d.opts.Context))
+	d.threads.SetValue(float64(d.opts.Threads))
+	d.layers.SetValue(float64(d.opts.GPULayers))
+	d.placement.SetSelected(placeCPU)
+	for _, s := range []*widget.Slider{d.ctx, d.threads, d.layers} {
+		s.OnChanged = func(float64) { changed() }
+	}
+}
+
+// showGPU greys out offloading with the reason when it cannot be used,
+// and returns the line that says so (or names the GPU).
+func (d *loadDialog) showGPU(gpu GPUStatus) *widget.Label {
+	note := helpLabel("")
+	if !gpu.Usable {
+		d.placement.Disable()
+		d.layers.Disable()
+		note.SetText("GPU offload is unavailable: " + gpu.Reason)
+		note.Importance = widget.WarningImportance
+		return note
+	}
+	if d.opts.GPULayers > 0 {
+		d.placement.SetSelected(placeGPU)
+	}
+	note.SetText("GPU: " + strings.Join(gpu.Devices, ", "))
+	return note
 }
 
 func labelled(name string, s *widget.Slider, value *widget.Label) fyne.CanvasObject {
