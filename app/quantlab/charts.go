@@ -1,0 +1,199 @@
+package quantlab
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+
+	"flowchat/engine/eval"
+	"flowchat/engine/quant"
+)
+
+// Chart names one of the Lab's charts; it is also the PNG's file stem.
+type Chart string
+
+const (
+	SizeQuality Chart = "size-quality" // bits/weight vs KLD, points labelled
+	PPLBars     Chart = "ppl"          // perplexity per level, ± standard error
+	KLDBars     Chart = "kld"          // KL divergence from the base per level
+	Top1Bars    Chart = "top1"         // top-1 agreement with the base, %
+	TPSBars     Chart = "tps"          // generation tokens/s (when timed)
+)
+
+// ChartDPI is the resolution charts are drawn at: text sizes are in
+// points, so a 10-point label is 13 pixels high.
+const ChartDPI = 96
+
+// ErrEmptyReport is returned when a report has no levels to draw.
+var ErrEmptyReport = errors.New("quantlab: the report has no levels")
+
+// Charts lists the charts rep has data for, in the order to show them.
+func Charts(rep *eval.LabReport) []Chart {
+	cs := []Chart{SizeQuality, KLDBars, PPLBars, Top1Bars}
+	if hasTPS(rep) {
+		cs = append(cs, TPSBars)
+	}
+	return cs
+}
+
+// Render draws chart c of rep as a w×h-pixel RGBA image.
+func Render(rep *eval.LabReport, c Chart, w, h int) (image.Image, error) {
+	if len(rep.Levels) == 0 {
+		return nil, ErrEmptyReport
+	}
+	if w < 64 || h < 64 {
+		return nil, fmt.Errorf("quantlab: chart size %d×%d is too small", w, h)
+	}
+	var p *plot.Plot
+	if c == SizeQuality {
+		p = scatterPlot(rep)
+	} else {
+		m, ok := metrics[c]
+		if !ok {
+			return nil, fmt.Errorf("quantlab: unknown chart %q", c)
+		}
+		p = barPlot(rep, m)
+	}
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	cv := vgimg.NewWith(vgimg.UseImage(img), vgimg.UseDPI(ChartDPI))
+	p.Draw(draw.New(cv))
+	return cv.Image(), nil
+}
+
+// WriteCharts writes every chart of rep as DIR/<chart>.png (w×h pixels),
+// each atomically, and returns the paths written.
+func WriteCharts(dir string, rep *eval.LabReport, w, h int) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("quantlab: %w", err)
+	}
+	var paths []string
+	for _, c := range Charts(rep) {
+		img, err := Render(rep, c, w, h)
+		if err != nil {
+			return paths, err
+		}
+		path := filepath.Join(dir, string(c)+".png")
+		if err := writePNG(path, img); err != nil {
+			return paths, err
+		}
+		paths = append(paths, path)
+	}
+	return paths, nil
+}
+
+func writePNG(path string, img image.Image) error {
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		return fmt.Errorf("quantlab: %s: %w", path, err)
+	}
+	if err := writeFileAtomic(path, b.Bytes()); err != nil {
+		return fmt.Errorf("quantlab: %w", err)
+	}
+	return nil
+}
+
+// LevelLabel is a level's name on charts: a GGUF file's base name without
+// the extension, a type as given.
+func LevelLabel(level string) string {
+	if isFileLevel(level) {
+		return strings.TrimSuffix(filepath.Base(level), filepath.Ext(level))
+	}
+	return level
+}
+
+// family groups levels by where their format comes from; each has a colour.
+type family struct {
+	name  string
+	color color.Color
+}
+
+var (
+	famFull      = family{"full precision", color.RGBA{0x70, 0x70, 0x70, 0xff}}
+	famInferflow = family{"Inferflow", color.RGBA{0x1f, 0x77, 0xb4, 0xff}}
+	famGGML      = family{"GGML", color.RGBA{0xff, 0x7f, 0x0e, 0xff}}
+	famFile      = family{"file", color.RGBA{0x2c, 0xa0, 0x2c, 0xff}}
+	families     = []family{famFull, famInferflow, famGGML, famFile}
+)
+
+func familyOf(level string) family {
+	switch {
+	case isFileLevel(level):
+		return famFile
+	case strings.EqualFold(level, "F32") || strings.EqualFold(level, "F16") || strings.EqualFold(level, "BF16"):
+		return famFull
+	}
+	if _, err := quant.Parse(level); err == nil {
+		return famInferflow
+	}
+	return famGGML
+}
+
+// useLog reports whether values are better read on a log axis: all
+// positive ones spanning at least a decade, none negative.
+func useLog(vs []float64) bool {
+	lo, hi := math.Inf(1), 0.0
+	for _, v := range vs {
+		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+		if v > 0 {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+	}
+	return hi > 0 && hi/lo >= 10
+}
+
+// decades widens [lo, hi] (both > 0) to whole powers of ten.
+func decades(lo, hi float64) (float64, float64) {
+	return math.Pow(10, math.Floor(math.Log10(lo))), math.Pow(10, math.Ceil(math.Log10(hi)))
+}
+
+func newPlot(title, xLabel, yLabel string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = xLabel
+	p.Y.Label.Text = yLabel
+	p.Title.Padding = vg.Points(8)
+	p.Add(plotter.NewGrid())
+	return p
+}
+
+// decadeTicks marks a log axis at every power of ten (labelled) and at
+// 2…9 times each (unlabelled). plot.LogTicks truncates log10 toward zero,
+// so it drops the lowest decade of an axis below 1.
+type decadeTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (decadeTicks) Ticks(lo, hi float64) []plot.Tick {
+	const eps = 1e-9
+	var ts []plot.Tick
+	for e := math.Floor(math.Log10(lo) + eps); e <= math.Ceil(math.Log10(hi)-eps); e++ {
+		d := math.Pow(10, e)
+		for k := 1.0; k <= 9; k++ {
+			v := k * d
+			if v < lo*(1-eps) || v > hi*(1+eps) {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if k == 1 {
+				t.Label = strconv.FormatFloat(d, 'g', -1, 64)
+			}
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
