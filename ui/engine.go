@@ -178,7 +178,9 @@ type Storage interface {
 	LoadAll() ([]*store.Conversation, error)
 	SaveAsync(c *store.Conversation, then func())
 	DeleteAsync(id string)
-	BeginReply(convID string, m store.Message) (*store.Journal, error)
+	// BeginReply journals reply m of conversation c; c needs only its ID,
+	// title and the message m answers.
+	BeginReply(c *store.Conversation, m store.Message) (*store.Journal, error)
 	LoadSettings() (store.Settings, error)
 	SaveSettingsAsync(s store.Settings)
 	Flush()

@@ -20,6 +20,9 @@ type generation struct {
 	reply  store.Message // ID, Role, Model, Created; Content comes at the end
 	cancel context.CancelFunc
 	text   string // the reply so far, as last shown
+	// journal is what the reply's journal records of conv: its ID, title
+	// and the question, copied on the UI goroutine.
+	journal *store.Conversation
 }
 
 // send starts a reply to the composer's text. Enter while a reply is being
@@ -92,6 +95,10 @@ func (a *App) startReply(conv *store.Conversation, parent string) {
 	g := &generation{conv: conv, parent: parent, cancel: cancel, reply: store.Message{
 		ID: store.NewID(), Parent: parent, Role: RoleAssistant, Model: a.engine.Info().Name, Created: time.Now().UTC(),
 	}}
+	g.journal = &store.Conversation{ID: conv.ID, Title: conv.Title}
+	if q := conv.Lookup(parent); q != nil {
+		g.journal.Messages = []store.Message{*q}
+	}
 	a.gen = g
 	a.chat.outside = map[string]bool{}
 	a.chat.setBanner("")
@@ -123,7 +130,7 @@ func (a *App) generate(ctx context.Context, g *generation, e Engine, req Request
 		a.post(func() { a.markOutside(g, dropped) })
 	}
 	req.Messages = msgs
-	j, jerr := a.storage.BeginReply(g.conv.ID, g.reply)
+	j, jerr := a.storage.BeginReply(g.journal, g.reply)
 	if jerr != nil {
 		a.post(func() { a.status.SetMessage("the reply is not journalled: "+jerr.Error(), true) })
 	}

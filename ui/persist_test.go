@@ -129,7 +129,7 @@ func TestInterruptedReplyIsRecovered(t *testing.T) {
 	h.say("tell me")
 	conv := h.a.Conversation()
 	h.files.Flush()
-	j, err := h.files.BeginReply(conv.ID, store.Message{ID: store.NewID(), Parent: conv.Leaf(), Role: store.RoleAssistant, Model: "tiny-test"})
+	j, err := h.files.BeginReply(conv, store.Message{ID: store.NewID(), Parent: conv.Leaf(), Role: store.RoleAssistant, Model: "tiny-test"})
 	if err != nil {
 		t.Fatal(err)
 	}

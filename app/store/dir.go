@@ -83,6 +83,7 @@ func (d *Dir) Load(id string) (*Conversation, error) {
 // files left by a crash are removed.
 func (d *Dir) LoadAll() ([]*Conversation, error) {
 	removeTemps(d.path)
+	d.recoverOrphans()
 	names, err := filepath.Glob(filepath.Join(d.path, "*.json"))
 	if err != nil {
 		return nil, err

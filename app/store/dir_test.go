@@ -112,7 +112,7 @@ func TestJournalRecoversInterruptedReply(t *testing.T) {
 	c, ids := chat(t)
 	d.Save(c)
 	reply := Message{ID: NewID(), Parent: ids[3], Role: RoleAssistant, Model: "m"}
-	j, err := d.BeginReply(c.ID, reply)
+	j, err := d.BeginReply(c, reply)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestJournalRecoversInterruptedReply(t *testing.T) {
 func TestStaleJournalIsDropped(t *testing.T) {
 	d := openTemp(t)
 	c, ids := chat(t)
-	j, _ := d.BeginReply(c.ID, Message{ID: ids[3], Parent: ids[2], Role: RoleAssistant})
+	j, _ := d.BeginReply(c, Message{ID: ids[3], Parent: ids[2], Role: RoleAssistant})
 	j.Append("a2")
 	d.Save(c) // the finished reply reached the file; the app died before Discard
 	got, err := d.Load(c.ID)
@@ -165,5 +165,45 @@ func TestBrokenFileIsReportedNotDeleted(t *testing.T) {
 	}
 	if _, err := os.Stat(bad); err != nil {
 		t.Errorf("broken file removed: %v", err)
+	}
+}
+
+// TestJournalRestoresUnsavedQuestion: the app died after journalling a
+// reply but before the question reached the conversation file.
+func TestJournalRestoresUnsavedQuestion(t *testing.T) {
+	d := openTemp(t)
+	c, ids := chat(t)
+	d.Save(c)
+	q := c.Add(ids[3], Message{Role: RoleUser, Content: "q3, never saved"})
+	j, _ := d.BeginReply(c, Message{ID: NewID(), Parent: q.ID, Role: RoleAssistant})
+	j.Append("a3 so far")
+	got, err := d.Load(c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := contents(got.Path()); len(p) != 6 || p[4] != "q3, never saved" || p[5] != "a3 so far" {
+		t.Errorf("recovered path %q", p)
+	}
+}
+
+// TestOrphanJournalBecomesConversation: a crash right after the first
+// question of a new chat, before its file was ever written.
+func TestOrphanJournalBecomesConversation(t *testing.T) {
+	d := openTemp(t)
+	c := New()
+	q := c.Add("", Message{Role: RoleUser, Content: "first question"})
+	j, _ := d.BeginReply(c, Message{ID: NewID(), Parent: q.ID, Role: RoleAssistant})
+	j.Append("first ")
+	j.Append("answer")
+	all, err := d.LoadAll()
+	if err != nil || len(all) != 1 {
+		t.Fatalf("LoadAll = %d conversations, %v", len(all), err)
+	}
+	got := all[0]
+	if got.ID != c.ID || got.Title != "first question" || !reflect.DeepEqual(contents(got.Path()), []string{"first question", "first answer"}) {
+		t.Errorf("recovered %+v", got)
+	}
+	if again, _ := d.LoadAll(); len(again) != 1 || len(again[0].Messages) != 2 {
+		t.Error("recovery is not idempotent")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -26,18 +27,33 @@ type Journal struct {
 	lastSync time.Time
 }
 
+// journalHead is a journal's first line: the reply (content empty) and the
+// question it answers, so that a crash before the question reached the
+// conversation file loses neither.
+type journalHead struct {
+	Reply    Message  `json:"reply"`
+	Question *Message `json:"question,omitempty"`
+	Title    string   `json:"title,omitempty"` // for a conversation not saved yet
+}
+
 // BeginReply starts the journal of reply m (ID and Parent set) in the
-// conversation with id convID.
-func (d *Dir) BeginReply(convID string, m Message) (*Journal, error) {
-	if !validID(convID) || m.ID == "" {
-		return nil, fmt.Errorf("conversation store: bad journal ids %q/%q", convID, m.ID)
+// conversation c. It records the question m answers (c's message with
+// m.Parent), so recovery can restore both.
+func (d *Dir) BeginReply(c *Conversation, m Message) (*Journal, error) {
+	if !validID(c.ID) || m.ID == "" {
+		return nil, fmt.Errorf("conversation store: bad journal ids %q/%q", c.ID, m.ID)
 	}
-	f, err := os.OpenFile(d.file(convID, ".stream"), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(d.file(c.ID, ".stream"), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("reply journal: %w", err)
 	}
 	m.Content = ""
-	head, _ := json.Marshal(m)
+	h := journalHead{Reply: m, Title: c.Title}
+	if q := c.Lookup(m.Parent); q != nil {
+		qc := *q
+		h.Question = &qc
+	}
+	head, _ := json.Marshal(h)
 	j := &Journal{f: f, lastSync: time.Now()}
 	if _, err := f.Write(append(head, '\n')); err != nil {
 		j.Discard()
@@ -80,8 +96,9 @@ func (j *Journal) Discard() error {
 	return os.Remove(name)
 }
 
-// recover folds a journal left beside c into c as an interrupted reply and
-// saves c. A journal whose message c already holds is stale and removed.
+// recover folds a journal left beside c into c as an interrupted reply
+// (with its question, if c lacks it) and saves c. A journal whose reply c
+// already holds is stale and removed.
 func (d *Dir) recover(c *Conversation) error {
 	path := d.file(c.ID, ".stream")
 	b, err := os.ReadFile(path)
@@ -91,24 +108,63 @@ func (d *Dir) recover(c *Conversation) error {
 	if err != nil {
 		return fmt.Errorf("reply journal: %w", err)
 	}
-	m, ok := parseJournal(b)
-	if ok && c.Lookup(m.ID) == nil && (m.Parent == "" || c.Lookup(m.Parent) != nil) {
-		m.Interrupted = true
-		c.Add(m.Parent, m)
-		if err := d.Save(c); err != nil {
-			return err
+	if h, ok := parseJournal(b); ok && c.Lookup(h.Reply.ID) == nil && restoreQuestion(c, h.Question) {
+		m := h.Reply
+		if m.Parent == "" || c.Lookup(m.Parent) != nil {
+			m.Interrupted = true
+			c.Add(m.Parent, m)
+			if err := d.Save(c); err != nil {
+				return err
+			}
 		}
 	}
 	return os.Remove(path)
 }
 
+// restoreQuestion adds q to c when c lacks it and its own parent is there;
+// it reports whether c holds q afterwards (true when there is none).
+func restoreQuestion(c *Conversation, q *Message) bool {
+	switch {
+	case q == nil || c.Lookup(q.ID) != nil:
+		return true
+	case q.Parent != "" && c.Lookup(q.Parent) == nil:
+		return false
+	}
+	c.Add(q.Parent, *q)
+	return true
+}
+
+// recoverOrphans turns journals whose conversation file was never written
+// (a crash right after the first question of a new chat) into
+// conversations.
+func (d *Dir) recoverOrphans() {
+	journals, _ := filepath.Glob(filepath.Join(d.path, "*.stream"))
+	for _, j := range journals {
+		id := strings.TrimSuffix(filepath.Base(j), ".stream")
+		if _, err := os.Stat(d.file(id, ".json")); !errors.Is(err, os.ErrNotExist) || !validID(id) {
+			continue
+		}
+		b, err := os.ReadFile(j)
+		h, ok := parseJournal(b)
+		if err != nil || !ok || h.Question == nil {
+			os.Remove(j)
+			continue
+		}
+		c := New()
+		c.ID, c.Title, c.Created = id, h.Title, h.Question.Created
+		if d.Save(c) == nil {
+			d.recover(c)
+		}
+	}
+}
+
 // parseJournal reads a journal, ignoring a torn last line.
-func parseJournal(b []byte) (Message, bool) {
+func parseJournal(b []byte) (journalHead, bool) {
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(nil, 1<<24)
-	var m Message
-	if !sc.Scan() || json.Unmarshal(sc.Bytes(), &m) != nil || m.ID == "" {
-		return m, false
+	var h journalHead
+	if !sc.Scan() || json.Unmarshal(sc.Bytes(), &h) != nil || h.Reply.ID == "" {
+		return h, false
 	}
 	var text strings.Builder
 	for sc.Scan() {
@@ -118,6 +174,6 @@ func parseJournal(b []byte) (Message, bool) {
 		}
 		text.WriteString(piece)
 	}
-	m.Content = text.String()
-	return m, true
+	h.Reply.Content = text.String()
+	return h, true
 }
