@@ -1,0 +1,84 @@
+package quantlab
+
+import (
+	"errors"
+	"image"
+	"image/color"
+	"math"
+	"testing"
+
+	"flowchat/engine/eval"
+)
+
+// hasColour reports whether some pixel is within a small distance of c.
+func hasColour(img image.Image, c color.Color) bool {
+	want := color.RGBAModel.Convert(c).(color.RGBA)
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			got := color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)
+			if absDiff(got.R, want.R)+absDiff(got.G, want.G)+absDiff(got.B, want.B) < 12 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func absDiff(a, b uint8) int { return int(max(a, b) - min(a, b)) }
+
+// TestChartsEdgeCases draws every chart of reports a real run can give
+// (the base's KLD of 0, a NaN from an empty chunk, one level, all zeros)
+// without panicking, at the size asked, with a level's family colour
+// present exactly when the level is.
+func TestChartsEdgeCases(t *testing.T) {
+	reports := map[string]*eval.LabReport{
+		"base and levels": {BasePPL: 4, Levels: []eval.LevelResult{
+			{Level: "F32", BitsPerWeight: 32, PPL: 4, Top1: 1},
+			{Level: "Q8", BitsPerWeight: 9, PPL: 4.01, KLD: 0.0006, KLDStdErr: 0.00002, Top1: 0.98, GenTPS: 100},
+			{Level: "Q2", BitsPerWeight: 3, PPL: 400, PPLStdErr: 40, KLD: 4.8, Top1: 0.1, GenTPS: 150},
+			{Level: "/models/m-Q4_0.gguf", BitsPerWeight: 4.5, PPL: 4.5, KLD: 0.1, Top1: 0.8, GenTPS: 120},
+		}},
+		"one level": {BasePPL: 4, Levels: []eval.LevelResult{{Level: "Q4_0", BitsPerWeight: 4.5, PPL: 4.5, KLD: 0.1, Top1: 0.8}}},
+		"zeros":     {Levels: []eval.LevelResult{{Level: "F32"}, {Level: "Q8"}}},
+		"nan":       {BasePPL: math.NaN(), Levels: []eval.LevelResult{{Level: "Q8", PPL: math.NaN(), KLD: math.Inf(1), BitsPerWeight: 9}, {Level: "Q3H", PPL: 5, KLD: 0.3, BitsPerWeight: 4}}},
+	}
+	for name, rep := range reports {
+		for _, c := range append(Charts(rep), TPSBars) {
+			img, err := Render(rep, c, 300, 200)
+			if err != nil {
+				t.Fatalf("%s %s: %v", name, c, err)
+			}
+			if b := img.Bounds(); b.Dx() != 300 || b.Dy() != 200 {
+				t.Errorf("%s %s: %v", name, c, b)
+			}
+		}
+	}
+	rep := reports["base and levels"]
+	img, _ := Render(rep, KLDBars, 480, 320)
+	if !hasColour(img, famInferflow.color) || !hasColour(img, famFile.color) || hasColour(img, famGGML.color) {
+		t.Errorf("KLD bars: family colours do not match the levels (Inferflow and file, no GGML)")
+	}
+	if _, err := Render(&eval.LabReport{}, PPLBars, 300, 200); !errors.Is(err, ErrEmptyReport) {
+		t.Errorf("empty report: %v", err)
+	}
+	if _, err := Render(rep, Chart("pie"), 300, 200); err == nil {
+		t.Errorf("unknown chart drawn")
+	}
+	if _, err := Render(rep, PPLBars, 10, 10); err == nil {
+		t.Errorf("10×10 chart drawn")
+	}
+}
+
+// TestDecadeTicks labels every power of ten in range, the lowest included.
+func TestDecadeTicks(t *testing.T) {
+	var labels []string
+	for _, tk := range (decadeTicks{}).Ticks(1e-4, 10) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if want := []string{"0.0001", "0.001", "0.01", "0.1", "1", "10"}; len(labels) != len(want) || labels[0] != want[0] || labels[5] != want[5] {
+		t.Errorf("labels %q, want %q", labels, want)
+	}
+}
