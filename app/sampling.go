@@ -114,10 +114,3 @@ func (f float32Value) Set(s string) error {
 	*f.p = float32(v)
 	return nil
 }
-
-// defaultChatSampling is what the GUI uses until the sampling panel lands.
-func defaultChatSampling() sample.Params {
-	p := sample.DefaultParams()
-	p.Temperature = 0.7
-	return p
-}
