@@ -293,6 +293,9 @@ type GenerateOptions struct {
 	// OnExplain, if set, receives each step's sampling explanation (the
 	// candidates after every stage) before the token is drawn.
 	OnExplain func(sample.Explanation)
+	// OnPrefill, if set, reports progress through the prompt: done of total
+	// tokens evaluated (those reused from the cache are not counted).
+	OnPrefill func(done, total int)
 }
 
 // Stats describe one generation.
@@ -333,7 +336,7 @@ func (s *Session) Generate(ctx context.Context, prompt []int32, opt GenerateOpti
 	if len(prompt) >= s.Ctx() {
 		return st, fmt.Errorf("%w: the prompt has %d tokens, the context holds %d", ErrContextFull, len(prompt), s.Ctx())
 	}
-	logits, err := s.prefill(prompt, &st)
+	logits, err := s.prefill(ctx, prompt, &st, opt.OnPrefill)
 	if err != nil {
 		return st, err
 	}
@@ -344,21 +347,62 @@ func (s *Session) Generate(ctx context.Context, prompt []int32, opt GenerateOpti
 }
 
 // prefill brings the cache to hold prompt and returns the last logits.
-func (s *Session) prefill(prompt []int32, st *Stats) ([]float32, error) {
+// prefillChunk is how many prompt tokens are evaluated between progress
+// reports and cancellation checks.
+const prefillChunk = 128
+
+func (s *Session) prefill(ctx context.Context, prompt []int32, st *Stats, progress func(done, total int)) ([]float32, error) {
 	keep := commonPrefix(s.tokens, prompt)
 	if keep == len(prompt) {
 		keep-- // re-evaluate the last token to get its logits
 	}
 	s.state.Truncate(keep)
-	s.tokens = append(s.tokens[:keep], prompt[keep:]...)
+	s.tokens = s.tokens[:keep]
 	st.CachedTokens, st.PromptTokens = keep, len(prompt)-keep
 	t0 := time.Now()
-	logits, err := s.state.Forward(prompt[keep:], false)
-	st.PromptTime = time.Since(t0)
-	if err != nil {
-		s.tokens = s.tokens[:s.state.Pos()]
+	defer func() { st.PromptTime = time.Since(t0) }()
+	rest := prompt[keep:]
+	var logits []float32
+	for done := 0; done < len(rest); {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		n := min(prefillChunk, len(rest)-done)
+		var err error
+		if logits, err = s.state.Forward(rest[done:done+n], false); err != nil {
+			s.tokens = s.tokens[:min(len(s.tokens), s.state.Pos())]
+			return nil, err
+		}
+		s.tokens = append(s.tokens, rest[done:done+n]...)
+		done += n
+		if progress != nil {
+			progress(done, len(rest))
+		}
 	}
-	return logits, err
+	return logits, nil
+}
+
+// Explain evaluates prompt (reusing the cache as Generate does) and returns
+// what the sampler chain p would do with the next token, without drawing
+// it: the data of the "next token" view. A following Generate on the same
+// prompt reuses the work.
+func (s *Session) Explain(ctx context.Context, prompt []int32, p sample.Params) (sample.Explanation, error) {
+	sm, err := sample.New(p, s.m.Net.NVocab, sample.WithVocab(s.m.Tok))
+	if err != nil {
+		return sample.Explanation{}, err
+	}
+	if len(prompt) == 0 || len(prompt) >= s.Ctx() {
+		return sample.Explanation{}, fmt.Errorf("%w: the prompt has %d tokens, the context holds %d", ErrContextFull, len(prompt), s.Ctx())
+	}
+	var st Stats
+	logits, err := s.prefill(ctx, prompt, &st, nil)
+	if err != nil {
+		return sample.Explanation{}, err
+	}
+	for _, t := range prompt {
+		sm.Accept(t)
+	}
+	return sm.Explain(logits), nil
 }
 
 func (s *Session) decode(ctx context.Context, sm *sample.Sampler, logits []float32, opt GenerateOptions, st *Stats) error {

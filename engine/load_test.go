@@ -183,3 +183,44 @@ func FuzzLoad(f *testing.F) {
 		s.Generate(context.Background(), ids, GenerateOptions{MaxTokens: 3, Sampling: p, IgnoreEOG: true})
 	})
 }
+
+// TestPrefillProgressAndExplain: long prompts report progress chunk by
+// chunk and can be cancelled; Explain's pick is the token Generate then
+// draws, and Generate reuses Explain's prefill.
+func TestPrefillProgressAndExplain(t *testing.T) {
+	m, err := Load(writeTemp(t, tinyLlama(t, "llama")), LoadOptions{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	prompt := make([]int32, 300)
+	for i := range prompt {
+		prompt[i] = int32(259 + i%40)
+	}
+	prompt[0] = 1
+	s := m.NewSession(512)
+	var reports [][2]int
+	p := sample.DefaultParams()
+	p.Decoding = "greedy"
+	_, err = s.Generate(context.Background(), prompt, GenerateOptions{MaxTokens: 1, Sampling: p,
+		OnPrefill: func(done, total int) { reports = append(reports, [2]int{done, total}) }})
+	if err != nil || len(reports) != 3 || reports[2] != [2]int{300, 300} {
+		t.Fatalf("progress %v, err %v", reports, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := m.NewSession(512).Generate(ctx, prompt, GenerateOptions{Sampling: p}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled prefill: %v", err)
+	}
+	s2 := m.NewSession(512)
+	ex, err := s2.Explain(context.Background(), prompt[:50], p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first int32 = -1
+	st, err := s2.Generate(context.Background(), prompt[:50], GenerateOptions{MaxTokens: 1, Sampling: p, IgnoreEOG: true,
+		OnToken: func(id int32) { first = id }})
+	if err != nil || first != ex.Chosen || st.CachedTokens != 49 {
+		t.Fatalf("explain chose %d, generate drew %d (cached %d, err %v)", ex.Chosen, first, st.CachedTokens, err)
+	}
+}
