@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // minRun is the shortest run of tokens matching the base that, between two
@@ -20,8 +21,10 @@ const lcsLimit = 1 << 22
 // Diverge compares a row's tokens with the base row's. at is the first
 // index where they differ, a token past the end of either included (-1
 // when the sequences are equal). changed[i] marks token i as not part of a
-// longest common subsequence with the base, and so does every island of
-// fewer than minRun matching tokens between two changed ones.
+// longest common subsequence with the base, or as the token right after
+// base tokens the row lacks ("a girl" against "a little girl" marks
+// "girl"); every island of fewer than minRun matching tokens between two
+// changed ones is marked too.
 func Diverge(base, tokens []int32) (at int, changed []bool) {
 	at = commonPrefix(base, tokens)
 	if at == len(base) && at == len(tokens) {
@@ -49,7 +52,9 @@ func commonPrefix(a, b []int32) int {
 }
 
 // unmatched marks the elements of b outside one longest common
-// subsequence of a and b (the classic dynamic program, O(len a · len b)).
+// subsequence of a and b (the classic dynamic program, O(len a · len b)),
+// and the element of b that follows elements of a the subsequence skips,
+// so a dropped word shows where it was dropped.
 func unmatched(a, b []int32) []bool {
 	n, m := len(a), len(b)
 	// l[i][j] = LCS length of a[i:], b[j:]; one flat (n+1)×(m+1) table.
@@ -68,15 +73,18 @@ func unmatched(a, b []int32) []bool {
 	for i := range out {
 		out[i] = true
 	}
+	// Between two matches: skipped, base tokens passed over; shown, a token
+	// of b already marked there. Skipped but not shown is a deletion.
+	skipped, shown := false, false
 	for i, j := 0, 0; i < n && j < m; {
 		switch {
 		case a[i] == b[j]:
-			out[j] = false
-			i, j = i+1, j+1
+			out[j] = skipped && !shown
+			i, j, skipped, shown = i+1, j+1, false, false
 		case l[at(i+1, j)] >= l[at(i, j+1)]:
-			i++
+			i, skipped = i+1, true
 		default:
-			j++
+			j, shown = j+1, true
 		}
 	}
 	return out
@@ -112,13 +120,43 @@ var (
 	ANSI = Marks{"\x1b[1;31m", "\x1b[0m"}
 )
 
-// Marked is the row's text with each run of changed tokens wrapped in mk;
-// a span's leading white space stays outside it ("a [b] c", not "a[ b] c").
+// WordChanged is Changed widened to whole words: a token joined to a
+// changed one without a space or punctuation between them is marked too,
+// so " g" changed before a matching "irl" reads "[girl]", not "[g]irl".
+func (c *Continuation) WordChanged() []bool {
+	w := make([]bool, len(c.Pieces))
+	copy(w, c.Changed)
+	for i := 1; i < len(w); i++ { // forward: a word's tail after a change
+		if w[i-1] && joined(c.Pieces[i-1], c.Pieces[i]) {
+			w[i] = true
+		}
+	}
+	for i := len(w) - 2; i >= 0; i-- { // backward: its head before one
+		if w[i+1] && joined(c.Pieces[i], c.Pieces[i+1]) {
+			w[i] = true
+		}
+	}
+	return w
+}
+
+// joined reports whether two adjacent pieces are inside one word.
+func joined(a, b string) bool {
+	r, _ := utf8.DecodeLastRuneInString(a)
+	s, _ := utf8.DecodeRuneInString(b)
+	return a != "" && b != "" && isWordRune(r) && isWordRune(s)
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'' }
+
+// Marked is the row's text with each run of changed words (WordChanged)
+// wrapped in mk; a span's leading white space stays outside it ("a [b] c",
+// not "a[ b] c").
 func (c *Continuation) Marked(mk Marks) string {
 	var b strings.Builder
 	open := false
+	changed := c.WordChanged()
 	for i, p := range c.Pieces {
-		ch := i < len(c.Changed) && c.Changed[i]
+		ch := changed[i]
 		switch {
 		case ch && !open:
 			rest := strings.TrimLeftFunc(p, unicode.IsSpace)

@@ -22,6 +22,8 @@ func TestDiverge(t *testing.T) {
 		{"one substituted", []int32{1, 2, 9, 4, 5, 6, 7, 8}, 2, []bool{F, F, T, F, F, F, F, F}},
 		{"short island merged", []int32{1, 2, 9, 4, 9, 6, 7, 8}, 2, []bool{F, F, T, T, T, F, F, F}},
 		{"island of minRun kept", []int32{1, 9, 3, 4, 5, 9, 7, 8}, 1, []bool{F, T, F, F, F, T, F, F}},
+		{"deleted", []int32{1, 2, 4, 5, 6, 7, 8}, 2, []bool{F, F, T, F, F, F, F}},
+		{"deleted late", []int32{1, 2, 3, 4, 5, 7, 8}, 5, []bool{F, F, F, F, F, T, F}},
 		{"inserted", []int32{1, 2, 3, 9, 4, 5, 6, 7}, 3, []bool{F, F, F, T, F, F, F, F}},
 		{"longer", []int32{1, 2, 3, 4, 5, 6, 7, 8, 9}, 8, []bool{F, F, F, F, F, F, F, F, T}},
 		{"shorter", []int32{1, 2, 3}, 3, []bool{F, F, F}},
@@ -51,6 +53,10 @@ func TestMarked(t *testing.T) {
 	}
 	if c.Text() != " The cat saté on a mat." {
 		t.Errorf("Text = %q", c.Text())
+	}
+	w := Continuation{Pieces: []string{" a", " g", "irl", " and", " b", "ox", "es", "."}, Changed: []bool{false, true, false, false, false, false, true, false}}
+	if got, want := w.Marked(Brackets), " a [girl] and [boxes]."; got != want {
+		t.Errorf("Marked widened to words = %q, want %q", got, want)
 	}
 	var b bytes.Buffer
 	s := &SideBySide{Prompt: "Once", Rows: []Continuation{{Level: BaseLevel, DivergeAt: -1}, c}}

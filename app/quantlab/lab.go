@@ -126,8 +126,22 @@ func ValidateLevels(levels []string) error {
 		return ErrNoLevels
 	}
 	var errs []error
+	var unknown []string // type names after the first, whose error lists the known ones
 	for _, l := range levels {
-		errs = append(errs, validateLevel(l))
+		err := validateLevel(l)
+		switch {
+		case err == nil:
+		case isFileLevel(l) || len(unknown) == 0:
+			errs = append(errs, err)
+			if !isFileLevel(l) {
+				unknown = append(unknown, l)
+			}
+		default:
+			unknown = append(unknown, l)
+		}
+	}
+	if len(unknown) > 1 {
+		errs = append(errs, fmt.Errorf("quantlab: also unknown: %s", strings.Join(unknown[1:], ", ")))
 	}
 	return errors.Join(errs...)
 }
