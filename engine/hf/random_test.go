@@ -115,6 +115,8 @@ func TestRandomFamilies(t *testing.T) {
 			"num_key_value_heads": 2, "intermediate_size": 128, "rope_theta": 1e5}, shapesFor(64, 128, 300, 0, 32)},
 		{"opt-hf", map[string]any{"model_type": "opt", "hidden_size": 64, "num_hidden_layers": 2, "num_layers": 2, "num_attention_heads": 4,
 			"ffn_dim": 128, "max_position_embeddings": 64}, shapesFor(64, 128, 300, 64, 64)},
+		{"gemma2-hf", map[string]any{"model_type": "gemma2", "hidden_size": 64, "num_hidden_layers": 2, "num_layers": 2, "num_attention_heads": 4,
+			"num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 128}, shapesFor(64, 128, 300, 0, 32)},
 		{"m2m100-hf", map[string]any{"model_type": "m2m100", "d_model": 64, "encoder_layers": 2, "num_layers": 2, "encoder_attention_heads": 4,
 			"encoder_ffn_dim": 128, "decoder_start_token_id": 2}, shapesFor(64, 128, 300, 0, 64, "rel_b")},
 	} {

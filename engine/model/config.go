@@ -21,6 +21,13 @@ type Config struct {
 	NFF       int
 	NCtxTrain int
 
+	// AttnSoftcap and FinalSoftcap soft-cap attention scores and output
+	// logits (c·tanh(x/c)); 0 = off (Gemma 2).
+	AttnSoftcap, FinalSoftcap float32
+	// SlidingWindow limits attention to the last SlidingWindow positions on
+	// the layers SlidingPattern selects (layer % pattern == 0); 0 = off.
+	SlidingWindow, SlidingPattern int
+
 	NRot          int     // rotated dims per head
 	RopeTheta     float64 // frequency base
 	RopeFreqScale float32 // 1 / linear scaling factor
@@ -95,6 +102,12 @@ func configFromGGUF(f *gguf.File, s *spec.Spec, arch string) (Config, error) {
 	}
 	c.RelBuckets = geti("attention.relative_buckets_count", 0)
 	c.DecoderStart = int32(geti("decoder_start_token_id", 0))
+	c.AttnSoftcap = float32(floatOr(f, key("attn_logit_softcapping"), n.AttnLogitSoftcap))
+	c.FinalSoftcap = float32(floatOr(f, key("final_logit_softcapping"), n.FinalLogitSoftcap))
+	if n.SlidingWindowPattern > 0 {
+		c.SlidingPattern = n.SlidingWindowPattern
+		c.SlidingWindow = geti("attention.sliding_window", n.SlidingWindow)
+	}
 	c.RopeFreqScale = 1
 	if typ, _ := f.String(key("rope.scaling.type")); typ == "linear" {
 		if fac, ok := f.Float(key("rope.scaling.factor")); ok && fac > 0 {
@@ -102,4 +115,12 @@ func configFromGGUF(f *gguf.File, s *spec.Spec, arch string) (Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// floatOr reads a float key, or returns def.
+func floatOr(f *gguf.File, key string, def float64) float64 {
+	if v, ok := f.Float(key); ok {
+		return v
+	}
+	return def
 }

@@ -69,6 +69,11 @@ func Build(s *spec.Spec, c Config, src Source, opt Options) (*Model, error) {
 	return m, nil
 }
 
+// slidingLayer reports whether layer l attends through a sliding window.
+func (m *Model) slidingLayer(l int) bool {
+	return m.SlidingWindow > 0 && m.SlidingPattern > 0 && l%m.SlidingPattern == 0
+}
+
 // Close stops the model's workers.
 func (m *Model) Close() { m.pool.Close() }
 

@@ -232,3 +232,12 @@ func add(dst, x []float32) {
 		dst[i] += x[i]
 	}
 }
+
+// softcap squashes x into (−c, c): c·tanh(x/c) (Gemma 2's attention and
+// final logit soft-capping, as GGML computes it: scale, tanh, scale).
+func softcap(x []float32, c float32) {
+	inv := 1 / c
+	for i, v := range x {
+		x[i] = c * float32(math.Tanh(float64(v*inv)))
+	}
+}

@@ -166,6 +166,9 @@ func (s *State) forwardBatch(tokens []int32, all, last bool) []float32 {
 		s.logits = make([]float32, rows*m.NVocab)
 	}
 	s.linear(s.logits, m.Output, x, rows)
+	if c := m.FinalSoftcap; c > 0 {
+		softcap(s.logits[:rows*m.NVocab], c)
+	}
 	return s.logits[:rows*m.NVocab]
 }
 
@@ -309,22 +312,31 @@ func (a *attnTask) Run(i, worker int) {
 	if !m.causal {
 		n = s.pos + a.T
 	}
+	// Keys [first, n) are visible: all of them, or the last SlidingWindow
+	// positions on sliding-window layers.
+	first := 0
+	if m.slidingLayer(a.l) {
+		first = max(0, p-m.SlidingWindow+1)
+	}
 	q := a.q[(t*m.NHead+h)*hd : (t*m.NHead+h+1)*hd]
-	scores := s.scores[worker][:n]
+	scores := s.scores[worker][first:n]
 	for j := range scores {
-		scores[j] = dot(q, s.key(a.l, j, kvh, worker)) * m.attnScale
+		scores[j] = dot(q, s.key(a.l, first+j, kvh, worker)) * m.attnScale
+	}
+	if c := m.AttnSoftcap; c > 0 {
+		softcap(scores, c)
 	}
 	if m.alibi != nil {
 		slope := m.alibi[h]
 		for j := range scores {
-			scores[j] -= slope * float32(absInt(p-j))
+			scores[j] -= slope * float32(absInt(p-first-j))
 		}
 	}
 	softmax(scores)
 	out := a.out[(t*m.NHead+h)*hdv : (t*m.NHead+h+1)*hdv]
 	clear(out)
 	for j, w := range scores {
-		axpy(out, w, s.value(a.l, j, kvh, worker))
+		axpy(out, w, s.value(a.l, first+j, kvh, worker))
 	}
 }
 

@@ -95,6 +95,15 @@ type Network struct {
 	PostNorm bool `json:"post_norm"`
 	// Pooling for encoders: "mean", "cls", "none".
 	Pooling string `json:"pooling"`
+	// AttnLogitSoftcap and FinalLogitSoftcap soft-cap attention scores and
+	// output logits as c·tanh(x/c) (Gemma 2); the file's values win.
+	AttnLogitSoftcap  float64 `json:"attn_logit_softcapping"`
+	FinalLogitSoftcap float64 `json:"final_logit_softcapping"`
+	// SlidingWindowPattern > 0 makes every layer l with l % pattern == 0
+	// attend only to the last SlidingWindow positions (the file's
+	// {arch}.attention.sliding_window wins).
+	SlidingWindowPattern int `json:"sliding_window_pattern"`
+	SlidingWindow        int `json:"sliding_window"`
 	// NormEps is the default norm epsilon when the file has none.
 	NormEps float64 `json:"norm_eps"`
 }
