@@ -277,3 +277,16 @@ func TestLoadTimeQuantAndKVType(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageErrorsSayWhy: a command line that makes no sense exits 2 with a
+// message, not silently.
+func TestUsageErrorsSayWhy(t *testing.T) {
+	_, stderr, code := run(t, "logits", "--out", "x")
+	if code != 2 || !strings.Contains(stderr, "exactly one of --tokens or --prompt") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	_, stderr, code = run(t, "run", "--no-such-flag")
+	if code != 2 || strings.Count(stderr, "no-such-flag") != 1 {
+		t.Errorf("bad flag: exit %d, stderr %q", code, stderr)
+	}
+}

@@ -116,11 +116,9 @@ func (q *quantlabFlags) resolve(fs *flag.FlagSet, stderr io.Writer) error {
 	return err
 }
 
-// usageError prints msg (exitCode prints nothing for usage errors, which
-// flag parsing has explained already) and returns it as one.
-func usageError(stderr io.Writer, msg string) error {
-	fmt.Fprintln(stderr, "flowchat quantlab: "+msg)
-	return fmt.Errorf("%w: %s", errUsage, msg)
+// usageError is a usage error about msg (exitCode prints it).
+func usageError(_ io.Writer, msg string) error {
+	return fmt.Errorf("%w: quantlab: %s", errUsage, msg)
 }
 
 // text is --file's contents, or "" for the bundled text.

@@ -23,8 +23,12 @@ var commands = map[string]command{}
 
 func register(c command) { commands[c.name] = c }
 
-// errUsage marks errors already explained by printed usage.
+// errUsage marks a command line that does not make sense (exit status 2).
 var errUsage = errors.New("usage")
+
+// errFlags marks flag errors the flag package has already printed, with
+// the usage.
+var errFlags = errors.New("bad flags")
 
 func main() {
 	os.Exit(runMain(os.Args[1:], os.Stdout, os.Stderr))
@@ -54,7 +58,10 @@ func exitCode(err error, stderr io.Writer) int {
 		return 0
 	case errors.Is(err, flag.ErrHelp):
 		return 0
+	case errors.Is(err, errFlags):
+		return 2
 	case errors.Is(err, errUsage):
+		fmt.Fprintf(stderr, "flowchat: %v\n", err)
 		return 2
 	}
 	fmt.Fprintf(stderr, "flowchat: %v\n", err)
@@ -91,7 +98,7 @@ func parse(fs *flag.FlagSet, args []string) error {
 			if errors.Is(err, flag.ErrHelp) {
 				return err
 			}
-			return fmt.Errorf("%w: %v", errUsage, err)
+			return fmt.Errorf("%w: %v", errFlags, err)
 		}
 		args = fs.Args()
 		if len(args) == 0 {
