@@ -23,6 +23,7 @@ func TestMain(m *testing.M) {
 	}
 	os.Setenv("XDG_DATA_HOME", dir)
 	os.Setenv("XDG_CONFIG_HOME", dir)
+	os.Setenv("XDG_CACHE_HOME", dir)
 	xdg.Reload()
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -288,5 +289,34 @@ func TestUsageErrorsSayWhy(t *testing.T) {
 	_, stderr, code = run(t, "run", "--no-such-flag")
 	if code != 2 || strings.Count(stderr, "no-such-flag") != 1 {
 		t.Errorf("bad flag: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestQuantlabCommand: the lab prints its table, writes its charts, reads
+// its cache on the second run, and continues a prompt side by side.
+func TestQuantlabCommand(t *testing.T) {
+	model := fixtures.Path(t, "models/stories260K/stories260K-F32.gguf")
+	dir := t.TempDir()
+	args := []string{"quantlab", model, "--types", "F32,Q8,Q3H,Q3", "--chunks", "2", "--gen-tokens", "0", "--out", dir, "--width", "320", "--height", "200"}
+	out, stderr, code := run(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"Q8", "Q3H", "Q3"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %s:\n%s", want, out)
+		}
+	}
+	pngs, _ := filepath.Glob(filepath.Join(dir, "*.png"))
+	if len(pngs) < 3 {
+		t.Errorf("charts written: %v", pngs)
+	}
+	again, _, code := run(t, args...)
+	if code != 0 || again != out {
+		t.Errorf("cached run differs:\n%s\nvs\n%s", again, out)
+	}
+	side, stderr, code := run(t, "quantlab", model, "--types", "F32,Q2", "--chunks", "1", "--gen-tokens", "0", "--prompt", "Once upon a time")
+	if code != 0 || !strings.Contains(side, "Q2") {
+		t.Errorf("side by side: exit %d\n%s\n%s", code, side, stderr)
 	}
 }
