@@ -135,9 +135,9 @@ func activation(name string) func(float32) float32 {
 		return silu
 	case "gelu", "geglu":
 		return geluFP16
-	case "gelu_exact":
+	case "gelu_exact", "geglu_exact":
 		return geluTanh
-	case "gelu_erf":
+	case "gelu_erf", "geglu_erf":
 		return geluErf
 	case "relu", "reglu":
 		return relu
@@ -145,7 +145,13 @@ func activation(name string) func(float32) float32 {
 	panic("model: unknown activation " + name)
 }
 
-func isGLU(name string) bool { return name == "swiglu" || name == "geglu" || name == "reglu" }
+func isGLU(name string) bool {
+	switch name {
+	case "swiglu", "geglu", "geglu_exact", "geglu_erf", "reglu":
+		return true
+	}
+	return false
+}
 
 // ropeTable holds cos/sin of each rotation pair for one position.
 type ropeTable struct {

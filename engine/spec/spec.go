@@ -54,7 +54,8 @@ type Network struct {
 	// Activation: "silu", "gelu" (tanh approximation through GGML's fp16
 	// table, as llama.cpp computes it), "gelu_exact" (tanh approximation in
 	// float32), "gelu_erf", "relu"; GLU variants "swiglu", "geglu", "reglu"
-	// (act(gate) * up).
+	// (act(gate) * up), with "geglu_exact" and "geglu_erf" the unrounded
+	// GELUs.
 	Activation string `json:"activation_function"`
 	// PositionEmbedding: "rope", "alibi", "sinusoidal", "learned", "empty".
 	PositionEmbedding string `json:"position_embedding"`
@@ -207,7 +208,7 @@ func ParseFile(p string) (*Spec, error) {
 var allowed = map[string][]string{
 	"type":                   {"transformer.decoder_only", "transformer.encoder_only", "transformer.encoder_decoder"},
 	"normalization_function": {"rms", "std"},
-	"activation_function":    {"silu", "gelu", "gelu_exact", "gelu_erf", "relu", "swiglu", "geglu", "reglu"},
+	"activation_function":    {"silu", "gelu", "gelu_exact", "gelu_erf", "relu", "swiglu", "geglu", "geglu_exact", "geglu_erf", "reglu"},
 	"position_embedding":     {"rope", "alibi", "sinusoidal", "learned", "empty"},
 	"qk_column_order":        {"", "interleaved", "half"},
 	"qkv_format":             {"", "separate", "fused"},
