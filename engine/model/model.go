@@ -33,15 +33,18 @@ type Model struct {
 	Output    Linear // LM head; token_embd when the file ties them
 	embdScale float32
 
-	act       func(float32) float32
-	glu       bool
-	ropeHalf  bool
-	useRope   bool
-	alibi     []float32 // per-head slopes, nil unless ALiBi
-	attnScale float32
-	parallel  bool
-	causal    bool
-	seq       *seq2seq // encoder-decoder networks (seq2seq.go)
+	act      func(float32) float32
+	glu      bool
+	ropeHalf bool
+	useRope  bool
+	// sinusoidal adds fixed sinusoidal position embeddings to the input
+	// (the fairseq convention of sinusoid, as m2m100 uses).
+	sinusoidal bool
+	alibi      []float32 // per-head slopes, nil unless ALiBi
+	attnScale  float32
+	parallel   bool
+	causal     bool
+	seq        *seq2seq // encoder-decoder networks (seq2seq.go)
 
 	pool *parallel.Pool
 }
@@ -114,6 +117,7 @@ func (m *Model) configure() {
 	n := &m.Spec.Network
 	m.act = activation(n.Activation)
 	m.useRope = n.PositionEmbedding == "rope"
+	m.sinusoidal = n.PositionEmbedding == "sinusoidal"
 	m.ropeHalf = n.QKColumnOrder == "half"
 	if n.PositionEmbedding == "alibi" {
 		bias := n.AlibiMaxBias

@@ -64,3 +64,32 @@ func TestSlidingWindowMasksOldKeys(t *testing.T) {
 		t.Errorf("a cap of 1e6 moved the logits by %.2e", e)
 	}
 }
+
+// TestSinusoidalPositionsDecoderOnly: a decoder-only spec with sinusoidal
+// positions adds them (the same tokens at other positions give other
+// logits), where "empty" adds nothing.
+func TestSinusoidalPositionsDecoderOnly(t *testing.T) {
+	f, err := gguf.Open(fixtures.Path(t, "arch/rand-bloom-F32.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := FromGGUF(f, nil, Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	m.alibi = nil // no positional signal at all: a repeated token repeats its logits
+	ids := []int32{7, 7, 7}
+	flat, _ := m.NewState(8, 8).Forward(ids, true)
+	flat = append([]float32(nil), flat...)
+	V := m.NVocab
+	if e := fixtures.RelRMS(flat[2*V:3*V], flat[V:2*V]); e > 1e-6 {
+		t.Fatalf("without positions a repeated token should repeat its logits (%.2e)", e)
+	}
+	m.sinusoidal = true
+	pos, _ := m.NewState(8, 8).Forward(ids, true)
+	if e := fixtures.RelRMS(pos[2*V:3*V], pos[V:2*V]); e < 1e-3 {
+		t.Errorf("sinusoidal positions changed nothing (%.2e)", e)
+	}
+}

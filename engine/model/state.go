@@ -186,6 +186,10 @@ func (s *State) embed(tokens []int32) {
 			ggml.DequantizeRow(m.TypeEmbd.Type, m.TypeEmbd.Row(0), s.tmp[:d])
 			add(row, s.tmp[:d])
 		}
+		if m.sinusoidal {
+			sinusoid(s.tmp[:d], s.pos+t)
+			add(row, s.tmp[:d])
+		}
 		if m.PosEmbd != nil {
 			p := min(s.pos+t, m.PosEmbd.Rows-1)
 			ggml.DequantizeRow(m.PosEmbd.Type, m.PosEmbd.Row(p), s.tmp[:d])
