@@ -1,6 +1,9 @@
 package ggml
 
 import (
+	"fmt"
+	"os"
+	"strconv"
 	"syscall"
 	"testing"
 )
@@ -44,23 +47,27 @@ func BenchmarkMatVecHuge(b *testing.B) {
 // decode does: the single-core memory-bound rate of each kernel.
 func BenchmarkDecodeStream(b *testing.B) {
 	for _, tp := range []Type{Q4_0, Q8_0} {
-		b.Run(tp.String(), func(b *testing.B) {
-			const rows, n = 5632, 2048
-			ws, x := benchWeights(tp, rows, n)
-			w := ws[0]
-			set := hugeAlloc(b, (600<<20)/len(w)*len(w))
-			for off := 0; off < len(set); off += len(w) {
-				copy(set[off:], w)
-			}
-			dst := make([]float32, rows)
-			b.SetBytes(int64(len(set)))
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				for off := 0; off < len(set); off += len(w) {
-					MatVec(tp, n, set[off:off+len(w)], x, dst)
-				}
-			}
-		})
+		for _, sh := range [][2]int{{5632, 2048}, {2048, 5632}, {256, 2048}} {
+			rows, n := sh[0], sh[1]
+			b.Run(fmt.Sprintf("%v/%dx%d", tp, rows, n), func(b *testing.B) { benchStream(b, tp, rows, n) })
+		}
+	}
+}
+
+func benchStream(b *testing.B, tp Type, rows, n int) {
+	ws, x := benchWeights(tp, rows, n)
+	w := ws[0]
+	set := hugeAlloc(b, streamMiB()<<20/len(w)*len(w))
+	for off := 0; off < len(set); off += len(w) {
+		copy(set[off:], w)
+	}
+	dst := make([]float32, rows)
+	b.SetBytes(int64(len(set)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for off := 0; off < len(set); off += len(w) {
+			MatVec(tp, n, set[off:off+len(w)], x, dst)
+		}
 	}
 }
 
@@ -73,4 +80,13 @@ func hugeAlloc(tb testing.TB, n int) []byte {
 	_ = syscall.Madvise(m, 14 /* MADV_HUGEPAGE */)
 	tb.Cleanup(func() { syscall.Munmap(m) })
 	return m
+}
+
+// streamMiB is the size of the streamed set (FLOWCHAT_STREAM_MIB, default
+// 600 MiB: larger than a TinyLlama decode step's weights).
+func streamMiB() int {
+	if v, err := strconv.Atoi(os.Getenv("FLOWCHAT_STREAM_MIB")); err == nil && v > 0 {
+		return v
+	}
+	return 600
 }

@@ -48,34 +48,10 @@ func layerNorm(dst, x []float32, eps float32) {
 // rounds twice, as GGML's norms do).
 func sqrtf(x float32) float32 { return float32(math.Sqrt(float64(x))) }
 
-// softmax normalizes x in place.
-func softmax(x []float32) {
-	maxv := float32(math.Inf(-1))
-	for _, v := range x {
-		if v > maxv {
-			maxv = v
-		}
-	}
-	// As ggml_vec_soft_max_f32: groups of 8 through expGGML, each group's
-	// sum reduced in float32 lanes and added in float64; the tail via expf.
-	var sum float64
-	n8 := len(x) &^ 7
-	for i := 0; i < n8; i += 8 {
-		for l := 0; l < 8; l++ {
-			x[i+l] = expGGML(x[i+l] - maxv)
-		}
-		sum += float64(reduce8(x[i : i+8]))
-	}
-	for i := n8; i < len(x); i++ {
-		e := expfLibm(x[i] - maxv)
-		x[i] = e
-		sum += float64(e)
-	}
-	inv := float32(1 / sum)
-	for i := range x {
-		x[i] *= inv
-	}
-}
+// softmax normalizes x in place as ggml_vec_soft_max_f32 does (groups of
+// 8 through GGML's vectorized exp, group sums in float64; see
+// ggml.SoftMax).
+func softmax(x []float32) { ggml.SoftMax(x) }
 
 // reduce8 adds 8 lanes in the order of _mm256_reduce_add_ps / GGML's
 // horizontal adds: (lo128 + hi128), then pairwise.

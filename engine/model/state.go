@@ -324,9 +324,14 @@ func (a *attnTask) Run(i, worker int) {
 	}
 	q := a.q[(t*m.NHead+h)*hd : (t*m.NHead+h+1)*hd]
 	scores := s.scores[worker][first:n]
-	for j := range scores {
-		scores[j] = dot(q, s.key(a.l, first+j, kvh, worker)) * m.attnScale
+	if s.kv == nil { // float32 cache: the vector kernels walk it in place
+		ggml.DotsF32(q, s.kCache[a.l][first*m.kvDim()+kvh*hd:], m.kvDim(), scores)
+	} else {
+		for j := range scores {
+			ggml.DotsF32(q, s.key(a.l, first+j, kvh, worker), 0, scores[j:j+1])
+		}
 	}
+	ggml.Scale(scores, m.attnScale)
 	if c := m.AttnSoftcap; c > 0 {
 		softcap(scores, c)
 	}
@@ -339,6 +344,10 @@ func (a *attnTask) Run(i, worker int) {
 	softmax(scores)
 	out := a.out[(t*m.NHead+h)*hdv : (t*m.NHead+h+1)*hdv]
 	clear(out)
+	if s.kv == nil {
+		ggml.AccumulateRows(out, scores, s.vCache[a.l][first*m.vDim()+kvh*hdv:], m.vDim())
+		return
+	}
 	for j, w := range scores {
 		axpy(out, w, s.value(a.l, first+j, kvh, worker))
 	}
