@@ -2,12 +2,14 @@ package ui
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"flowchat/app/presets"
@@ -29,6 +31,9 @@ type Deps struct {
 	// PollMemory is how often the status bar reads memory in use; 0 = never
 	// (tests).
 	PollMemory time.Duration
+	// Hub and Downloads, when set, add the Discover and Downloads screens.
+	Hub       Hub
+	Downloads Downloader
 }
 
 // App is the main window's state and screens. Every field is owned by the
@@ -60,6 +65,9 @@ type App struct {
 	status    *statusBar
 	explainer *explainer
 	tabs      *container.AppTabs
+	discover  *discoverView      // nil without a Hub
+	downloads *downloadsView     // nil without a Downloader
+	screens   *container.AppTabs // Chat, Discover, Downloads…; nil when only Chat
 	content   fyne.CanvasObject
 	stopPoll  chan struct{}
 }
@@ -105,7 +113,40 @@ func (a *App) build() {
 	inner.Offset = 0.62
 	outer := container.NewHSplit(a.side.content, inner)
 	outer.Offset = 0.2
-	a.content = container.NewBorder(nil, a.status.content, nil, nil, outer)
+	a.content = container.NewBorder(nil, a.status.content, nil, nil, a.buildScreens(outer))
+}
+
+// buildScreens puts the chat beside the optional screens, as top-level
+// tabs; with none, the chat is the whole window.
+func (a *App) buildScreens(chat fyne.CanvasObject) fyne.CanvasObject {
+	var items []*container.TabItem
+	if a.deps.Hub != nil {
+		a.discover = newDiscoverView(a, a.deps.Hub)
+		items = append(items, container.NewTabItemWithIcon("Discover", theme.SearchIcon(), a.discover.content))
+	}
+	if a.deps.Downloads != nil {
+		a.downloads = newDownloadsView(a, a.deps.Downloads)
+		tab := container.NewTabItemWithIcon("Downloads", theme.DownloadIcon(), a.downloads.content)
+		a.downloads.onCount = func(n int) { a.setTabTitle(tab, "Downloads", n) }
+		items = append(items, tab)
+	}
+	if len(items) == 0 {
+		return chat
+	}
+	a.screens = container.NewAppTabs(append([]*container.TabItem{container.NewTabItemWithIcon("Chat", theme.MailComposeIcon(), chat)}, items...)...)
+	return a.screens
+}
+
+// setTabTitle shows a count of work under way beside a tab's name.
+func (a *App) setTabTitle(tab *container.TabItem, name string, n int) {
+	title := name
+	if n > 0 {
+		title = fmt.Sprintf("%s (%d)", name, n)
+	}
+	if tab.Text != title {
+		tab.Text = title
+		a.screens.Refresh()
+	}
 }
 
 // samplingSplit stacks the settings over the next-token chart, giving
@@ -130,6 +171,9 @@ func (a *App) Start(w fyne.Window) {
 		go a.pollMemory(d.PollMemory, a.stopPoll)
 	}
 	a.updateMemory(a.lib.MemoryInUse())
+	if a.downloads != nil {
+		a.downloads.restore()
+	}
 	path := d.Model
 	if path == "" {
 		path = a.settings.LastModel
@@ -152,6 +196,9 @@ func (a *App) Close() {
 	if a.stopPoll != nil {
 		close(a.stopPoll)
 		a.stopPoll = nil
+	}
+	if a.deps.Downloads != nil {
+		a.deps.Downloads.Close()
 	}
 	a.storage.Flush()
 }

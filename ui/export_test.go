@@ -172,3 +172,78 @@ func visibleText(l *widget.Label) string {
 	}
 	return l.Text
 }
+
+// Discover hooks.
+func (a *App) DiscoverQuery() *widget.Entry    { return a.discover.query }
+func (a *App) DiscoverSort() *widget.Select    { return a.discover.sortSel }
+func (a *App) DiscoverLibrary() *widget.Select { return a.discover.libSel }
+func (a *App) DiscoverHeading() string         { return a.discover.heading.Text }
+func (a *App) DiscoverMore() *widget.Button    { return a.discover.more }
+func (a *App) DiscoverOpen(i int)              { a.discover.results.list.Select(i) }
+func (a *App) RepoFiles() []RemoteFile         { return a.discover.repo.files }
+func (a *App) RepoState() string               { return visibleText(a.discover.repo.state) }
+func (a *App) RepoTitle() string               { return a.discover.repo.title.Text }
+func (a *App) RepoSelect(i int)                { a.discover.repo.list.Select(i) }
+func (a *App) RepoSelected() int               { return a.discover.repo.selected }
+func (a *App) FitBadge() string                { return a.discover.repo.badge.Text }
+func (a *App) FitNumbers() string              { return a.discover.repo.numbers.Text }
+func (a *App) FitContext() *widget.Select      { return a.discover.repo.ctxSel }
+func (a *App) DownloadButton() *widget.Button  { return a.discover.repo.download }
+func (a *App) DownloadStarted() string         { return a.discover.repo.started.Text }
+func (a *App) GatedShown() bool                { return a.discover.repo.gated.content.Visible() }
+func (a *App) GatedText() string               { return a.discover.repo.gated.message.Text }
+func (a *App) GatedLink() *widget.Hyperlink    { return a.discover.repo.gated.link }
+func (a *App) Screens() []string {
+	var out []string
+	for _, t := range a.screens.Items {
+		out = append(out, t.Text)
+	}
+	return out
+}
+
+// DiscoverRows are the result list's rows as drawn: title and caption.
+func (a *App) DiscoverRows() [][2]string {
+	r := a.discover.results
+	var out [][2]string
+	for i := 0; i < r.length(); i++ {
+		o := twoLineRow()
+		r.update(i, o)
+		box := o.(*fyne.Container)
+		out = append(out, [2]string{box.Objects[0].(*widget.Label).Text, box.Objects[1].(*widget.Label).Text})
+	}
+	return out
+}
+
+// FileRows are the file list's rows as drawn: title, size and badge.
+func (a *App) FileRows() [][3]string {
+	r := a.discover.repo
+	var out [][3]string
+	for i := range r.files {
+		o := fileRow()
+		r.updateRow(i, o)
+		box := o.(*fyne.Container)
+		right := box.Objects[1].(*fyne.Container)
+		out = append(out, [3]string{box.Objects[0].(*widget.Label).Text, right.Objects[0].(*widget.Label).Text,
+			right.Objects[1].(*fyne.Container).Objects[0].(*widget.Label).Text})
+	}
+	return out
+}
+
+// Downloads hooks.
+
+// JobView is a download row as shown.
+type JobView struct {
+	Name, Detail, Err string
+	Value             float64
+	Pause, Cancel     *widget.Button
+}
+
+func (a *App) DownloadRows() []JobView {
+	var out []JobView
+	for _, id := range a.downloads.order {
+		r := a.downloads.rows[id]
+		out = append(out, JobView{Name: r.name.Text, Detail: r.detail.Text, Err: visibleText(r.errMsg), Value: r.bar.Value, Pause: r.pause, Cancel: r.cancel})
+	}
+	return out
+}
+func (a *App) ClearFinished() { a.downloads.clearFinished() }

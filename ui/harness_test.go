@@ -46,6 +46,13 @@ func newHarness(t *testing.T, eng *fake.Engine) *harness {
 
 func startHarness(t *testing.T, eng *fake.Engine, loc store.Locations) *harness {
 	t.Helper()
+	return startHarnessWith(t, eng, loc, nil)
+}
+
+// startHarnessWith starts the app with deps edited by extra (the optional
+// screens' services).
+func startHarnessWith(t *testing.T, eng *fake.Engine, loc store.Locations, extra func(*ui.Deps)) *harness {
+	t.Helper()
 	test.NewApp()
 	h := &harness{t: t, eng: eng, loc: loc, q: make(chan func(), 256)}
 	h.lib = &fake.Library{Files: []ui.ModelInfo{tinyModel, bigModel}, Engine: h.engineFor}
@@ -53,7 +60,11 @@ func startHarness(t *testing.T, eng *fake.Engine, loc store.Locations) *harness 
 	if h.files, err = store.Open(loc, func(err error) { t.Errorf("background write: %v", err) }); err != nil {
 		t.Fatal(err)
 	}
-	h.a = ui.NewApp(ui.Deps{Library: h.lib, Storage: h.files, Post: func(f func()) { h.q <- f }, DefaultModel: tinyModel.Path})
+	d := ui.Deps{Library: h.lib, Storage: h.files, Post: func(f func()) { h.q <- f }, DefaultModel: tinyModel.Path}
+	if extra != nil {
+		extra(&d)
+	}
+	h.a = ui.NewApp(d)
 	h.w = test.NewWindow(h.a.Content())
 	h.w.Resize(fyne.NewSize(1200, 800))
 	h.a.Start(h.w)
