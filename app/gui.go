@@ -10,7 +10,9 @@ import (
 	"fyne.io/fyne/v2"
 	fyneapp "fyne.io/fyne/v2/app"
 
+	"flowchat/app/hub"
 	"flowchat/app/store"
+	"flowchat/assets"
 	"flowchat/ui"
 )
 
@@ -56,9 +58,15 @@ func gui(args []string, stdout, stderr io.Writer) error {
 	// A plain `go build` does not read FyneApp.toml; set what it says here.
 	fyneapp.SetMetadata(fyne.AppMetadata{ID: "io.flowchat.app", Name: "flowchat", Version: "0.1.0", Migrations: map[string]bool{"fyneDo": true}})
 	a := fyneapp.NewWithID("io.flowchat.app")
-	lib := &guiLibrary{spec: mf.spec, demo: demo, threads: mf.threads, ctx: mf.ctx}
+	models := modelLibrary()
+	lib := &guiLibrary{spec: mf.spec, demo: demo, threads: mf.threads, ctx: mf.ctx, models: models}
+	hubs, err := newGUIHub(hub.NewClient(hub.Options{}), models, assets.Catalog, hub.ManagerOptions{})
+	if err != nil {
+		fmt.Fprintf(stderr, "flowchat: %v\n", err)
+	}
 	w, app := ui.NewMainWindow(a, ui.Deps{
 		Library: lib, Storage: files, Model: mf.model, DefaultModel: demo, PollMemory: memoryPoll,
+		Hub: hubs, Downloads: hubs,
 	})
 	window.Store(app)
 	w.ShowAndRun()

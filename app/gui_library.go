@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"flowchat/app/hub"
+	"flowchat/app/library"
 	"flowchat/app/presets"
 	"flowchat/engine"
 	"flowchat/engine/ggml"
@@ -29,6 +30,8 @@ type guiLibrary struct {
 	demo    string // the bundled demo model's installed path ("" if it failed)
 	threads int    // --threads, the load dialog's default
 	ctx     int    // --ctx, the load dialog's default
+	// models is the model library listed; nil = modelLibrary().
+	models *library.Library
 }
 
 var _ ui.Library = (*guiLibrary)(nil)
@@ -39,7 +42,11 @@ var _ ui.Library = (*guiLibrary)(nil)
 // naming rule, the dominant weight type). A model that cannot be read is
 // reported in the error while the rest are listed.
 func (l *guiLibrary) Models() ([]ui.ModelInfo, error) {
-	found, err := modelLibrary().Scan()
+	lib := l.models
+	if lib == nil {
+		lib = modelLibrary()
+	}
+	found, err := lib.Scan()
 	errs := []error{err}
 	paths := []string{}
 	for _, m := range found {
