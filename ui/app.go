@@ -34,6 +34,8 @@ type Deps struct {
 	// Hub and Downloads, when set, add the Discover and Downloads screens.
 	Hub       Hub
 	Downloads Downloader
+	// Lab, when set, adds the Quantization Lab screen.
+	Lab Lab
 }
 
 // App is the main window's state and screens. Every field is owned by the
@@ -67,6 +69,7 @@ type App struct {
 	tabs      *container.AppTabs
 	discover  *discoverView      // nil without a Hub
 	downloads *downloadsView     // nil without a Downloader
+	lab       *labView           // nil without a Lab
 	screens   *container.AppTabs // Chat, Discover, Downloads…; nil when only Chat
 	content   fyne.CanvasObject
 	stopPoll  chan struct{}
@@ -130,6 +133,10 @@ func (a *App) buildScreens(chat fyne.CanvasObject) fyne.CanvasObject {
 		a.downloads.onCount = func(n int) { a.setTabTitle(tab, "Downloads", n) }
 		items = append(items, tab)
 	}
+	if a.deps.Lab != nil {
+		a.lab = newLabView(a, a.deps.Lab)
+		items = append(items, container.NewTabItemWithIcon("Quantization Lab", theme.GridIcon(), a.lab.content))
+	}
 	if len(items) == 0 {
 		return chat
 	}
@@ -174,6 +181,9 @@ func (a *App) Start(w fyne.Window) {
 	if a.downloads != nil {
 		a.downloads.restore()
 	}
+	if a.lab != nil {
+		a.lab.reopen()
+	}
 	path := d.Model
 	if path == "" {
 		path = a.settings.LastModel
@@ -199,6 +209,9 @@ func (a *App) Close() {
 	}
 	if a.deps.Downloads != nil {
 		a.deps.Downloads.Close()
+	}
+	if a.lab != nil {
+		a.lab.stop()
 	}
 	a.storage.Flush()
 }

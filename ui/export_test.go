@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"flowchat/app/presets"
@@ -247,3 +248,56 @@ func (a *App) DownloadRows() []JobView {
 	return out
 }
 func (a *App) ClearFinished() { a.downloads.clearFinished() }
+
+// Lab hooks.
+func (a *App) LabModel() *widget.Select      { return a.lab.model }
+func (a *App) LabLevels() *widget.CheckGroup { return a.lab.levels }
+func (a *App) LabRun() *widget.Button        { return a.lab.run }
+func (a *App) LabCancel() *widget.Button     { return a.lab.cancel }
+func (a *App) LabStage() string              { return a.lab.stage.Text }
+func (a *App) LabProgress() float64          { return a.lab.bar.Value }
+func (a *App) LabSummary() string            { return a.lab.summary.Text }
+func (a *App) LabError() string              { return visibleText(a.lab.errMsg) }
+func (a *App) LabCharts() int                { return len(a.lab.charts.Objects) }
+func (a *App) LabRunning() bool              { return a.lab.running }
+func (a *App) SidePrompt() *widget.Entry     { return a.lab.side.prompt }
+func (a *App) SideGenerate() *widget.Button  { return a.lab.side.gen }
+func (a *App) SideState() string             { return a.lab.side.state.Text }
+func (a *App) LabTable() [][]string {
+	l := a.lab
+	rows, cols := l.tableSize()
+	out := [][]string{l.report.Header}
+	for r := 0; r < rows; r++ {
+		var row []string
+		for c := 0; c < cols; c++ {
+			lbl := widget.NewLabel("")
+			l.tableCell(widget.TableCellID{Row: r, Col: c}, lbl)
+			row = append(row, lbl.Text)
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// SideRowView is a side-by-side row: its header, text, and the runs drawn
+// as diverging (bold, in the error colour).
+type SideRowView struct {
+	Head, Text string
+	Changed    []string
+}
+
+func (a *App) SideRows() []SideRowView {
+	var out []SideRowView
+	for _, o := range a.lab.side.rows.Objects {
+		box := o.(*fyne.Container)
+		rt := box.Objects[1].(*widget.RichText)
+		v := SideRowView{Head: box.Objects[0].(*widget.Label).Text, Text: rt.String()}
+		for _, s := range rt.Segments {
+			if ts := s.(*widget.TextSegment); ts.Style.ColorName == theme.ColorNameError && ts.Style.TextStyle.Bold {
+				v.Changed = append(v.Changed, ts.Text)
+			}
+		}
+		out = append(out, v)
+	}
+	return out
+}

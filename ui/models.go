@@ -116,6 +116,9 @@ func (m *modelPanel) refresh() {
 
 func (m *modelPanel) setModels(models []ModelInfo, err error, gpu GPUStatus) {
 	m.models = models
+	if m.a.lab != nil {
+		m.a.lab.setModels(models)
+	}
 	m.list.UnselectAll()
 	m.selected = -1
 	m.list.Refresh()
