@@ -16,7 +16,9 @@ import (
 // 8 float32 per block) and the per-lane offset correction of the kernel
 // tier in use (corr, 8 int32 per block; see prepCorrFor). The three arrays
 // have the same column stride in bytes (32 per block), which the kernels
-// rely on.
+// rely on. For the float types with matrix kernels (F32, F16) it is the
+// columns as float32 (xf): F16 activations widened exactly, F32 ones used in
+// place.
 type Act struct {
 	wt   Type   // weight type the columns are prepared for
 	n    int    // elements per column
@@ -24,10 +26,12 @@ type Act struct {
 	x    []byte // cols quantized columns of wt.VecDotType(), consecutive
 	xs   int    // bytes per quantized column
 
-	prepared bool // qs, dx8 and corr hold the columns
+	prepared bool // the kernels' layout below holds the columns
 	qs       []byte
 	dx8      []float32
 	corr     []int32
+	xf       []float32 // float columns, n apart
+	xfBuf    []float32 // storage of xf when widened from F16
 	one      [1]float32 // result of a single-row product
 }
 
@@ -36,13 +40,25 @@ type Act struct {
 // Act keeps x (not a copy) and reuses its own buffers: once they have grown
 // to the largest batch, Prepare allocates nothing.
 func (a *Act) Prepare(t Type, n int, x []byte, cols int) {
-	off, ok := prepOffset(t)
-	a.prepare(t, n, x, cols, off, ok)
+	if int(t) < len(prepKinds) {
+		a.prepare(t, n, x, cols, prepKinds[t], prepOffsets[t])
+		return
+	}
+	a.prepare(t, n, x, cols, prepKindNone, 0)
 }
 
-// prepare is Prepare for the kernels of one tier: ok says whether they read
-// prepared columns, off the correction they expect.
-func (a *Act) prepare(t Type, n int, x []byte, cols int, off int32, ok bool) {
+// prepKind is the layout a weight type's matrix kernels read.
+type prepKind uint8
+
+const (
+	prepKindNone prepKind = iota // no matrix kernel: column by column through MatVec
+	prepKindQ8                   // qs, dx8, corr
+	prepKindF32                  // xf
+)
+
+// prepare is Prepare for the kernels of one tier: kind is the layout they
+// read, off the correction they expect (prepKindQ8).
+func (a *Act) prepare(t Type, n int, x []byte, cols int, kind prepKind, off int32) {
 	vt := t.VecDotType()
 	xs := vt.RowSize(n)
 	if cols < 1 || len(x) < xs*cols {
@@ -51,9 +67,33 @@ func (a *Act) prepare(t Type, n int, x []byte, cols int, off int32, ok bool) {
 	checkRow(vt, n, xs)
 	a.wt, a.n, a.cols, a.x, a.xs = t, n, cols, x[:xs*cols], xs
 	a.prepared = false
-	if !ok || n < 32 {
-		return
+	switch {
+	case kind == prepKindF32 && n%32 == 0 && n > 0:
+		a.prepFloat(t, n, cols)
+	case kind == prepKindQ8 && n >= 32:
+		a.prepQ8(n, cols, off)
 	}
+}
+
+// prepFloat makes xf hold the columns as float32.
+func (a *Act) prepFloat(t Type, n, cols int) {
+	if t.VecDotType() == F32 {
+		a.xf = BytesF32(a.x)
+	} else {
+		if cap(a.xfBuf) < n*cols {
+			a.xfBuf = make([]float32, n*cols)
+		}
+		a.xf = a.xfBuf[:n*cols]
+		h := bytesU16(a.x)
+		for i := range a.xf {
+			a.xf[i] = fp16Table[h[i]]
+		}
+	}
+	a.prepared = true
+}
+
+func (a *Act) prepQ8(n, cols int, off int32) {
+	xs := a.xs
 	nb := n / 32
 	a.grow(nb * cols)
 	for c := 0; c < cols; c++ {
@@ -107,11 +147,12 @@ var actPool = sync.Pool{New: func() any { return new(Act) }}
 type gemmFunc func(n int, w []byte, rows int, a *Act, dst []float32, ldd int)
 
 // gemmImpl holds the matrix kernels by weight type (nil: column by column
-// through MatVec); prepOffsets the activation correction each one needs.
+// through MatVec); prepKinds the layout each reads and prepOffsets the
+// activation correction of the Q8 ones.
 var (
 	gemmImpl    [32]gemmFunc
+	prepKinds   [32]prepKind
 	prepOffsets [32]int32
-	hasPrep     [32]bool
 )
 
 // gemmFor is t's matrix kernel, nil when it has none (registered external
@@ -121,15 +162,6 @@ func gemmFor(t Type) gemmFunc {
 		return nil
 	}
 	return gemmImpl[t]
-}
-
-// prepOffset reports whether t's matrix kernels read prepared columns, and
-// the offset of their per-lane correction.
-func prepOffset(t Type) (int32, bool) {
-	if int(t) >= len(hasPrep) {
-		return 0, false
-	}
-	return prepOffsets[t], hasPrep[t]
 }
 
 // MatMulAct computes dst[c*ldd+r] = VecDot(t, n, row r of w, column c of a)

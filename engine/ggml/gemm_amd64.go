@@ -89,7 +89,7 @@ func init() {
 // useTiles installs k as the matrix (and matrix-vector) kernels of t.
 func useTiles(t Type, k *tileSet) {
 	gemmImpl[t] = k.run
-	prepOffsets[t], hasPrep[t] = k.off, true
+	prepOffsets[t], prepKinds[t] = k.off, prepKindQ8
 	matVecImpl[t] = k.matVec
 	dotImpl[t] = k.dot
 }
@@ -148,7 +148,7 @@ func (k *tileSet) matVec(n int, w, x []byte, dst []float32) {
 		return
 	}
 	a := actPool.Get().(*Act)
-	a.prepare(k.t, n, x, 1, k.off, true)
+	a.prepare(k.t, n, x, 1, prepKindQ8, k.off)
 	k.column(n, w, len(dst), a, 0, dst)
 	a.x = nil
 	actPool.Put(a)
@@ -161,7 +161,7 @@ func (k *tileSet) dot(n int, w, x []byte) float32 {
 		return 0
 	}
 	a := actPool.Get().(*Act)
-	a.prepare(k.t, n, x, 1, k.off, true)
+	a.prepare(k.t, n, x, 1, prepKindQ8, k.off)
 	k.rest(n, w, 0, 1, a, 0, a.one[:])
 	d := a.one[0]
 	a.x = nil

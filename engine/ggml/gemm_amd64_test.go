@@ -27,7 +27,7 @@ func TestTilesMatchLanes(t *testing.T) {
 				n, rows, cols := shape[0], shape[1], shape[2]
 				g := newGemmCase(r, tp, n, rows, cols)
 				var a Act
-				a.prepare(tp, n, g.x, cols, k.off, true)
+				a.prepare(tp, n, g.x, cols, prepKindQ8, k.off)
 				ldd := rows + 2
 				got := nanSlice(cols * ldd)
 				k.run(n, g.w, rows, &a, got, ldd)
@@ -54,7 +54,7 @@ func BenchmarkTiles(b *testing.B) {
 					n, rows := 2048, 256
 					g := newGemmCase(r, tp, n, rows, cols)
 					var a Act
-					a.prepare(tp, n, g.x, cols, k.off, true)
+					a.prepare(tp, n, g.x, cols, prepKindQ8, k.off)
 					dst := make([]float32, rows*cols)
 					cpuTimed(b, func() { k.run(n, g.w, rows, &a, dst, rows) })
 					b.ReportMetric(float64(n*rows*cols)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s-wall")

@@ -1,0 +1,90 @@
+//go:build amd64 && !noasm
+
+package ggml
+
+import (
+	"sync"
+
+	"golang.org/x/sys/cpu"
+)
+
+// hasAVX512 reports whether the 512-bit float kernels run here.
+var hasAVX512 = hasAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL
+
+//go:noescape
+func f32t34Z(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int)
+
+//go:noescape
+func f16t34Z(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int)
+
+//go:noescape
+func f32t33Z(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int)
+
+//go:noescape
+func fp16ToF32Z(x *uint16, y *float32, n int)
+
+// floatTiles is a float weight type's matrix kernel: 3x3 tiles of the F32
+// kernel; F16 weights are first widened (exactly) into a float32 copy of
+// the rows, which the columns then reuse: the F16 kernels' own lane order
+// is the F32 one on the widened values, so the bits are the same.
+type floatTiles struct{ t Type }
+
+var avx512Float = map[Type]*floatTiles{F32: {F32}, F16: {F16}}
+
+func init() {
+	if !hasAVX512 {
+		return
+	}
+	for t, k := range avx512Float {
+		gemmImpl[t] = k.run
+		prepKinds[t] = prepKindF32
+	}
+}
+
+// widePool holds float32 copies of F16 row chunks (one per running task).
+var widePool = sync.Pool{New: func() any { return new([]float32) }}
+
+func (k *floatTiles) run(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
+	switch {
+	case a.cols < 3: // no whole tile: the rows' own kernels
+		for c := 0; c < a.cols; c++ {
+			MatVec(k.t, n, w[:rows*k.t.RowSize(n)], a.Column(c), dst[c*ldd:c*ldd+rows])
+		}
+		return
+	case k.t == F32:
+		k.runF32(n, w, rows, a, dst, ldd)
+		return
+	}
+	p := widePool.Get().(*[]float32)
+	if cap(*p) < rows*n {
+		*p = make([]float32, rows*n)
+	}
+	wide := (*p)[:rows*n]
+	fp16ToF32Z(&bytesU16(w)[0], &wide[0], rows*n&^15)
+	for i := rows * n &^ 15; i < rows*n; i++ {
+		wide[i] = fp16Table[bytesU16(w)[i]]
+	}
+	k.runF32(n, F32Bytes(wide), rows, a, dst, ldd)
+	widePool.Put(p)
+}
+
+// runF32 walks 3x3 tiles of float32 rows w, columns in groups of 3 over all
+// rows; leftover rows and columns go through the single-row F32 kernel.
+func (k *floatTiles) runF32(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
+	rs := 4 * n
+	c := 0
+	for ; c+3 <= a.cols; c += 3 {
+		r := 0
+		for ; r+3 <= rows; r += 3 {
+			f32t33Z(&w[r*rs], rs, &a.xf[c*n], 4*n, n/32, &dst[c*ldd+r], 4*ldd)
+		}
+		for ; r < rows; r++ {
+			for cc := c; cc < c+3; cc++ {
+				dst[cc*ldd+r] = dotImpl[F32](n, w[r*rs:(r+1)*rs], F32Bytes(a.xf[cc*n:(cc+1)*n]))
+			}
+		}
+	}
+	for ; c < a.cols; c++ {
+		MatVec(F32, n, w[:rows*rs], F32Bytes(a.xf[c*n:(c+1)*n]), dst[c*ldd:c*ldd+rows])
+	}
+}

@@ -1,0 +1,235 @@
+//go:build amd64 && !noasm
+
+#include "textflag.h"
+
+// Float matrix kernels (F32 and F16 weights, float32 activations) on
+// AVX-512 registers: tiles of 3 weight rows by 4 activation columns. Each
+// (row, column) pair keeps dotF32AVX's / dotF16AVX's four 8-lane
+// accumulators over groups of 32 elements, two to a 512-bit register
+// (elements 0-15, 16-31 of each group), and reduces them in their order:
+// (a0+a1)+(a2+a3), then hsum_float_8. So every value equals VecDot's bit
+// for bit. n must be a multiple of 32. Every function ends with VZEROUPPER.
+//
+//	func k(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int)
+//
+// rs: bytes per weight row; cs: bytes per activation column; ng: groups of
+// 32 elements; ldo: bytes per output column (out[c·ldo/4 + r]).
+
+// GHSUMF reduces the 8 floats of acc (X register xacc) as hsum_float_8
+// and stores lane 0 to dst; X7 is scratch (X15 holds an accumulator).
+#define GHSUMF(acc, xacc, dst) \
+	VEXTRACTF128 $1, acc, X7 \
+	VADDPS       X7, xacc, xacc \
+	VMOVHLPS     xacc, xacc, X7 \
+	VADDPS       X7, xacc, xacc \
+	VMOVSHDUP    xacc, X7 \
+	VADDSS       X7, xacc, xacc \
+	VMOVSS       xacc, dst
+
+// PAIRF accumulates one row (zlo, zhi: elements 0-15, 16-31 of the group)
+// times one column (xa: address of its group) into alo, ahi.
+#define PAIRF(xlo, xhi, zlo, zhi, alo, ahi) \
+	VFMADD231PS xlo, zlo, alo \
+	VFMADD231PS xhi, zhi, ahi
+
+// COLF runs the 3 rows against one column.
+#define COLF(xlo, xhi, a0, a1, a2, a3, a4, a5) \
+	PAIRF(xlo, xhi, Z0, Z1, a0, a1) \
+	PAIRF(xlo, xhi, Z2, Z3, a2, a3) \
+	PAIRF(xlo, xhi, Z4, Z5, a4, a5)
+
+// REDF reduces the pair's accumulators (Z alo/ahi, their Y names ylo/yhi)
+// in dotF32AVX's order and stores the dot to dst.
+#define REDF(alo, ahi, ylo, yhi, dst) \
+	VEXTRACTF64X4 $1, alo, Y6 \
+	VADDPS        Y6, ylo, Y6 \
+	VEXTRACTF64X4 $1, ahi, Y7 \
+	VADDPS        Y7, yhi, Y7 \
+	VADDPS        Y7, Y6, Y6 \
+	GHSUMF(Y6, X6, dst)
+
+// TILEF is the whole kernel; load32 loads 16 weights of a row into a
+// register, sz is the bytes of 32 weights.
+#define TILEF(load16, half, sz, label) \
+	MOVQ w+0(FP), SI \
+	MOVQ rs+8(FP), R9 \
+	MOVQ x+16(FP), DI \
+	MOVQ cs+24(FP), R13 \
+	MOVQ ng+32(FP), CX \
+	LEAQ (SI)(R9*1), BX \
+	LEAQ (BX)(R9*1), R10 \
+	LEAQ (R13)(R13*2), R14 \
+	VPXORD Z8, Z8, Z8 \
+	VPXORD Z9, Z9, Z9 \
+	VPXORD Z10, Z10, Z10 \
+	VPXORD Z11, Z11, Z11 \
+	VPXORD Z12, Z12, Z12 \
+	VPXORD Z13, Z13, Z13 \
+	VPXORD Z14, Z14, Z14 \
+	VPXORD Z15, Z15, Z15 \
+	VPXORD Z16, Z16, Z16 \
+	VPXORD Z17, Z17, Z17 \
+	VPXORD Z18, Z18, Z18 \
+	VPXORD Z19, Z19, Z19 \
+	VPXORD Z20, Z20, Z20 \
+	VPXORD Z21, Z21, Z21 \
+	VPXORD Z22, Z22, Z22 \
+	VPXORD Z23, Z23, Z23 \
+	VPXORD Z24, Z24, Z24 \
+	VPXORD Z25, Z25, Z25 \
+	VPXORD Z26, Z26, Z26 \
+	VPXORD Z27, Z27, Z27 \
+	VPXORD Z28, Z28, Z28 \
+	VPXORD Z29, Z29, Z29 \
+	VPXORD Z30, Z30, Z30 \
+	VPXORD Z31, Z31, Z31 \
+label: \
+	load16 (SI), Z0 \
+	load16 half(SI), Z1 \
+	load16 (BX), Z2 \
+	load16 half(BX), Z3 \
+	load16 (R10), Z4 \
+	load16 half(R10), Z5 \
+	COLF((DI), 64(DI), Z8, Z9, Z10, Z11, Z12, Z13) \
+	COLF((DI)(R13*1), 64(DI)(R13*1), Z14, Z15, Z16, Z17, Z18, Z19) \
+	COLF((DI)(R13*2), 64(DI)(R13*2), Z20, Z21, Z22, Z23, Z24, Z25) \
+	COLF((DI)(R14*1), 64(DI)(R14*1), Z26, Z27, Z28, Z29, Z30, Z31) \
+	ADDQ $sz, SI \
+	ADDQ $sz, BX \
+	ADDQ $sz, R10 \
+	ADDQ $128, DI \
+	DECQ CX \
+	JNZ  label \
+	MOVQ out+40(FP), DI \
+	MOVQ ldo+48(FP), R13 \
+	LEAQ (R13)(R13*2), R14 \
+	REDF(Z8, Z9, Y8, Y9, (DI)) \
+	REDF(Z10, Z11, Y10, Y11, 4(DI)) \
+	REDF(Z12, Z13, Y12, Y13, 8(DI)) \
+	REDF(Z14, Z15, Y14, Y15, (DI)(R13*1)) \
+	REDF(Z16, Z17, Y16, Y17, 4(DI)(R13*1)) \
+	REDF(Z18, Z19, Y18, Y19, 8(DI)(R13*1)) \
+	REDF(Z20, Z21, Y20, Y21, (DI)(R13*2)) \
+	REDF(Z22, Z23, Y22, Y23, 4(DI)(R13*2)) \
+	REDF(Z24, Z25, Y24, Y25, 8(DI)(R13*2)) \
+	REDF(Z26, Z27, Y26, Y27, (DI)(R14*1)) \
+	REDF(Z28, Z29, Y28, Y29, 4(DI)(R14*1)) \
+	REDF(Z30, Z31, Y30, Y31, 8(DI)(R14*1)) \
+	VZEROUPPER \
+	RET
+
+// TILE33 is the 3-row by 3-column F32 kernel with both operands in
+// registers (6 loads per 18 FMAs: bound by the FMA ports, not the loads).
+// Accumulators Z14-Z31: pair (r, c) in Z(14+6c+2r), Z(15+6c+2r).
+#define PAIR33(xlo, xhi, alo, ahi) \
+	VFMADD231PS xlo, Z0, alo \
+	VFMADD231PS xhi, Z1, ahi
+
+// func f32t33Z(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int)
+TEXT ·f32t33Z(SB), NOSPLIT, $0-56
+	MOVQ   w+0(FP), SI
+	MOVQ   rs+8(FP), R9
+	MOVQ   x+16(FP), DI
+	MOVQ   cs+24(FP), R13
+	MOVQ   ng+32(FP), CX
+	LEAQ   (SI)(R9*1), BX
+	LEAQ   (BX)(R9*1), R10
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
+	VPXORD Z29, Z29, Z29
+	VPXORD Z30, Z30, Z30
+	VPXORD Z31, Z31, Z31
+
+f33loop:
+	VMOVUPS     (DI), Z6
+	VMOVUPS     64(DI), Z7
+	VMOVUPS     (DI)(R13*1), Z8
+	VMOVUPS     64(DI)(R13*1), Z9
+	VMOVUPS     (DI)(R13*2), Z10
+	VMOVUPS     64(DI)(R13*2), Z11
+	VMOVUPS     (SI), Z0
+	VMOVUPS     64(SI), Z1
+	VMOVUPS     (BX), Z2
+	VMOVUPS     64(BX), Z3
+	VMOVUPS     (R10), Z4
+	VMOVUPS     64(R10), Z5
+	VFMADD231PS Z6, Z0, Z14
+	VFMADD231PS Z7, Z1, Z15
+	VFMADD231PS Z6, Z2, Z16
+	VFMADD231PS Z7, Z3, Z17
+	VFMADD231PS Z6, Z4, Z18
+	VFMADD231PS Z7, Z5, Z19
+	VFMADD231PS Z8, Z0, Z20
+	VFMADD231PS Z9, Z1, Z21
+	VFMADD231PS Z8, Z2, Z22
+	VFMADD231PS Z9, Z3, Z23
+	VFMADD231PS Z8, Z4, Z24
+	VFMADD231PS Z9, Z5, Z25
+	VFMADD231PS Z10, Z0, Z26
+	VFMADD231PS Z11, Z1, Z27
+	VFMADD231PS Z10, Z2, Z28
+	VFMADD231PS Z11, Z3, Z29
+	VFMADD231PS Z10, Z4, Z30
+	VFMADD231PS Z11, Z5, Z31
+	ADDQ        $128, SI
+	ADDQ        $128, BX
+	ADDQ        $128, R10
+	ADDQ        $128, DI
+	DECQ        CX
+	JNZ         f33loop
+	MOVQ        out+40(FP), DI
+	MOVQ        ldo+48(FP), R13
+	REDF(Z14, Z15, Y14, Y15, (DI))
+	REDF(Z16, Z17, Y16, Y17, 4(DI))
+	REDF(Z18, Z19, Y18, Y19, 8(DI))
+	REDF(Z20, Z21, Y20, Y21, (DI)(R13*1))
+	REDF(Z22, Z23, Y22, Y23, 4(DI)(R13*1))
+	REDF(Z24, Z25, Y24, Y25, 8(DI)(R13*1))
+	REDF(Z26, Z27, Y26, Y27, (DI)(R13*2))
+	REDF(Z28, Z29, Y28, Y29, 4(DI)(R13*2))
+	REDF(Z30, Z31, Y30, Y31, 8(DI)(R13*2))
+	VZEROUPPER
+	RET
+
+// func fp16ToF32Z(x *uint16, y *float32, n int)
+//
+// y[i] = fp32(x[i]) for n a multiple of 16 (exact).
+TEXT ·fp16ToF32Z(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DI
+	MOVQ n+16(FP), CX
+	SHRQ $4, CX
+	JEQ  h2fdone
+
+h2floop:
+	VCVTPH2PS (SI), Z0
+	VMOVUPS   Z0, (DI)
+	ADDQ      $32, SI
+	ADDQ      $64, DI
+	DECQ      CX
+	JNZ       h2floop
+
+h2fdone:
+	VZEROUPPER
+	RET
+
+// func f32t34Z(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int)
+TEXT ·f32t34Z(SB), NOSPLIT, $0-56
+	TILEF(VMOVUPS, 64, 128, f32t34)
+
+// func f16t34Z(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int)
+TEXT ·f16t34Z(SB), NOSPLIT, $0-56
+	TILEF(VCVTPH2PS, 32, 64, f16t34)
