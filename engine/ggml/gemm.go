@@ -30,8 +30,8 @@ type Act struct {
 	qs       []byte
 	dx8      []float32
 	corr     []int32
-	xf       []float32 // float columns, n apart
-	xfBuf    []float32 // storage of xf when widened from F16
+	xf       []float32  // float columns, n apart
+	xfBuf    []float32  // storage of xf when widened from F16
 	one      [1]float32 // result of a single-row product
 }
 
