@@ -182,9 +182,9 @@ func walk(o fyne.CanvasObject, hidden bool, visit func(fyne.CanvasObject)) {
 		}
 	case *container.AppTabs:
 		// Only tabs lookups walk every tab; labels and buttons are read
-		// from the screen shown.
+		// from the tab shown.
 		for _, it := range x.Items {
-			if hidden {
+			if hidden || it == x.Selected() {
 				walk(it.Content, hidden, visit)
 			}
 		}
