@@ -89,6 +89,7 @@ func (g *guiEngine) Generate(ctx context.Context, req ui.Request, onPiece func(s
 	if req.OnExplain != nil {
 		opt.OnExplain = func(e sample.Explanation) { req.OnExplain(g.explanation(e)) }
 	}
+	opt.OnPrefill = req.OnPrefill
 	st, err := g.sess.Generate(ctx, ids, opt)
 	out := ui.Stats{PromptTokens: st.PromptTokens, CachedTokens: st.CachedTokens, GenTokens: st.GenTokens,
 		TimeToFirstToken: first, Total: time.Since(t0), StopReason: stopReason(st.StopReason)}
@@ -119,11 +120,10 @@ func stopReason(s string) string {
 	return s
 }
 
-// Explain computes the first step of a reply to req. The engine has no
-// call that returns a position's logits without sampling, so this runs
-// Generate for one token and keeps its explanation: the session's cache
-// makes the prompt cost only what changed since the last call, and the
-// sampled token is never added to the cache.
+// Explain computes what the first step of a reply to req would see, with
+// the session's Explain: the prompt costs only what changed since the
+// last call (the cache is shared with Generate, which then reuses it) and
+// no token is drawn.
 func (g *guiEngine) Explain(ctx context.Context, req ui.Request) (ui.Explanation, error) {
 	if !g.mu.TryLock() {
 		return ui.Explanation{}, ui.ErrBusy
@@ -137,22 +137,14 @@ func (g *guiEngine) Explain(ctx context.Context, req ui.Request) (ui.Explanation
 	if err != nil {
 		return ui.Explanation{}, err
 	}
-	var exp *sample.Explanation
-	opt := engine.GenerateOptions{MaxTokens: 1, Sampling: sp,
-		OnExplain: func(e sample.Explanation) {
-			if exp == nil {
-				exp = &e
-			}
-		},
-		OnPiece: func(string) bool { return false },
-	}
-	if _, err := g.sess.Generate(ctx, ids, opt); err != nil {
+	exp, err := g.sess.Explain(ctx, ids, sp)
+	if err != nil {
+		if errors.Is(err, engine.ErrContextFull) {
+			err = fmt.Errorf("%w: %w", ui.ErrContextFull, err)
+		}
 		return ui.Explanation{}, err
 	}
-	if exp == nil {
-		return ui.Explanation{}, ctx.Err()
-	}
-	return g.explanation(*exp), nil
+	return g.explanation(exp), nil
 }
 
 // explanation converts the engine's explanation, naming tokens by their

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -198,5 +199,76 @@ func TestLoadOptionsReachEngine(t *testing.T) {
 	}
 	if c := lib.Choices(); len(c.Quants) < 8 || c.Quants[0].Value != "" || c.KVTypes[0].Value != "F32" {
 		t.Errorf("choices %+v", c)
+	}
+}
+
+// TestExplainIsGenerateFirstStep: the next-token view from the session's
+// Explain is exactly the first step Generate then explains (same stages,
+// candidates and probabilities), under the default sampler chain; asking
+// twice gives the same answer (no token was drawn).
+func TestExplainIsGenerateFirstStep(t *testing.T) {
+	lib, demo := demoLibrary(t)
+	e, err := lib.Load(context.Background(), demo, ui.LoadOptions{Context: 256, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	p := presets.Default()
+	p.MaxTokens, p.Seed = 3, 7
+	req := ui.Request{Messages: []ui.Message{{Role: ui.RoleUser, Content: "The little dog"}}, Sampling: p}
+	exp, err := e.Explain(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := e.Explain(context.Background(), req)
+	if err != nil || !reflect.DeepEqual(again, exp) {
+		t.Fatalf("a second Explain differs: %v", err)
+	}
+	var first *ui.Explanation
+	req.OnExplain = func(x ui.Explanation) {
+		if first == nil {
+			first = &x
+		}
+	}
+	if _, err := e.Generate(context.Background(), req, func(string) {}); err != nil {
+		t.Fatal(err)
+	}
+	if first == nil || !reflect.DeepEqual(*first, exp) {
+		t.Errorf("Explain:\n%+v\nGenerate's first step:\n%+v", exp, first)
+	}
+}
+
+// TestGeneratePrefillProgress: a prompt evaluated in chunks reports its
+// progress, growing to the tokens evaluated; a cached prompt reports only
+// what is new.
+func TestGeneratePrefillProgress(t *testing.T) {
+	lib, demo := demoLibrary(t)
+	e, err := lib.Load(context.Background(), demo, ui.LoadOptions{Context: 512, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	p := presets.Default()
+	p.MaxTokens = 1
+	var seen [][2]int
+	req := ui.Request{Messages: []ui.Message{{Role: ui.RoleUser, Content: strings.Repeat("Lily and her mom went to the park to play. ", 30)}},
+		Sampling: p, OnPrefill: func(done, total int) { seen = append(seen, [2]int{done, total}) }}
+	st, err := e.Generate(context.Background(), req, func(string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) < 2 || seen[len(seen)-1] != [2]int{st.PromptTokens, st.PromptTokens} {
+		t.Fatalf("prefill reports %v for %d prompt tokens", seen, st.PromptTokens)
+	}
+	for i := 1; i < len(seen); i++ {
+		if seen[i][0] <= seen[i-1][0] || seen[i][1] != st.PromptTokens {
+			t.Errorf("reports %v do not grow toward %d", seen, st.PromptTokens)
+		}
+	}
+	seen = nil
+	req.Messages = append(req.Messages, ui.Message{Role: ui.RoleAssistant, Content: "ok"}, ui.Message{Role: ui.RoleUser, Content: "More"})
+	st, err = e.Generate(context.Background(), req, func(string) {})
+	if err != nil || st.CachedTokens == 0 || len(seen) == 0 || seen[len(seen)-1][1] != st.PromptTokens {
+		t.Errorf("after the cache: %+v, reports %v, %v", st, seen, err)
 	}
 }

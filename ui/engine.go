@@ -37,6 +37,10 @@ type Request struct {
 	// OnExplain, when set, receives each step's sampling explanation on the
 	// generating goroutine, before the step's token is drawn.
 	OnExplain func(Explanation)
+	// OnPrefill, when set, hears the prompt being evaluated on the
+	// generating goroutine: done of total tokens (those reused from the
+	// cache are not counted).
+	OnPrefill func(done, total int)
 }
 
 // Stop reasons an Engine reports in Stats.StopReason.

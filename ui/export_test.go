@@ -301,3 +301,5 @@ func (a *App) SideRows() []SideRowView {
 	}
 	return out
 }
+
+func (a *App) PrefillBar() *widget.ProgressBar { return a.status.prefill }

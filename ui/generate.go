@@ -108,7 +108,37 @@ func (a *App) startReply(conv *store.Conversation, parent string) {
 	if a.settings.ExplainLive {
 		req.OnExplain = a.explainer.live
 	}
+	req.OnPrefill = a.prefillReporter(g)
 	go a.generate(ctx, g, a.engine, req, ids, policyOf(conv))
+}
+
+// prefillReporter passes the prompt's progress from the generating
+// goroutine to the status bar with at most one post waiting, the newest
+// numbers winning, so a long prompt evaluated in many chunks never builds
+// a queue.
+func (a *App) prefillReporter(g *generation) func(done, total int) {
+	var mu sync.Mutex
+	var done, total int
+	pending := false
+	show := func() {
+		mu.Lock()
+		d, t := done, total
+		pending = false
+		mu.Unlock()
+		if a.gen == g && g.text == "" {
+			a.status.SetPrefill(d, t)
+		}
+	}
+	return func(d, t int) {
+		mu.Lock()
+		done, total = d, t
+		post := !pending
+		pending = true
+		mu.Unlock()
+		if post {
+			a.post(show)
+		}
+	}
 }
 
 // stopReply cancels the reply being generated; the engine returns soon

@@ -14,6 +14,7 @@ import (
 type statusBar struct {
 	model, device, memory, speed, message *widget.Label
 	busy                                  *widget.ProgressBarInfinite
+	prefill                               *widget.ProgressBar // the prompt being evaluated
 	content                               fyne.CanvasObject
 }
 
@@ -21,12 +22,13 @@ func newStatusBar() *statusBar {
 	s := &statusBar{
 		model:  widget.NewLabelWithStyle("no model", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		device: widget.NewLabel(""), memory: widget.NewLabel(""), speed: widget.NewLabel(""),
-		message: statusLabel(), busy: widget.NewProgressBarInfinite(),
+		message: statusLabel(), busy: widget.NewProgressBarInfinite(), prefill: widget.NewProgressBar(),
 	}
 	s.busy.Hide()
+	s.prefill.Hide()
 	sep := func() fyne.CanvasObject { return widget.NewSeparator() }
 	left := container.NewHBox(widget.NewIcon(theme.ComputerIcon()), s.model, sep(), s.device, sep(), s.memory, sep(), s.speed)
-	right := container.NewGridWrap(fyne.NewSize(140, 20), s.busy)
+	right := container.NewGridWrap(fyne.NewSize(140, 20), container.NewStack(s.busy, s.prefill))
 	s.content = container.NewVBox(widget.NewSeparator(), container.NewBorder(nil, nil, left, right, s.message))
 	return s
 }
@@ -51,6 +53,7 @@ func (s *statusBar) SetSpeed(t string) { s.speed.SetText(t) }
 
 // SetBusy shows what long work is under way with a spinner; "" hides it.
 func (s *statusBar) SetBusy(what string) {
+	s.prefill.Hide()
 	if what == "" {
 		s.busy.Stop()
 		s.busy.Hide()
@@ -61,6 +64,20 @@ func (s *statusBar) SetBusy(what string) {
 	s.message.SetText(what)
 	s.busy.Show()
 	s.busy.Start()
+}
+
+// SetPrefill shows how far the prompt's evaluation is, in place of the
+// spinner.
+func (s *statusBar) SetPrefill(done, total int) {
+	if total <= 0 {
+		return
+	}
+	s.busy.Stop()
+	s.busy.Hide()
+	s.prefill.SetValue(float64(done) / float64(total))
+	s.prefill.Show()
+	s.message.Importance = widget.MediumImportance
+	s.message.SetText(fmt.Sprintf("processing the prompt… %s / %s tokens", groupDigits(done), groupDigits(total)))
 }
 
 // SetMessage shows a note; errors in the danger colour.

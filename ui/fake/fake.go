@@ -111,6 +111,10 @@ func (e *Engine) Generate(ctx context.Context, req ui.Request, onPiece func(stri
 	e.record(req)
 	n, _ := e.CountTokens(req.Messages)
 	st := ui.Stats{PromptTokens: n, StopReason: ui.StopEOG}
+	if req.OnPrefill != nil { // the prompt in two chunks
+		req.OnPrefill(n/2, n)
+		req.OnPrefill(n, n)
+	}
 	for _, p := range Pieces(e.reply(req.Messages)) {
 		if max := req.Sampling.MaxTokens; max > 0 && st.GenTokens >= max {
 			st.StopReason = ui.StopLength
@@ -219,7 +223,7 @@ func (e *Engine) record(req ui.Request) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	req.Messages = slices.Clone(req.Messages)
-	req.OnExplain = nil
+	req.OnExplain, req.OnPrefill = nil, nil
 	e.calls = append(e.calls, req)
 }
 
