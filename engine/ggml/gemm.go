@@ -27,6 +27,7 @@ type Act struct {
 	xs   int    // bytes per quantized column
 
 	prepared bool // the kernels' layout below holds the columns
+	group    int  // prepQ8: columns interleaved per block (1 or 8)
 	qs       []byte
 	dx8      []float32
 	corr     []int32
@@ -41,10 +42,10 @@ type Act struct {
 // to the largest batch, Prepare allocates nothing.
 func (a *Act) Prepare(t Type, n int, x []byte, cols int) {
 	if int(t) < len(prepKinds) {
-		a.prepare(t, n, x, cols, prepKinds[t], prepOffsets[t])
+		a.prepare(t, n, x, cols, prepKinds[t], prepOffsets[t], prepGroups[t])
 		return
 	}
-	a.prepare(t, n, x, cols, prepKindNone, 0)
+	a.prepare(t, n, x, cols, prepKindNone, 0, 1)
 }
 
 // prepKind is the layout a weight type's matrix kernels read.
@@ -57,8 +58,9 @@ const (
 )
 
 // prepare is Prepare for the kernels of one tier: kind is the layout they
-// read, off the correction they expect (prepKindQ8).
-func (a *Act) prepare(t Type, n int, x []byte, cols int, kind prepKind, off int32) {
+// read, off the correction they expect and group the column groups they
+// take for batches of at least that many columns (prepKindQ8).
+func (a *Act) prepare(t Type, n int, x []byte, cols int, kind prepKind, off int32, group int) {
 	vt := t.VecDotType()
 	xs := vt.RowSize(n)
 	if cols < 1 || len(x) < xs*cols {
@@ -71,7 +73,11 @@ func (a *Act) prepare(t Type, n int, x []byte, cols int, kind prepKind, off int3
 	case kind == prepKindF32 && n%32 == 0 && n > 0:
 		a.prepFloat(t, n, cols)
 	case kind == prepKindQ8 && n >= 32:
-		a.prepQ8(n, cols, off)
+		g := 1
+		if group > 1 && cols >= group {
+			g = group
+		}
+		a.prepQ8(n, cols, off, g)
 	}
 }
 
@@ -92,12 +98,28 @@ func (a *Act) prepFloat(t Type, n, cols int) {
 	a.prepared = true
 }
 
-func (a *Act) prepQ8(n, cols int, off int32) {
+// prepQ8 fills qs, dx8 and corr. With group g the columns are interleaved
+// per block in groups of g: the 32-byte slot of column c, block b is
+// ((c/g)·nb + b)·g + c%g (g = 1: column after column); a last partial group
+// is padded with zero columns.
+func (a *Act) prepQ8(n, cols int, off int32, g int) {
 	xs := a.xs
 	nb := n / 32
-	a.grow(nb * cols)
-	for c := 0; c < cols; c++ {
-		prepQ8Into(a.x[c*xs:(c+1)*xs], nb, off, a.qs[32*nb*c:], a.dx8[8*nb*c:], a.corr[8*nb*c:])
+	groups := (cols + g - 1) / g
+	a.grow(nb * groups * g)
+	a.group = g
+	for c := 0; c < groups*g; c++ {
+		for b := 0; b < nb; b++ {
+			slot := ((c/g)*nb+b)*g + c%g
+			qs, dx, corr := a.qs[32*slot:32*slot+32], a.dx8[8*slot:8*slot+8], a.corr[8*slot:8*slot+8]
+			if c >= cols {
+				clear(qs)
+				clear(dx)
+				clear(corr)
+				continue
+			}
+			prepQ8Into(a.x[c*xs+34*b:c*xs+34*b+34], 1, off, qs, dx, corr)
+		}
 	}
 	a.prepared = true
 }
@@ -153,6 +175,7 @@ var (
 	gemmImpl    [32]gemmFunc
 	prepKinds   [32]prepKind
 	prepOffsets [32]int32
+	prepGroups  [32]int // the kernels take column groups of this size (≥ 2) for batches as large
 )
 
 // gemmFor is t's matrix kernel, nil when it has none (registered external

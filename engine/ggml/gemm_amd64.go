@@ -47,6 +47,18 @@ func q80x4VNNI(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb i
 //go:noescape
 func q80t44VNNI(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 
+//go:noescape
+func q40z48(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q40z18(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q80z48(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q80z18(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
+
 // tileSet is one weight type's kernels in one tier: a tr×tc tile, a strip
 // of 4 rows by one column (decode) and one row by one column; off is the
 // activation correction they expect (Act.corr = off·Σ4).
@@ -56,6 +68,7 @@ type tileSet struct {
 	tr, tc           int
 	tile, strip, one tileFunc
 	off              int32
+	z                bool // 512-bit tiles over column groups of 8 (gemmz_amd64.s)
 }
 
 // The kernel sets by tier. Q4_0 feeds unsigned nibbles q (w = q−8) and
@@ -64,12 +77,12 @@ type tileSet struct {
 // uses the sign trick and needs no correction.
 var (
 	avx2Tiles = map[Type]*tileSet{
-		Q4_0: {Q4_0, "avx2", 2, 4, q40t24AVX2, q40x4AVX2, q40x1AVX2, 8},
-		Q8_0: {Q8_0, "avx2", 2, 4, q80t24AVX2, q80x4AVX2, q80x1AVX2, 0},
+		Q4_0: {Q4_0, "avx2", 2, 4, q40t24AVX2, q40x4AVX2, q40x1AVX2, 8, false},
+		Q8_0: {Q8_0, "avx2", 2, 4, q80t24AVX2, q80x4AVX2, q80x1AVX2, 0, false},
 	}
 	vnniTiles = map[Type]*tileSet{
-		Q4_0: {Q4_0, "vnni", 4, 4, q40t44VNNI, q40x4VNNI, q40x1VNNI, -8},
-		Q8_0: {Q8_0, "vnni", 4, 4, q80t44VNNI, q80x4VNNI, q80x1VNNI, -128},
+		Q4_0: {Q4_0, "vnni", 4, 4, q40t44VNNI, q40x4VNNI, q40x1VNNI, -8, true},
+		Q8_0: {Q8_0, "vnni", 4, 4, q80t44VNNI, q80x4VNNI, q80x1VNNI, -128, true},
 	}
 )
 
@@ -90,6 +103,9 @@ func init() {
 func useTiles(t Type, k *tileSet) {
 	gemmImpl[t] = k.run
 	prepOffsets[t], prepKinds[t] = k.off, prepKindQ8
+	if k.z {
+		prepGroups[t] = 8
+	}
 	matVecImpl[t] = k.matVec
 	dotImpl[t] = k.dot
 }
@@ -98,6 +114,10 @@ func useTiles(t Type, k *tileSet) {
 // (which the caller sizes to stay in cache) in groups of tr; leftover rows
 // one by one, leftover columns as 4-row strips.
 func (k *tileSet) run(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
+	if a.group == 8 {
+		k.runZ(n, w, rows, a, dst, ldd)
+		return
+	}
 	nb := n / 32
 	rs, cs := k.rowSize(n), 32*nb
 	tab := &fp16Table[0]
@@ -148,7 +168,7 @@ func (k *tileSet) matVec(n int, w, x []byte, dst []float32) {
 		return
 	}
 	a := actPool.Get().(*Act)
-	a.prepare(k.t, n, x, 1, prepKindQ8, k.off)
+	a.prepare(k.t, n, x, 1, prepKindQ8, k.off, 1)
 	k.column(n, w, len(dst), a, 0, dst)
 	a.x = nil
 	actPool.Put(a)
@@ -161,10 +181,55 @@ func (k *tileSet) dot(n int, w, x []byte) float32 {
 		return 0
 	}
 	a := actPool.Get().(*Act)
-	a.prepare(k.t, n, x, 1, prepKindQ8, k.off)
+	a.prepare(k.t, n, x, 1, prepKindQ8, k.off, 1)
 	k.rest(n, w, 0, 1, a, 0, a.one[:])
 	d := a.one[0]
 	a.x = nil
 	actPool.Put(a)
 	return d
+}
+
+// runZ walks the column groups of 8 (a.group == 8), each over all rows in
+// 4-row tiles, leftover rows one by one; a last partial group goes through
+// a scratch tile.
+func (k *tileSet) runZ(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
+	nb := n / 32
+	rs := k.rowSize(n)
+	var part [8 * 4]float32 // a partial group's rows, 4 per column
+	for g := 0; 8*g < a.cols; g++ {
+		slot := g * nb * 8
+		qs, dx, corr := &a.qs[32*slot], &a.dx8[8*slot], &a.corr[8*slot]
+		c0, nc := 8*g, min(8, a.cols-8*g)
+		for r := 0; r < rows; {
+			nr := 1
+			if r+4 <= rows {
+				nr = 4
+			}
+			if nc == 8 {
+				k.ztile(nr == 4, &w[r*rs], rs, qs, dx, corr, nb, &dst[c0*ldd+r], 4*ldd)
+			} else {
+				k.ztile(nr == 4, &w[r*rs], rs, qs, dx, corr, nb, &part[0], 16)
+				for c := 0; c < nc; c++ {
+					copy(dst[(c0+c)*ldd+r:(c0+c)*ldd+r+nr], part[4*c:4*c+nr])
+				}
+			}
+			r += nr
+		}
+	}
+}
+
+// ztile calls the 4-row or 1-row 512-bit kernel of k's type directly (a
+// call through a func value would make out escape).
+func (k *tileSet) ztile(four bool, w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, out *float32, ldo int) {
+	tab := &fp16Table[0]
+	switch {
+	case k.t == Q4_0 && four:
+		q40z48(w, rs, qs, dx, corr, nb, tab, out, ldo)
+	case k.t == Q4_0:
+		q40z18(w, rs, qs, dx, corr, nb, tab, out, ldo)
+	case four:
+		q80z48(w, rs, qs, dx, corr, nb, tab, out, ldo)
+	default:
+		q80z18(w, rs, qs, dx, corr, nb, tab, out, ldo)
+	}
 }

@@ -23,15 +23,18 @@ func TestTilesMatchLanes(t *testing.T) {
 	r := rand.New(rand.NewPCG(25, 26))
 	for _, tier := range tiers {
 		for tp, k := range tier {
-			for _, shape := range [][3]int{{32, 1, 1}, {64, 2, 4}, {96, 7, 5}, {256, 8, 8}, {1024, 11, 13}} {
+			for _, shape := range [][3]int{{32, 1, 1}, {64, 2, 4}, {96, 7, 5}, {256, 8, 8}, {1024, 11, 13}, {64, 9, 16}, {128, 4, 21}, {32, 6, 8}} {
 				n, rows, cols := shape[0], shape[1], shape[2]
 				g := newGemmCase(r, tp, n, rows, cols)
-				var a Act
-				a.prepare(tp, n, g.x, cols, prepKindQ8, k.off)
-				ldd := rows + 2
-				got := nanSlice(cols * ldd)
-				k.run(n, g.w, rows, &a, got, ldd)
-				checkGemm(t, fmt.Sprintf("%v %s n=%d %dx%d", tp, k.tier, n, rows, cols), got, g.want(tp, lanesTwin[tp], ldd), rows, ldd)
+				for _, group := range []int{1, zGroup(k)} {
+					var a Act
+					a.prepare(tp, n, g.x, cols, prepKindQ8, k.off, group)
+					ldd := rows + 2
+					got := nanSlice(cols * ldd)
+					k.run(n, g.w, rows, &a, got, ldd)
+					name := fmt.Sprintf("%v %s group %d n=%d %dx%d", tp, k.tier, a.group, n, rows, cols)
+					checkGemm(t, name, got, g.want(tp, lanesTwin[tp], ldd), rows, ldd)
+				}
 			}
 		}
 	}
@@ -54,7 +57,7 @@ func BenchmarkTiles(b *testing.B) {
 					n, rows := 2048, 256
 					g := newGemmCase(r, tp, n, rows, cols)
 					var a Act
-					a.prepare(tp, n, g.x, cols, prepKindQ8, k.off)
+					a.prepare(tp, n, g.x, cols, prepKindQ8, k.off, zGroup(k))
 					dst := make([]float32, rows*cols)
 					cpuTimed(b, func() { k.run(n, g.w, rows, &a, dst, rows) })
 					b.ReportMetric(float64(n*rows*cols)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s-wall")
@@ -62,4 +65,12 @@ func BenchmarkTiles(b *testing.B) {
 			}
 		}
 	}
+}
+
+// zGroup is the column group of k's 512-bit tiles (1: it has none).
+func zGroup(k *tileSet) int {
+	if k.z {
+		return 8
+	}
+	return 1
 }
