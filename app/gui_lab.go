@@ -95,7 +95,7 @@ func (l *guiLab) report(res *quantlab.Result) (ui.LabReport, error) {
 	t := quantlab.NewTable(res.Report)
 	out := ui.LabReport{
 		Request: ui.LabRequest{Model: k.Model.Path, Levels: k.Levels, Ctx: k.Ctx, MaxChunks: k.MaxChunks, GenTokens: k.GenTokens},
-		Summary: quantlab.Summary(res.Report), Header: t.Header, Right: t.Right, Rows: t.Rows, Created: res.Created, Cached: res.Cached,
+		Summary: strings.Replace(quantlab.Summary(res.Report), res.Report.Model, filepath.Base(res.Report.Model), 1), Header: t.Header, Right: t.Right, Rows: t.Rows, Created: res.Created, Cached: res.Cached,
 	}
 	for _, c := range quantlab.Charts(res.Report) {
 		img, err := quantlab.Render(res.Report, c, l.chartW, l.chartH)

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"image/color"
+	"image/png"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,6 +14,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"flowchat/app/quantlab"
@@ -140,4 +144,73 @@ func TestGUILabWindow(t *testing.T) {
 
 	w2, scr2 := open()
 	w2.pumpUntil("the cached report", func() bool { return w2.shows(scr2, "from the cache") })
+}
+
+// darkTheme forces the dark variant: the test app's settings report none.
+type darkTheme struct{ fyne.Theme }
+
+func (d darkTheme) Color(n fyne.ThemeColorName, _ fyne.ThemeVariant) color.Color {
+	return d.Theme.Color(n, theme.VariantDark)
+}
+
+// TestGUILabScreenshot takes the Lab's screenshots for docs/ with real
+// results: every level on the demo model, then side-by-side generation.
+// It runs only when FLOWCHAT_SHOT_DIR names where to write them:
+//
+//	FLOWCHAT_SHOT_DIR=$PWD/docs go test -tags x11 ./app -run TestGUILabScreenshot
+func TestGUILabScreenshot(t *testing.T) {
+	out := os.Getenv("FLOWCHAT_SHOT_DIR")
+	if out == "" {
+		t.Skip("FLOWCHAT_SHOT_DIR not set")
+	}
+	lib, _ := demoLibrary(t)
+	a := test.NewApp()
+	a.Settings().SetTheme(darkTheme{theme.DefaultTheme()})
+	dir := t.TempDir()
+	files, err := store.Open(store.Locations{Conversations: filepath.Join(dir, "c"), Settings: filepath.Join(dir, "s.json")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HF_HUB_CACHE", t.TempDir())
+	w := &window{t: t, q: make(chan func(), 1024)}
+	w.a = ui.NewApp(ui.Deps{Library: lib, Storage: files, Lab: newGUILab(t.TempDir(), 1), Post: func(f func()) { w.q <- f }})
+	w.w = test.NewWindow(w.a.Content())
+	w.w.Resize(fyne.NewSize(1280, 800))
+	w.a.Start(w.w)
+	defer func() { w.a.Close(); files.Close(); w.w.Close() }()
+	scr := w.screen("Quantization Lab")
+	w.pumpUntil("the demo model", func() bool {
+		return len(find(scr, func(s *widget.Select) bool { return strings.Contains(s.Selected, "(F32") })) == 1
+	})
+	var all []string
+	for _, c := range newGUILab("", 1).Levels() {
+		all = append(all, c.Label)
+	}
+	find(scr, func(*widget.CheckGroup) bool { return true })[0].SetSelected(all)
+	test.Tap(w.button(scr, "Run the Lab"))
+	w.pumpUntil("the report", func() bool { return w.shows(scr, "levels compared") })
+	shoot(t, w, filepath.Join(out, "screenshot-lab.png"))
+
+	tabs, side := w.tabs("Side by side")
+	tabs.Select(side)
+	test.Tap(w.button(scr, "Generate"))
+	w.pumpUntil("the rows", func() bool { return w.shows(scr, "rows; red words differ") })
+	shoot(t, w, filepath.Join(out, "screenshot-lab-side.png"))
+}
+
+func shoot(t *testing.T, w *window, path string) {
+	t.Helper()
+	w.pumpFor(100 * time.Millisecond)
+	w.a.Content().Refresh()
+	size := w.w.Canvas().Size()
+	w.w.Resize(size.AddWidthHeight(1, 1))
+	w.w.Resize(size)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := png.Encode(f, w.w.Canvas().Capture()); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -144,6 +144,19 @@ func (a *App) buildScreens(chat fyne.CanvasObject) fyne.CanvasObject {
 	return a.screens
 }
 
+// ShowScreen brings the top-level tab whose title starts with name to
+// the front ("Chat", "Discover", "Downloads", "Quantization Lab").
+func (a *App) ShowScreen(name string) {
+	if a.screens == nil {
+		return
+	}
+	for _, t := range a.screens.Items {
+		if strings.HasPrefix(t.Text, name) {
+			a.screens.Select(t)
+		}
+	}
+}
+
 // setTabTitle shows a count of work under way beside a tab's name.
 func (a *App) setTabTitle(tab *container.TabItem, name string, n int) {
 	title := name

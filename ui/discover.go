@@ -84,7 +84,9 @@ func newDiscoverView(a *App, h Hub) *discoverView {
 	d.more = widget.NewButtonWithIcon("More results", theme.MoreVerticalIcon(), d.loadMore)
 	d.more.Hide()
 	d.repo = newRepoView(a, h)
-	bar := container.NewBorder(nil, nil, nil, container.NewHBox(d.sortSel, d.libSel, searchBtn), d.query)
+	sh := d.sortSel.MinSize().Height
+	selects := container.NewHBox(container.NewGridWrap(fyne.NewSize(190, sh), d.sortSel), container.NewGridWrap(fyne.NewSize(150, sh), d.libSel))
+	bar := container.NewBorder(nil, nil, nil, container.NewHBox(selects, searchBtn), d.query)
 	left := container.NewBorder(d.heading, d.more, nil, nil, d.results.list)
 	split := container.NewHSplit(left, d.repo.content)
 	split.Offset = 0.42

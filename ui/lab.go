@@ -181,7 +181,7 @@ func (l *labView) controls() fyne.CanvasObject {
 func (l *labView) buildResults() {
 	l.summary = widget.NewLabelWithStyle("No results yet.", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	l.summary.Wrapping = fyne.TextWrapWord
-	l.charts = container.NewGridWrap(fyne.NewSize(480, 300))
+	l.charts = container.NewGridWrap(fyne.NewSize(440, 275))
 	l.table = widget.NewTable(l.tableSize, func() fyne.CanvasObject { return widget.NewLabel("") }, l.tableCell)
 	l.table.ShowHeaderRow = true
 	l.table.CreateHeader = func() fyne.CanvasObject {

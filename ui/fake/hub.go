@@ -1,6 +1,7 @@
 package fake
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -22,6 +23,8 @@ type Hub struct {
 	PageSize int
 	// Free is the free RAM fit verdicts are judged against; 0 = 8 GiB.
 	Free uint64
+	// Params is the parameter count headers report; 0 = the file's size.
+	Params uint64
 
 	mu       sync.Mutex
 	searches []ui.HubQuery
@@ -133,9 +136,11 @@ func (h *Hub) Fit(ctx context.Context, f ui.RemoteFile, contextLen int) (ui.FitR
 	case need*5 > free*4:
 		v = ui.FitTight
 	}
-	return ui.FitReport{Verdict: v, Numbers: fmt.Sprintf("%s: needs %d bytes of %d free (context %d)", v, need, free, contextLen),
-		Arch: "llama", Params: uint64(f.Size), Layers: 16, ContextTrain: 8192, RAM: need, FreeRAM: free}, ctx.Err()
+	return ui.FitReport{Verdict: v, Numbers: fmt.Sprintf("needs %s RAM of %s free (context %d, 0 GPU layers)", gib(need), gib(free), contextLen),
+		Arch: "llama", Params: cmp.Or(h.Params, uint64(f.Size)), Layers: 16, ContextTrain: 8192, RAM: need, FreeRAM: free}, ctx.Err()
 }
+
+func gib(n uint64) string { return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30)) }
 
 // Fits returns the selectors whose fit was asked, in order.
 func (h *Hub) Fits() []string {

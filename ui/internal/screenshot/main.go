@@ -2,6 +2,11 @@
 // without a display, and writes it as PNG for the README:
 //
 //	go run -tags x11 ./ui/internal/screenshot docs/screenshot.png
+//	go run -tags x11 ./ui/internal/screenshot -screen discover docs/screenshot-discover.png
+//	go run -tags x11 ./ui/internal/screenshot -screen downloads docs/screenshot-downloads.png
+//
+// (The Lab's screenshot shows real results, so it is taken by a test of
+// the app with the engine behind it: see app/gui_lab_test.go.)
 //
 // It drives the real window (ui.NewMainWindow) on Fyne's test driver and
 // software painter, with the fake library and engine streaming at a
@@ -11,6 +16,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"image/color"
 	"image/png"
@@ -63,11 +69,18 @@ func (w waitable) Generate(ctx context.Context, req ui.Request, on func(string))
 }
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: screenshot OUT.png")
+	screen := flag.String("screen", "chat", "chat | discover | downloads")
+	flag.Parse()
+	if flag.NArg() != 1 {
+		fmt.Fprintln(os.Stderr, "usage: screenshot [-screen chat|discover|downloads] OUT.png")
 		os.Exit(2)
 	}
-	if err := run(os.Args[1]); err != nil {
+	run := map[string]func(string) error{"chat": run, "discover": discover, "downloads": downloads}[*screen]
+	if run == nil {
+		fmt.Fprintln(os.Stderr, "screenshot: unknown screen", *screen)
+		os.Exit(2)
+	}
+	if err := run(flag.Arg(0)); err != nil {
 		fmt.Fprintln(os.Stderr, "screenshot:", err)
 		os.Exit(1)
 	}
