@@ -141,7 +141,7 @@ func TestMatMulMatchesMatVec(t *testing.T) {
 func TestMatMulActFloat(t *testing.T) {
 	r := rand.New(rand.NewPCG(27, 28))
 	for _, tp := range []Type{F32, F16, BF16} {
-		for _, shape := range [][3]int{{32, 3, 4}, {64, 7, 9}, {96, 6, 8}, {288, 13, 5}, {100, 4, 4}, {1024, 3, 1}} {
+		for _, shape := range [][3]int{{32, 3, 4}, {64, 7, 9}, {96, 6, 8}, {288, 13, 5}, {100, 4, 4}, {1024, 3, 1}, {64, 9, 1}, {96, 8, 2}, {100, 5, 1}} {
 			n, rows, cols := shape[0], shape[1], shape[2]
 			g := newGemmCase(r, tp, n, rows, cols)
 			var a Act

@@ -23,6 +23,12 @@ func f32t33Z(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int)
 //go:noescape
 func fp16ToF32Z(x *uint16, y *float32, n int)
 
+//go:noescape
+func f32x4Z(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int)
+
+//go:noescape
+func f16x4Z(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int)
+
 // floatTiles is a float weight type's matrix kernel: 3x3 tiles of the F32
 // kernel; F16 weights are first widened (exactly) into a float32 copy of
 // the rows, which the columns then reuse: the F16 kernels' own lane order
@@ -46,9 +52,9 @@ var widePool = sync.Pool{New: func() any { return new([]float32) }}
 
 func (k *floatTiles) run(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 	switch {
-	case a.cols < 3: // no whole tile: the rows' own kernels
+	case a.cols < 3: // no whole tile: 4-row strips (decode)
 		for c := 0; c < a.cols; c++ {
-			MatVec(k.t, n, w[:rows*k.t.RowSize(n)], a.Column(c), dst[c*ldd:c*ldd+rows])
+			k.strips(n, w, rows, a, c, dst[c*ldd:c*ldd+rows])
 		}
 		return
 	case k.t == F32:
@@ -86,5 +92,24 @@ func (k *floatTiles) runF32(n int, w []byte, rows int, a *Act, dst []float32, ld
 	}
 	for ; c < a.cols; c++ {
 		MatVec(F32, n, w[:rows*rs], F32Bytes(a.xf[c*n:(c+1)*n]), dst[c*ldd:c*ldd+rows])
+	}
+}
+
+// strips computes rows rows of w against column c in 4-row strips of the
+// 512-bit kernels (same bits as the row kernels), leftover rows one by
+// one.
+func (k *floatTiles) strips(n int, w []byte, rows int, a *Act, c int, out []float32) {
+	rs := k.t.RowSize(n)
+	x := a.xf[c*n : (c+1)*n]
+	r := 0
+	for ; r+4 <= rows; r += 4 {
+		if k.t == F32 {
+			f32x4Z(&w[r*rs], rs, &x[0], 0, n/32, &out[r], 4)
+		} else {
+			f16x4Z(&w[r*rs], rs, &x[0], 0, n/32, &out[r], 4)
+		}
+	}
+	for ; r < rows; r++ {
+		out[r] = dotImpl[k.t](n, w[r*rs:(r+1)*rs], a.Column(c))
 	}
 }

@@ -204,6 +204,71 @@ f33loop:
 	VZEROUPPER
 	RET
 
+// STRIPF is the 4-row by 1-column kernel (decode): the column's group
+// of 32 in Z6, Z7; row r's accumulators Z(16+2r), Z(17+2r); the next
+// strip's rows are prefetched (rows are contiguous: rs·4 ahead).
+#define STRIPF(load16, half, sz, label) \
+	MOVQ w+0(FP), SI \
+	MOVQ rs+8(FP), R9 \
+	MOVQ x+16(FP), DI \
+	MOVQ ng+32(FP), CX \
+	LEAQ (SI)(R9*1), BX \
+	LEAQ (BX)(R9*1), R10 \
+	LEAQ (R10)(R9*1), R11 \
+	VPXORD Z16, Z16, Z16 \
+	VPXORD Z17, Z17, Z17 \
+	VPXORD Z18, Z18, Z18 \
+	VPXORD Z19, Z19, Z19 \
+	VPXORD Z20, Z20, Z20 \
+	VPXORD Z21, Z21, Z21 \
+	VPXORD Z22, Z22, Z22 \
+	VPXORD Z23, Z23, Z23 \
+label: \
+	PREFETCHT0 (SI)(R9*4) \
+	PREFETCHT0 (BX)(R9*4) \
+	PREFETCHT0 (R10)(R9*4) \
+	PREFETCHT0 (R11)(R9*4) \
+	VMOVUPS     (DI), Z6 \
+	VMOVUPS     64(DI), Z7 \
+	load16      (SI), Z0 \
+	load16      half(SI), Z1 \
+	load16      (BX), Z2 \
+	load16      half(BX), Z3 \
+	load16      (R10), Z4 \
+	load16      half(R10), Z5 \
+	load16      (R11), Z8 \
+	load16      half(R11), Z9 \
+	VFMADD231PS Z6, Z0, Z16 \
+	VFMADD231PS Z7, Z1, Z17 \
+	VFMADD231PS Z6, Z2, Z18 \
+	VFMADD231PS Z7, Z3, Z19 \
+	VFMADD231PS Z6, Z4, Z20 \
+	VFMADD231PS Z7, Z5, Z21 \
+	VFMADD231PS Z6, Z8, Z22 \
+	VFMADD231PS Z7, Z9, Z23 \
+	ADDQ $sz, SI \
+	ADDQ $sz, BX \
+	ADDQ $sz, R10 \
+	ADDQ $sz, R11 \
+	ADDQ $128, DI \
+	DECQ CX \
+	JNZ  label \
+	MOVQ out+40(FP), DI \
+	REDF(Z16, Z17, Y16, Y17, (DI)) \
+	REDF(Z18, Z19, Y18, Y19, 4(DI)) \
+	REDF(Z20, Z21, Y20, Y21, 8(DI)) \
+	REDF(Z22, Z23, Y22, Y23, 12(DI)) \
+	VZEROUPPER \
+	RET
+
+// func f32x4Z(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int)
+TEXT ·f32x4Z(SB), NOSPLIT, $0-56
+	STRIPF(VMOVUPS, 64, 128, f32x4)
+
+// func f16x4Z(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int)
+TEXT ·f16x4Z(SB), NOSPLIT, $0-56
+	STRIPF(VCVTPH2PS, 32, 64, f16x4)
+
 // func fp16ToF32Z(x *uint16, y *float32, n int)
 //
 // y[i] = fp32(x[i]) for n a multiple of 16 (exact).

@@ -43,10 +43,11 @@ func BenchmarkMatVecHuge(b *testing.B) {
 }
 
 // BenchmarkDecodeStream streams a TinyLlama-sized set of matrices (about
-// 600 MiB, more than the last-level cache) through MatVec on one thread, as
-// decode does: the single-core memory-bound rate of each kernel.
+// 600 MiB, more than the last-level cache) through the decode kernels
+// (MatMulAct with one prepared column) on one thread, as decode does: the
+// single-core memory-bound rate of each kernel.
 func BenchmarkDecodeStream(b *testing.B) {
-	for _, tp := range []Type{Q4_0, Q8_0} {
+	for _, tp := range []Type{Q4_0, Q8_0, F16} {
 		for _, sh := range [][2]int{{5632, 2048}, {2048, 5632}, {256, 2048}} {
 			rows, n := sh[0], sh[1]
 			b.Run(fmt.Sprintf("%v/%dx%d", tp, rows, n), func(b *testing.B) { benchStream(b, tp, rows, n) })
@@ -62,11 +63,13 @@ func benchStream(b *testing.B, tp Type, rows, n int) {
 		copy(set[off:], w)
 	}
 	dst := make([]float32, rows)
+	var a Act
+	a.Prepare(tp, n, x, 1)
 	b.SetBytes(int64(len(set)))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for off := 0; off < len(set); off += len(w) {
-			MatVec(tp, n, set[off:off+len(w)], x, dst)
+			MatMulAct(tp, n, set[off:off+len(w)], rows, &a, dst, rows)
 		}
 	}
 }
