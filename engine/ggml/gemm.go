@@ -26,8 +26,10 @@ type Act struct {
 	x    []byte // cols quantized columns of wt.VecDotType(), consecutive
 	xs   int    // bytes per quantized column
 
-	prepared bool // the kernels' layout below holds the columns
-	group    int  // prepQ8: columns interleaved per block (1 or 8)
+	prepared bool     // the kernels' layout below holds the columns
+	kind     prepKind // that layout
+	off      int32    // prepKindQ8: the correction's offset
+	group    int      // prepKindQ8: columns interleaved per block (1 or 8)
 	qs       []byte
 	dx8      []float32
 	corr     []int32
@@ -41,11 +43,20 @@ type Act struct {
 // Act keeps x (not a copy) and reuses its own buffers: once they have grown
 // to the largest batch, Prepare allocates nothing.
 func (a *Act) Prepare(t Type, n int, x []byte, cols int) {
+	a.Begin(t, n, x, cols)
+	a.Fill(0, cols)
+}
+
+// Begin is the first half of Prepare: it records the columns and sizes the
+// buffers without reading x, so that the caller may still be writing x.
+// Fill(c0, c1) then prepares columns [c0, c1); calls for disjoint ranges
+// may run concurrently, and every column must be filled before MatMulAct.
+func (a *Act) Begin(t Type, n int, x []byte, cols int) {
 	if int(t) < len(prepKinds) {
-		a.prepare(t, n, x, cols, prepKinds[t], prepOffsets[t], prepGroups[t])
+		a.begin(t, n, x, cols, prepKinds[t], prepOffsets[t], prepGroups[t])
 		return
 	}
-	a.prepare(t, n, x, cols, prepKindNone, 0, 1)
+	a.begin(t, n, x, cols, prepKindNone, 0, 1)
 }
 
 // prepKind is the layout a weight type's matrix kernels read.
@@ -61,6 +72,11 @@ const (
 // read, off the correction they expect and group the column groups they
 // take for batches of at least that many columns (prepKindQ8).
 func (a *Act) prepare(t Type, n int, x []byte, cols int, kind prepKind, off int32, group int) {
+	a.begin(t, n, x, cols, kind, off, group)
+	a.Fill(0, cols)
+}
+
+func (a *Act) begin(t Type, n int, x []byte, cols int, kind prepKind, off int32, group int) {
 	vt := t.VecDotType()
 	xs := vt.RowSize(n)
 	if cols < 1 || len(x) < xs*cols {
@@ -68,60 +84,72 @@ func (a *Act) prepare(t Type, n int, x []byte, cols int, kind prepKind, off int3
 	}
 	checkRow(vt, n, xs)
 	a.wt, a.n, a.cols, a.x, a.xs = t, n, cols, x[:xs*cols], xs
-	a.prepared = false
+	a.kind, a.off, a.prepared = prepKindNone, off, false
 	switch {
 	case kind == prepKindF32 && n%32 == 0 && n > 0:
-		a.prepFloat(t, n, cols)
+		a.kind, a.prepared = kind, true
+		if vt == F32 {
+			a.xf = BytesF32(a.x)
+			break
+		}
+		if cap(a.xfBuf) < n*cols {
+			a.xfBuf = make([]float32, n*cols)
+		}
+		a.xf = a.xfBuf[:n*cols]
 	case kind == prepKindQ8 && n >= 32:
 		g := 1
 		if group > 1 && cols >= group {
 			g = group
 		}
-		a.prepQ8(n, cols, off, g)
+		groups := (cols + g - 1) / g
+		a.grow(n / 32 * groups * g)
+		a.kind, a.group, a.prepared = kind, g, true
 	}
 }
 
-// prepFloat makes xf hold the columns as float32.
-func (a *Act) prepFloat(t Type, n, cols int) {
-	if t.VecDotType() == F32 {
-		a.xf = BytesF32(a.x)
-	} else {
-		if cap(a.xfBuf) < n*cols {
-			a.xfBuf = make([]float32, n*cols)
+// Fill prepares columns [c0, c1) (see Begin); the call that fills the last
+// column also clears the padding of a last partial column group.
+func (a *Act) Fill(c0, c1 int) {
+	switch a.kind {
+	case prepKindF32:
+		if a.wt.VecDotType() != F32 {
+			widenF16(bytesU16(a.x[2*a.n*c0:2*a.n*c1]), a.xf[a.n*c0:a.n*c1])
 		}
-		a.xf = a.xfBuf[:n*cols]
-		h := bytesU16(a.x)
-		for i := range a.xf {
-			a.xf[i] = fp16Table[h[i]]
+	case prepKindQ8:
+		end := c1
+		if c1 == a.cols {
+			end = (a.cols + a.group - 1) / a.group * a.group
+		}
+		for c := c0; c < end; c++ {
+			a.fillQ8(c)
 		}
 	}
-	a.prepared = true
 }
 
-// prepQ8 fills qs, dx8 and corr. With group g the columns are interleaved
-// per block in groups of g: the 32-byte slot of column c, block b is
-// ((c/g)·nb + b)·g + c%g (g = 1: column after column); a last partial group
-// is padded with zero columns.
-func (a *Act) prepQ8(n, cols int, off int32, g int) {
-	xs := a.xs
-	nb := n / 32
-	groups := (cols + g - 1) / g
-	a.grow(nb * groups * g)
-	a.group = g
-	for c := 0; c < groups*g; c++ {
-		for b := 0; b < nb; b++ {
-			slot := ((c/g)*nb+b)*g + c%g
-			qs, dx, corr := a.qs[32*slot:32*slot+32], a.dx8[8*slot:8*slot+8], a.corr[8*slot:8*slot+8]
-			if c >= cols {
-				clear(qs)
-				clear(dx)
-				clear(corr)
-				continue
-			}
-			prepQ8Into(a.x[c*xs+34*b:c*xs+34*b+34], 1, off, qs, dx, corr)
+// fillQ8 unpacks column c (zeros past the last column). With group g the
+// columns are interleaved per block in groups of g: the 32-byte slot of
+// column c, block b is ((c/g)·nb + b)·g + c%g (g = 1: column after column).
+func (a *Act) fillQ8(c int) {
+	nb, g := a.n/32, a.group
+	for b := 0; b < nb; b++ {
+		slot := ((c/g)*nb+b)*g + c%g
+		qs, dx, corr := a.qs[32*slot:32*slot+32], a.dx8[8*slot:8*slot+8], a.corr[8*slot:8*slot+8]
+		if c >= a.cols {
+			clear(qs)
+			clear(dx)
+			clear(corr)
+			continue
 		}
+		prepQ8Into(a.x[c*a.xs+34*b:c*a.xs+34*b+34], 1, a.off, qs, dx, corr)
 	}
-	a.prepared = true
+}
+
+// widenF16 converts fp16 values to float32 (exact); replaced by assembly
+// where the CPU allows.
+var widenF16 = func(h []uint16, f []float32) {
+	for i, v := range h {
+		f[i] = fp16Table[v]
+	}
 }
 
 func (a *Act) grow(blocks int) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
 )
 
@@ -169,5 +170,34 @@ func BenchmarkMatMulAct(b *testing.B) {
 			ns := cpuTimed(b, func() { MatMulAct(tp, n, g.w, rows, &a, dst, rows) })
 			b.ReportMetric(float64(n*rows*cols)/ns, "GMAC/s")
 		})
+	}
+}
+
+// TestActFillRanges: preparing the columns in ranges from several
+// goroutines (as the forward pass does for long prompts) gives the same
+// products as one Prepare.
+func TestActFillRanges(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 30))
+	for _, tp := range []Type{Q4_0, Q8_0, F16, F32, Q4_K} {
+		n, rows, cols := 256, 12, 21
+		g := newGemmCase(r, tp, n, rows, cols)
+		var whole, parts Act
+		whole.Prepare(tp, n, g.x, cols)
+		parts.Begin(tp, n, g.x, cols)
+		var wg sync.WaitGroup
+		for c0 := 0; c0 < cols; c0 += 5 {
+			wg.Add(1)
+			go func(c0 int) {
+				defer wg.Done()
+				parts.Fill(c0, min(c0+5, cols))
+			}(c0)
+		}
+		wg.Wait()
+		want, got := make([]float32, rows*cols), make([]float32, rows*cols)
+		MatMulAct(tp, n, g.w, rows, &whole, want, rows)
+		MatMulAct(tp, n, g.w, rows, &parts, got, rows)
+		if i := sameBits(got, want); i >= 0 {
+			t.Fatalf("%v: value %d: ranges %v, whole %v", tp, i, got[i], want[i])
+		}
 	}
 }

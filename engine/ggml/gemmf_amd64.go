@@ -45,6 +45,7 @@ func init() {
 		gemmImpl[t] = k.run
 		prepKinds[t] = prepKindF32
 	}
+	widenF16 = widenF16Asm
 }
 
 // widePool holds float32 copies of F16 row chunks (one per running task).
@@ -111,5 +112,15 @@ func (k *floatTiles) strips(n int, w []byte, rows int, a *Act, c int, out []floa
 	}
 	for ; r < rows; r++ {
 		out[r] = dotImpl[k.t](n, w[r*rs:(r+1)*rs], a.Column(c))
+	}
+}
+
+func widenF16Asm(h []uint16, f []float32) {
+	n := len(h) &^ 15
+	if n > 0 {
+		fp16ToF32Z(&h[0], &f[0], n)
+	}
+	for i := n; i < len(h); i++ {
+		f[i] = fp16Table[h[i]]
 	}
 }

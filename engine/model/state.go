@@ -36,6 +36,7 @@ type State struct {
 	ropeStorage []float32
 
 	mm   matmulTask
+	rt   rowsTask // per-row steps (rows.go)
 	attn attnTask
 	sq   *seqState // encoder-decoder networks (seqstate.go)
 }
@@ -161,7 +162,7 @@ func (s *State) forwardBatch(tokens []int32, all, last bool) []float32 {
 	if !all {
 		x, rows = s.x[(T-1)*d:T*d], 1
 	}
-	normRows(m.OutNorm, x, x, d)
+	s.normRows(m.OutNorm, x, x, d)
 	if len(s.logits) < rows*m.NVocab {
 		s.logits = make([]float32, rows*m.NVocab)
 	}
@@ -206,16 +207,16 @@ func (s *State) layer(l, T int) {
 	m, d := s.m, s.m.NEmbd
 	L := &m.Layers[l]
 	x, xn := s.x[:T*d], s.xn[:T*d]
-	normRows(L.AttnNorm, xn, x, d)
+	s.normRows(L.AttnNorm, xn, x, d)
 	s.attention(l, T, xn)
 	attnOut := s.tmp[:T*d]
 	if L.PostAttnNorm != nil {
-		normRows(L.PostAttnNorm, attnOut, attnOut, d)
+		s.normRows(L.PostAttnNorm, attnOut, attnOut, d)
 	}
 	if m.parallel {
 		// x + attn(n(x)) + ffn(n'(x)), n' = ffn_norm when present.
 		if L.FFNNorm != nil {
-			normRows(L.FFNNorm, xn, x, d)
+			s.normRows(L.FFNNorm, xn, x, d)
 		}
 		s.ffn(L, T, xn, s.ffnOut[:T*d])
 		add(x, attnOut)
@@ -224,17 +225,17 @@ func (s *State) layer(l, T int) {
 	}
 	add(x, attnOut)
 	if L.AttnOutNorm != nil {
-		normRows(L.AttnOutNorm, x, x, d)
+		s.normRows(L.AttnOutNorm, x, x, d)
 	}
-	normRows(L.FFNNorm, xn, x, d)
+	s.normRows(L.FFNNorm, xn, x, d)
 	out := s.ffnOut[:T*d]
 	s.ffn(L, T, xn, out)
 	if L.PostFFNNorm != nil {
-		normRows(L.PostFFNNorm, out, out, d)
+		s.normRows(L.PostFFNNorm, out, out, d)
 	}
 	add(x, out)
 	if L.OutNorm != nil {
-		normRows(L.OutNorm, x, x, d)
+		s.normRows(L.OutNorm, x, x, d)
 	}
 }
 
@@ -367,28 +368,11 @@ func (s *State) ffn(L *Layer, T int, xn, out []float32) {
 	up := s.up[:T*f.Up.W.Rows]
 	s.linear(up, f.Up, xn, T)
 	h := s.gate[:T*nff]
-	switch {
-	case f.FusedGate: // up rows are [gate; up]
-		for t := 0; t < T; t++ {
-			g, u := up[t*2*nff:t*2*nff+nff], up[t*2*nff+nff:(t+1)*2*nff]
-			row := h[t*nff : (t+1)*nff]
-			copy(row, g)
-			s.m.activateRow(row)
-			mulInto(row, u)
-		}
-	case f.Gate.W != nil:
+	if f.Gate.W != nil && !f.FusedGate {
 		s.linear(h, f.Gate, xn, T)
-		for t := 0; t < T; t++ {
-			row := h[t*nff : (t+1)*nff]
-			s.m.activateRow(row)
-			mulInto(row, up[t*nff:(t+1)*nff])
-		}
-	default:
-		copy(h, up)
-		for t := 0; t < T; t++ {
-			s.m.activateRow(h[t*nff : (t+1)*nff])
-		}
 	}
+	s.rt = rowsTask{s: s, op: opGLU, T: T, ffn: f, up: up, h: h}
+	s.eachRow()
 	s.linear(out, f.Down, h, T)
 }
 
@@ -434,16 +418,13 @@ func (s *State) prepare(x []float32, T, n int, wt ggml.Type) {
 	}
 	typ := wt.VecDotType()
 	stride := typ.RowSize(n)
-	var xq []byte
-	if typ == ggml.F32 {
-		xq = ggml.F32Bytes(x[:T*n])
-	} else {
-		for t := 0; t < T; t++ {
-			ggml.QuantizeActivation(typ, x[t*n:(t+1)*n], s.actBuf[t*stride:(t+1)*stride])
-		}
+	xq := ggml.F32Bytes(x[:T*n])
+	if typ != ggml.F32 {
 		xq = s.actBuf[:T*stride]
 	}
-	s.act.Prepare(wt, n, xq, T)
+	s.act.Begin(wt, n, xq, T)
+	s.rt = rowsTask{s: s, op: opQuant, T: T, x: x, n: n, typ: typ, stride: stride}
+	s.eachRow()
 	s.actSrc, s.actType, s.actT, s.actN = &x[0], wt, T, n
 }
 

@@ -1,0 +1,105 @@
+package model
+
+import "flowchat/engine/ggml"
+
+// Per-row steps of the forward pass (norms, the gated activation,
+// activation quantization) split over the worker pool for long prompts:
+// at 2 threads a step left on one thread costs twice its share (Amdahl),
+// and for a 512-token prompt these steps are several percent of the work.
+// Decode and short batches run them inline.
+
+// minParallelRows is the batch below which per-row steps stay inline.
+const minParallelRows = 8
+
+type rowOp uint8
+
+const (
+	opNorm  rowOp = iota // dst = norm(src) per row of d
+	opGLU                // h = act(gate)·up per row (FFN)
+	opQuant              // quantize rows of x and prepare them in s.act
+)
+
+// rowsTask is one per-row step over rows [0, T), per rows per index.
+type rowsTask struct {
+	s      *State
+	op     rowOp
+	T, per int
+
+	norm     *Norm // opNorm
+	dst, src []float32
+	d        int
+
+	ffn   *FFN // opGLU
+	up, h []float32
+
+	x      []float32 // opQuant: rows of n floats into s.actBuf
+	n      int
+	typ    ggml.Type
+	stride int
+}
+
+func (r *rowsTask) Run(i, worker int) {
+	t0 := i * r.per
+	t1 := min(t0+r.per, r.T)
+	switch r.op {
+	case opNorm:
+		for t := t0; t < t1; t++ {
+			r.norm.Forward(r.dst[t*r.d:(t+1)*r.d], r.src[t*r.d:(t+1)*r.d])
+		}
+	case opGLU:
+		r.s.gluRows(r.ffn, r.up, r.h, t0, t1)
+	case opQuant:
+		if r.typ != ggml.F32 {
+			for t := t0; t < t1; t++ {
+				ggml.QuantizeActivation(r.typ, r.x[t*r.n:(t+1)*r.n], r.s.actBuf[t*r.stride:(t+1)*r.stride])
+			}
+		}
+		r.s.act.Fill(t0, t1)
+	}
+}
+
+// eachRow runs s.rt over its T rows: inline for short batches or one
+// thread, else in ranges over the pool.
+func (s *State) eachRow() {
+	r, threads := &s.rt, s.m.pool.Size()
+	if r.T < minParallelRows || threads == 1 {
+		r.per = r.T
+		r.Run(0, 0)
+		return
+	}
+	r.per = max(1, (r.T+4*threads-1)/(4*threads))
+	s.m.pool.Run(r, (r.T+r.per-1)/r.per)
+}
+
+// normRows applies n to the T rows of d in src, into dst; a nil norm
+// copies.
+func (s *State) normRows(n *Norm, dst, src []float32, d int) {
+	if n == nil {
+		copy(dst, src)
+		return
+	}
+	s.rt = rowsTask{s: s, op: opNorm, T: len(src) / d, norm: n, dst: dst, src: src, d: d}
+	s.eachRow()
+}
+
+// gluRows computes the gated activation of FFN f for rows [t0, t1): up
+// holds the up projection (for a fused gate, [gate; up] per row), h the
+// gate projection on entry and the result on exit.
+func (s *State) gluRows(f *FFN, up, h []float32, t0, t1 int) {
+	nff := f.width()
+	for t := t0; t < t1; t++ {
+		row := h[t*nff : (t+1)*nff]
+		switch {
+		case f.FusedGate:
+			copy(row, up[t*2*nff:t*2*nff+nff])
+			s.m.activateRow(row)
+			mulInto(row, up[t*2*nff+nff:(t+1)*2*nff])
+		case f.Gate.W != nil:
+			s.m.activateRow(row)
+			mulInto(row, up[t*nff:(t+1)*nff])
+		default:
+			copy(row, up[t*nff:(t+1)*nff])
+			s.m.activateRow(row)
+		}
+	}
+}
