@@ -267,9 +267,7 @@ func (s *State) attention(l, T int, xn []float32) {
 			copy(v[t*c.vDim():(t+1)*c.vDim()], r[c.qDim()+c.kvDim():])
 		}
 	} else {
-		s.linear(q, a.Q, xn, T)
-		s.linear(k, a.K, xn, T)
-		s.linear(v, a.V, xn, T)
+		s.linears(xn, T, a.Q, q, a.K, k, a.V, v)
 	}
 	s.prepareQK(a, T, q, k)
 	s.storeKV(l, k, v)
@@ -366,10 +364,11 @@ func (s *State) ffn(L *Layer, T int, xn, out []float32) {
 	f := &L.FFN
 	nff := f.width()
 	up := s.up[:T*f.Up.W.Rows]
-	s.linear(up, f.Up, xn, T)
 	h := s.gate[:T*nff]
 	if f.Gate.W != nil && !f.FusedGate {
-		s.linear(h, f.Gate, xn, T)
+		s.linears(xn, T, f.Up, up, f.Gate, h, Linear{}, nil)
+	} else {
+		s.linear(up, f.Up, xn, T)
 	}
 	s.rt = rowsTask{s: s, op: opGLU, T: T, ffn: f, up: up, h: h}
 	s.eachRow()
@@ -395,15 +394,38 @@ func mulInto(dst, x []float32) {
 
 // linear computes dst[t] = W·x[t] + B for T rows.
 func (s *State) linear(dst []float32, lin Linear, x []float32, T int) {
-	w := lin.W
-	n, rows := w.Cols, w.Rows
-	s.prepare(x, T, n, w.Type)
-	s.mm = matmulTask{w: w, act: &s.act, dst: dst[:T*rows], rows: rows}
-	s.mm.chunk = chunkRows(rows, T, s.m.pool.Size())
-	s.m.pool.Run(&s.mm, (rows+s.mm.chunk-1)/s.mm.chunk)
-	if lin.B != nil {
-		for t := 0; t < T; t++ {
-			add(dst[t*rows:(t+1)*rows], lin.B)
+	s.linears(x, T, lin, dst, Linear{}, nil, Linear{}, nil)
+}
+
+// linears computes up to three linear maps of the same input in one pass
+// of the pool (Q, K, V; gate and up): one hand-off and one tail instead of
+// three. A map with a nil weight is skipped; maps whose weight type differs
+// from the first one's run on their own, since the activations are
+// prepared per weight type.
+func (s *State) linears(x []float32, T int, l0 Linear, d0 []float32, l1 Linear, d1 []float32, l2 Linear, d2 []float32) {
+	maps := [3]struct {
+		l Linear
+		d []float32
+	}{{l0, d0}, {l1, d1}, {l2, d2}}
+	s.mm = matmulTask{act: &s.act}
+	for _, p := range maps {
+		if p.l.W != nil && p.l.W.Type == l0.W.Type && p.l.W.Cols == l0.W.Cols {
+			s.mm.add(p.l.W, p.d, T, s.m.pool.Size())
+		}
+	}
+	s.prepare(x, T, l0.W.Cols, l0.W.Type)
+	s.m.pool.Run(&s.mm, s.mm.tasks)
+	for _, p := range maps[1:] {
+		if p.l.W != nil && (p.l.W.Type != l0.W.Type || p.l.W.Cols != l0.W.Cols) {
+			s.linear(p.d, p.l, x, T) // after the pass: it reuses s.mm
+		}
+	}
+	for _, p := range maps {
+		if p.l.W != nil && p.l.B != nil {
+			rows := p.l.W.Rows
+			for t := 0; t < T; t++ {
+				add(p.d[t*rows:(t+1)*rows], p.l.B)
+			}
 		}
 	}
 }
@@ -435,7 +457,13 @@ func chunkRows(rows, T, threads int) int {
 	if threads == 1 && T == 1 {
 		return rows
 	}
-	c := (rows + 4*threads - 1) / (4 * threads)
+	// Decode: small tasks (~16 per thread) keep the tail, where one thread
+	// waits for the other's last task, short.
+	per := 4
+	if T == 1 {
+		per = 16
+	}
+	c := (rows + per*threads - 1) / (per * threads)
 	if T > 1 {
 		c = min(c, 64)
 	}
@@ -443,19 +471,40 @@ func chunkRows(rows, T, threads int) int {
 	return min(c, rows)
 }
 
-// matmulTask multiplies one chunk of weight rows by every batch row.
+// matmulTask multiplies chunks of weight rows by every batch row, for up
+// to three matrices of the same input and weight type: task i belongs to
+// the last part whose first task is ≤ i.
 type matmulTask struct {
-	w           *Weight
-	act         *ggml.Act
-	dst         []float32 // [T × rows]
-	rows, chunk int
+	act   *ggml.Act
+	parts [3]mmPart
+	n     int // parts in use
+	tasks int // tasks of all parts
+}
+
+type mmPart struct {
+	w            *Weight
+	dst          []float32 // [T × rows]
+	chunk, first int
+}
+
+// add appends a matrix with its output to the task.
+func (mt *matmulTask) add(w *Weight, dst []float32, T, threads int) {
+	c := chunkRows(w.Rows, T, threads)
+	mt.parts[mt.n] = mmPart{w: w, dst: dst[:T*w.Rows], chunk: c, first: mt.tasks}
+	mt.n++
+	mt.tasks += (w.Rows + c - 1) / c
 }
 
 func (mt *matmulTask) Run(i, worker int) {
-	r0 := i * mt.chunk
-	r1 := min(r0+mt.chunk, mt.rows)
-	rs := mt.w.Type.RowSize(mt.w.Cols)
-	ggml.MatMulAct(mt.w.Type, mt.w.Cols, mt.w.Data[r0*rs:r1*rs], r1-r0, mt.act, mt.dst[r0:], mt.rows)
+	p := &mt.parts[0]
+	for k := 1; k < mt.n && i >= mt.parts[k].first; k++ {
+		p = &mt.parts[k]
+	}
+	w, rows := p.w, p.w.Rows
+	r0 := (i - p.first) * p.chunk
+	r1 := min(r0+p.chunk, rows)
+	rs := w.Type.RowSize(w.Cols)
+	ggml.MatMulAct(w.Type, w.Cols, w.Data[r0*rs:r1*rs], r1-r0, mt.act, p.dst[r0:], rows)
 }
 
 func sqrt64(x float64) float64 { return math.Sqrt(x) }
