@@ -89,8 +89,8 @@ GLOBL gflip80<>(SB), RODATA|NOPTR, $32
 
 // SCALE broadcasts the fp32 value of the fp16 scale at (ptr) into ydw.
 #define SCALE(ptr, ydw) \
-	MOVWLZX      (ptr), AX \
-	VBROADCASTSS (R8)(AX*4), ydw
+	VPBROADCASTW (ptr), X13 \
+	VCVTPH2PS    X13, ydw
 
 // Q4W unpacks the 32 nibbles of the Q4_0 block at (ptr) into yw (uint8,
 // element order) and its scale into ydw; Y14 holds the nibble mask.
