@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 )
@@ -92,4 +93,38 @@ func streamMiB() int {
 		return v
 	}
 	return 600
+}
+
+// BenchmarkReadBandwidth is the machine's memory read bandwidth as decode
+// sees it: 1 GiB in huge pages summed by the F32 dot kernel on 1 and 2
+// goroutines (each its own half). It is the limit the decode GB/s figures
+// in docs/PERFORMANCE.md are compared with.
+func BenchmarkReadBandwidth(b *testing.B) {
+	const size, chunk = 1 << 30, 1 << 18
+	buf := hugeAlloc(b, size)
+	for i := range buf {
+		buf[i] = byte(i)
+	}
+	x := make([]byte, chunk)
+	for _, th := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", th), func(b *testing.B) {
+			b.SetBytes(size)
+			for i := 0; i < b.N; i++ {
+				var wg sync.WaitGroup
+				var sums [2]float32
+				part := size / th
+				for t := 0; t < th; t++ {
+					wg.Add(1)
+					go func(p []byte, sum *float32) {
+						defer wg.Done()
+						for off := 0; off < len(p); off += chunk {
+							*sum += VecDot(F32, chunk/4, p[off:off+chunk], x)
+						}
+					}(buf[t*part:(t+1)*part], &sums[t])
+				}
+				wg.Wait()
+				benchSink = sums[0] + sums[1]
+			}
+		})
+	}
 }
