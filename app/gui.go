@@ -66,7 +66,7 @@ func gui(args []string, stdout, stderr io.Writer) error {
 	}
 	w, app := ui.NewMainWindow(a, ui.Deps{
 		Library: lib, Storage: files, Model: mf.model, DefaultModel: demo, PollMemory: memoryPoll,
-		Hub: hubs, Downloads: hubs, Lab: newGUILab(labCacheDir(), mf.threads),
+		Hub: hubs, Downloads: hubs, Lab: newGUILab(quantlabCacheDir(), mf.threads),
 	})
 	window.Store(app)
 	w.ShowAndRun()

@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/adrg/xdg"
-
 	"flowchat/app/quantlab"
 	"flowchat/engine/eval"
 	"flowchat/engine/quant"
@@ -25,10 +23,6 @@ type guiLab struct {
 }
 
 var _ ui.Lab = (*guiLab)(nil)
-
-// labCacheDir is where `flowchat quantlab` keeps its results too, so a
-// report computed by either is reopened by both.
-func labCacheDir() string { return filepath.Join(xdg.CacheHome, "flowchat", "quantlab") }
 
 func newGUILab(cacheDir string, threads int) *guiLab {
 	return &guiLab{cacheDir: cacheDir, threads: threads, chartW: 720, chartH: 450}
