@@ -523,8 +523,8 @@ func TestRestartPicksUpPart(t *testing.T) {
 	if err != nil || len(ids) != 1 || ids[0] != id {
 		t.Fatalf("restore: %v %v", ids, err)
 	}
-	if st, _ := m2.Status(id); st.State != Paused {
-		t.Errorf("restored job %v, want paused", st.State)
+	if st, _ := m2.Status(id); st.State != Paused || st.Done != 123_456 {
+		t.Errorf("restored job %v with %d bytes, want paused with the .part's 123456", st.State, st.Done)
 	}
 	m2.Resume(id)
 	if err := m2.Wait(context.Background(), id); err != nil {

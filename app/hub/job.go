@@ -125,6 +125,20 @@ func (j *Job) finalPath(i int) string {
 
 func (j *Job) partPath(i int) string { return j.finalPath(i) + ".part" }
 
+// bytesOnDisk counts what a restored job already has: finished files whole,
+// the others as far as their .part files go.
+func (j *Job) bytesOnDisk() int64 {
+	var n int64
+	for i := range j.rec.Spec.Files {
+		if j.finalPresent(i) {
+			n += j.rec.Spec.Files[i].Size
+		} else if st, err := os.Stat(j.partPath(i)); err == nil {
+			n += st.Size()
+		}
+	}
+	return n
+}
+
 func (j *Job) finalPresent(i int) bool {
 	st, err := os.Stat(j.finalPath(i))
 	return err == nil && (j.rec.Spec.Files[i].Size == 0 || st.Size() == j.rec.Spec.Files[i].Size)

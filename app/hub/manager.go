@@ -171,6 +171,7 @@ func (m *Manager) Restore(dir string) ([]string, error) {
 		if _, ok := m.jobs[rec.ID]; !ok {
 			j := newJob(m, rec, p)
 			j.state, j.ev.State = Paused, Paused
+			j.ev.Done = j.bytesOnDisk()
 			m.jobs[rec.ID] = j
 		}
 		m.mu.Unlock()
