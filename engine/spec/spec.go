@@ -59,6 +59,11 @@ type Network struct {
 	Activation string `json:"activation_function"`
 	// PositionEmbedding: "rope", "alibi", "sinusoidal", "learned", "empty".
 	PositionEmbedding string `json:"position_embedding"`
+	// SinusoidalStyle is the convention of "sinusoidal" positions:
+	// "fairseq" (the default; m2m100: position offset 2, frequencies
+	// 10000^(-i/(d/2-1))) or "marian" (no offset, angle pos/10000^(2i/d));
+	// both put sin in the first half of the row and cos in the second.
+	SinusoidalStyle string `json:"sinusoidal_style"`
 	// QKColumnOrder is the RoPE rotation layout of the Q/K weights:
 	// "interleaved" (pairs (2i, 2i+1): GGUF llama, GGML "normal" mode) or
 	// "half" (pairs (i, i+d/2): HF rotate-half, GGML NEOX mode).
@@ -213,6 +218,7 @@ var allowed = map[string][]string{
 	"qk_column_order":        {"", "interleaved", "half"},
 	"qkv_format":             {"", "separate", "fused"},
 	"pooling":                {"", "none", "mean", "cls"},
+	"sinusoidal_style":       {"", "fairseq", "marian"},
 }
 
 // Validate checks enumerated values.
@@ -221,7 +227,7 @@ func (s *Spec) Validate() error {
 	vals := map[string]string{
 		"type": n.Type, "normalization_function": n.Normalization, "activation_function": n.Activation,
 		"position_embedding": n.PositionEmbedding, "qk_column_order": n.QKColumnOrder,
-		"qkv_format": n.QKVFormat, "pooling": n.Pooling,
+		"qkv_format": n.QKVFormat, "pooling": n.Pooling, "sinusoidal_style": n.SinusoidalStyle,
 	}
 	keys := make([]string, 0, len(vals))
 	for k := range vals {
