@@ -11,12 +11,15 @@ import (
 
 // Encoder-decoder networks: T5 (RMS norm, relative position bias from
 // layer 0's attn_rel_b shared by every layer, no attention scaling, gated
-// GELU) and the m2m100 family (LayerNorm with biases, sinusoidal positions,
-// scaled embeddings). Canonical names follow GGUF's T5: enc.blk.{i}.*,
-// dec.blk.{i}.* with cross_attn_* for attention over the encoder output,
-// enc.output_norm, dec.output_norm, token_embd (shared), output.
+// GELU) and the m2m100/Marian family (LayerNorm with biases, sinusoidal
+// positions, scaled embeddings; Marian's layers are post-norm and its head
+// has a bias, final_logits_bias, bound as output.bias). Canonical names
+// follow GGUF's T5: enc.blk.{i}.*, dec.blk.{i}.* with cross_attn_* for
+// attention over the encoder output, enc.output_norm, dec.output_norm,
+// token_embd (shared), output.
 
-// seqAttn is one attention block with its pre-norm.
+// seqAttn is one attention block with its norm (before the block, or
+// after the residual add in post-norm networks).
 type seqAttn struct {
 	Norm       *Norm
 	Q, K, V, O Linear
@@ -33,8 +36,11 @@ type seq2seq struct {
 	enc, dec         []seqLayer
 	encNorm, decNorm *Norm
 	encRel, decRel   *Weight // [n_head cols, buckets rows]; nil without relative bias
-	sinusoidal       bool
-	outScale         float32 // tied T5 heads scale by d^-0.5
+	// posEmbd writes the sinusoidal position row [d] of a position; nil
+	// without sinusoidal positions.
+	posEmbd  func(dst []float32, pos int)
+	postNorm bool    // norms follow the residual adds (Marian, spec post_norm)
+	outScale float32 // tied T5 heads scale by d^-0.5
 }
 
 func buildSeq2Seq(s *spec.Spec, c Config, src Source, opt Options) (*Model, error) {
@@ -47,7 +53,7 @@ func buildSeq2Seq(s *spec.Spec, c Config, src Source, opt Options) (*Model, erro
 	m.TokEmbd, m.NVocab = emb, emb.Rows
 	m.glu = isGLU(s.Network.Activation)
 	rms := s.Network.Normalization == "rms"
-	sq := &seq2seq{sinusoidal: s.Network.PositionEmbedding == "sinusoidal", outScale: 1}
+	sq := &seq2seq{posEmbd: sinusoidFor(&s.Network), postNorm: s.Network.PostNorm, outScale: 1}
 	sq.enc = b.seqLayers("enc.blk.", c, rms, m.glu, false)
 	sq.dec = b.seqLayers("dec.blk.", c, rms, m.glu, true)
 	sq.encNorm = b.norm("enc.output_norm", c.NEmbd, rms, false, c.NormEps)
@@ -56,6 +62,8 @@ func buildSeq2Seq(s *spec.Spec, c Config, src Source, opt Options) (*Model, erro
 	sq.decRel = b.optMatrix("dec.blk.0.attn_rel_b.weight", c.NHead, -1)
 	if m.Output = b.optLinear("output", c.NEmbd, m.NVocab); m.Output.W == nil {
 		m.Output.W = emb
+		// A tied head may still have its own bias (Marian's final_logits_bias).
+		m.Output.B = b.vector("output.bias", m.NVocab)
 		if rms { // T5 rescales the tied head's input by d_model^-0.5
 			sq.outScale = float32(1 / math.Sqrt(float64(c.NEmbd)))
 		}
@@ -129,6 +137,17 @@ func relBucket(key, query, nBuckets, maxDist int, bidirectional bool) int {
 	return bucket + min(large, nBuckets-1)
 }
 
+// sinusoidFor picks the spec's sinusoidal position convention.
+func sinusoidFor(n *spec.Network) func([]float32, int) {
+	switch {
+	case n.PositionEmbedding != "sinusoidal":
+		return nil
+	case n.SinusoidalStyle == "marian":
+		return sinusoidMarian
+	}
+	return sinusoid
+}
+
 // sinusoid writes the m2m100/fairseq sinusoidal embedding of position pos
 // (offset by the padding index + 1 = 2): sin in the first half, cos in the
 // second, frequencies 10000^(-i/(d/2-1)).
@@ -140,6 +159,21 @@ func sinusoid(dst []float32, pos int) {
 		a := p * math.Exp(-float64(i)*step)
 		dst[i] = float32(math.Sin(a))
 		dst[half+i] = float32(math.Cos(a))
+	}
+}
+
+// sinusoidMarian writes Marian's sinusoidal embedding of position pos (no
+// offset): for i < d/2, angle = pos / 10000^(2i/d), sin at i and cos at
+// d/2+i (MarianSinusoidalPositionalEmbedding; an odd d has one more sin).
+func sinusoidMarian(dst []float32, pos int) {
+	d := len(dst)
+	nSin := (d + 1) / 2
+	for k := 0; k < nSin; k++ {
+		a := float64(pos) / math.Pow(10000, float64(2*k)/float64(d))
+		dst[k] = float32(math.Sin(a))
+		if nSin+k < d {
+			dst[nSin+k] = float32(math.Cos(a))
+		}
 	}
 }
 

@@ -102,9 +102,9 @@ func (ss *seqState) embedRow(m *Model, dst []float32, tok int32, pos int) {
 			dst[i] *= m.embdScale
 		}
 	}
-	if m.seq.sinusoidal {
+	if m.seq.posEmbd != nil {
 		pe := make([]float32, len(dst))
-		sinusoid(pe, pos)
+		m.seq.posEmbd(pe, pos)
 		add(dst, pe)
 	}
 }
@@ -116,14 +116,17 @@ func (ss *seqState) runEncoder(m *Model, tokens []int32) {
 		ss.embedRow(m, x[t*d:(t+1)*d], tok, t)
 	}
 	h := make([]float32, T*d)
-	for _, l := range m.seq.enc {
-		normRows(l.Self.Norm, h, x, d)
+	sq := m.seq
+	for _, l := range sq.enc {
+		sq.blockIn(l.Self.Norm, h, x, d)
 		k, v := make([]float32, T*c.kvDim()), make([]float32, T*c.vDim())
 		ss.linear(k, l.Self.K, h, T)
 		ss.linear(v, l.Self.V, h, T)
-		ss.attention(m, x, h, T, &l.Self, k, v, T, 0, m.seq.encRel, true)
-		normRows(l.FFNNorm, h, x, d)
+		ss.attention(m, x, h, T, &l.Self, k, v, T, 0, sq.encRel, true)
+		sq.blockOut(l.Self.Norm, x, d)
+		sq.blockIn(l.FFNNorm, h, x, d)
 		ss.ffnAdd(m, x, h, T, &l.FFN)
+		sq.blockOut(l.FFNNorm, x, d)
 	}
 	normRows(m.seq.encNorm, x, x, d)
 	ss.encOut = x
@@ -141,16 +144,20 @@ func (ss *seqState) decodeStep(m *Model, tok int32) []float32 {
 	d, c, p := m.NEmbd, m.Config, ss.nDec
 	x, h := make([]float32, d), make([]float32, d)
 	ss.embedRow(m, x, tok, p)
-	for i, l := range m.seq.dec {
-		normRows(l.Self.Norm, h, x, d)
+	sq := m.seq
+	for i, l := range sq.dec {
+		sq.blockIn(l.Self.Norm, h, x, d)
 		ss.linear(ss.selfK[i][p*c.kvDim():(p+1)*c.kvDim()], l.Self.K, h, 1)
 		ss.linear(ss.selfV[i][p*c.vDim():(p+1)*c.vDim()], l.Self.V, h, 1)
-		ss.attention(m, x, h, 1, &l.Self, ss.selfK[i], ss.selfV[i], p+1, p, m.seq.decRel, false)
-		normRows(l.Cross.Norm, h, x, d)
+		ss.attention(m, x, h, 1, &l.Self, ss.selfK[i], ss.selfV[i], p+1, p, sq.decRel, false)
+		sq.blockOut(l.Self.Norm, x, d)
+		sq.blockIn(l.Cross.Norm, h, x, d)
 		kv := ss.crossKV[i]
 		ss.attention(m, x, h, 1, &l.Cross, kv[:ss.nEnc*c.kvDim()], kv[ss.nEnc*c.kvDim():], ss.nEnc, -1, nil, true)
-		normRows(l.FFNNorm, h, x, d)
+		sq.blockOut(l.Cross.Norm, x, d)
+		sq.blockIn(l.FFNNorm, h, x, d)
 		ss.ffnAdd(m, x, h, 1, &l.FFN)
+		sq.blockOut(l.FFNNorm, x, d)
 	}
 	ss.nDec++
 	normRows(m.seq.decNorm, x, x, d)
@@ -162,6 +169,24 @@ func (ss *seqState) decodeStep(m *Model, tok int32) []float32 {
 	logits := make([]float32, m.NVocab)
 	ss.linear(logits, m.Output, x, 1)
 	return logits
+}
+
+// blockIn writes a sub-block's input rows into h: norm(x) before the
+// block in pre-norm networks, x itself in post-norm ones.
+func (sq *seq2seq) blockIn(n *Norm, h, x []float32, d int) {
+	if sq.postNorm {
+		copy(h, x)
+		return
+	}
+	normRows(n, h, x, d)
+}
+
+// blockOut normalizes the residual sum x in place after a sub-block of a
+// post-norm network (LN(x + block(x))); pre-norm networks leave it.
+func (sq *seq2seq) blockOut(n *Norm, x []float32, d int) {
+	if sq.postNorm {
+		normRows(n, x, x, d)
+	}
 }
 
 // attention adds a.O(attend(a.Q(h), k, v)) to x for T query rows at
