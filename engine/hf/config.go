@@ -133,12 +133,50 @@ func (c Config) ModelConfig(s *spec.Spec, arch string) (model.Config, error) {
 	m.NormEps = float32(eps)
 	m.RelBuckets = c.Int(0, "relative_attention_num_buckets")
 	m.RelMaxDistance = c.Int(0, "relative_attention_max_distance")
-	m.DecoderStart = int32(c.Int(0, "decoder_start_token_id"))
+	// Marian and T5 start decoding from the pad token when no start is named.
+	m.DecoderStart = int32(c.Int(c.Int(0, "pad_token_id"), "decoder_start_token_id"))
 	if n.PositionEmbedding != "rope" {
 		m.NRot, m.RopeTheta, m.RopeFreqScale = m.HeadDim, 10000, 1
 		return m, nil
 	}
 	return m, c.rope(&m, n)
+}
+
+// seqActivations maps the FFN activations config.json names for
+// encoder-decoder families to spec activations: T5's feed_forward_proj
+// ("gated-" = act(wi_0 x) · wi_1 x; HF's gated-gelu is the tanh GELU) and
+// BART-style activation_function (HF "gelu" is the erf GELU, "swish" SiLU).
+var seqActivations = map[string]string{
+	"relu": "relu", "gelu": "gelu_erf", "gelu_new": "gelu_exact", "swish": "silu", "silu": "silu",
+	"gated-gelu": "geglu_exact", "gated-relu": "reglu", "gated-silu": "swiglu", "gated-swish": "swiglu",
+}
+
+// SeqSpec parameterizes a builtin encoder-decoder spec by config.json: the
+// FFN activation (feed_forward_proj, activation_function) and whether
+// embeddings are scaled by sqrt(d_model) (scale_embedding). Other specs
+// are returned as they are; s itself is never modified.
+func (c Config) SeqSpec(s *spec.Spec) (*spec.Spec, error) {
+	if s.Network.Type != "transformer.encoder_decoder" {
+		return s, nil
+	}
+	cp := *s
+	for _, key := range []string{"feed_forward_proj", "activation_function"} {
+		if v := c.Str(key); v != "" {
+			act, ok := seqActivations[v]
+			if !ok {
+				return nil, fmt.Errorf("config.json %s %q is not supported", key, v)
+			}
+			cp.Network.Activation = act
+			break
+		}
+	}
+	if v, ok := c["scale_embedding"].(bool); ok {
+		cp.Network.EmbeddingScale = nil
+		if v {
+			cp.Network.EmbeddingScale = json.RawMessage(`"sqrt_dim"`)
+		}
+	}
+	return &cp, nil
 }
 
 // rope fills the rotary parameters: base, rotated dims, linear scaling.

@@ -67,6 +67,9 @@ func Open(path string, sp *spec.Spec) (*Folder, error) {
 		if f.Spec, err = spec.ForArchitecture(f.ModelType, "safetensors"); err != nil {
 			return nil, fmt.Errorf("hf: %w", err)
 		}
+		if f.Spec, err = f.Config.SeqSpec(f.Spec); err != nil {
+			return nil, fmt.Errorf("hf: %s: %w", f.Dir, err)
+		}
 	}
 	if f.Weights, err = OpenWeights(path); err != nil {
 		return nil, fmt.Errorf("hf: %w", err)
