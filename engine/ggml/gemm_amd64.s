@@ -442,11 +442,15 @@ label: \
 	VZEROUPPER \
 	RET
 
-// STRIP4V is the loop of 4 rows against one column (decode).
-#define STRIP4V(unpack, sz, label) \
+// STRIP4V is the loop of 4 rows against one column (decode). The column's
+// block (values, correction, scale) is loaded once into Y20-Y22 for the 4
+// rows, and the unpacking constant c15 (Q4_0 shift counts, Q8_0 sign flip)
+// lives in Y15: fewer loads per row.
+#define STRIP4V(unpack, sz, c15, label) \
 	ARGS \
 	ROWS4 \
 	VMOVDQU gnibble<>(SB), Y14 \
+	VMOVDQU c15<>(SB), Y15 \
 	VPXORD  Y16, Y16, Y16 \
 	VPXORD  Y17, Y17, Y17 \
 	VPXORD  Y18, Y18, Y18 \
@@ -456,11 +460,17 @@ label: \
 	PREFETCHT0 (BX)(R9*4) \
 	PREFETCHT0 (R10)(R9*4) \
 	PREFETCHT0 (R11)(R9*4) \
+	VMOVDQU32 (DI), Y20 \
+	VMOVDQU32 (R12), Y21 \
+	VMOVUPS   (DX), Y22 \
 	unpack(SI, Y4, Y8) \
 	unpack(BX, Y5, Y9) \
 	unpack(R10, Y6, Y10) \
 	unpack(R11, Y7, Y11) \
-	COL4V(XQ0, XD0, XC0, Y16, Y17, Y18, Y19) \
+	PAIRVR(Y4, Y8, Y16) \
+	PAIRVR(Y5, Y9, Y17) \
+	PAIRVR(Y6, Y10, Y18) \
+	PAIRVR(Y7, Y11, Y19) \
 	ADDQ $sz, SI \
 	ADDQ $sz, BX \
 	ADDQ $sz, R10 \
@@ -472,6 +482,28 @@ label: \
 	STORE4V(Y16, Y17, Y18, Y19, DI) \
 	VZEROUPPER \
 	RET
+
+// PAIRVR is PAIRV with the column's block in Y20 (values), Y21
+// (correction) and Y22 (scale).
+#define PAIRVR(yw, ydw, acc) \
+	VMOVDQA32   Y21, Y12 \
+	VPDPBUSD    Y20, yw, Y12 \
+	VCVTDQ2PS   Y12, Y12 \
+	VMULPS      Y22, ydw, Y13 \
+	VFMADD231PS Y13, Y12, acc
+
+// Q8WVR is Q8WV with the flip constant in Y15.
+#define Q8WVR(ptr, yw, ydw) \
+	VMOVDQU 2(ptr), yw \
+	VPXOR   Y15, yw, yw \
+	SCALE(ptr, ydw)
+
+// Q4WR is Q4W with the shift counts in Y15.
+#define Q4WR(ptr, yw, ydw) \
+	VBROADCASTI128 2(ptr), yw \
+	VPSRLVQ        Y15, yw, yw \
+	VPAND          Y14, yw, yw \
+	SCALE(ptr, ydw)
 
 // ONEV is the loop of one row against one column.
 #define ONEV(unpack, sz, label) \
@@ -497,7 +529,7 @@ TEXT ·q40x1VNNI(SB), NOSPLIT, $0-80
 
 // func q40x4VNNI(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q40x4VNNI(SB), NOSPLIT, $0-80
-	STRIP4V(Q4W, 18, q40x4v)
+	STRIP4V(Q4WR, 18, ghishift, q40x4v)
 
 // func q40t44VNNI(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q40t44VNNI(SB), NOSPLIT, $0-80
@@ -509,7 +541,7 @@ TEXT ·q80x1VNNI(SB), NOSPLIT, $0-80
 
 // func q80x4VNNI(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q80x4VNNI(SB), NOSPLIT, $0-80
-	STRIP4V(Q8WV, 34, q80x4v)
+	STRIP4V(Q8WVR, 34, gflip80, q80x4v)
 
 // func q80t44VNNI(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q80t44VNNI(SB), NOSPLIT, $0-80

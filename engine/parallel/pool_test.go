@@ -49,3 +49,35 @@ func BenchmarkRunSmall(b *testing.B) {
 		p.Run(nop{}, 8)
 	}
 }
+
+// spinTask burns about d iterations of work per index (no memory traffic).
+type spinTask struct {
+	d    int
+	sink [8]uint64
+}
+
+func (s *spinTask) Run(i, w int) {
+	x := uint64(i)
+	for k := 0; k < s.d; k++ {
+		x = x*6364136223846793005 + 1442695040888963407
+	}
+	s.sink[w] += x
+}
+
+// BenchmarkRunWork is a decode-like sequence: runs of 24 tasks of about a
+// microsecond each, with a few microseconds of serial work between runs.
+// ns/op is per run; compare size=1 with size=2 for the hand-off cost.
+func BenchmarkRunWork(b *testing.B) {
+	for _, size := range []int{1, 2} {
+		b.Run(map[int]string{1: "size=1", 2: "size=2"}[size], func(b *testing.B) {
+			p := New(size)
+			defer p.Close()
+			t := &spinTask{d: 1000}
+			serial := &spinTask{d: 3000}
+			for i := 0; i < b.N; i++ {
+				p.Run(t, 24)
+				serial.Run(0, 0)
+			}
+		})
+	}
+}
