@@ -48,7 +48,7 @@ func BenchmarkMatVecHuge(b *testing.B) {
 // (MatMulAct with one prepared column) on one thread, as decode does: the
 // single-core memory-bound rate of each kernel.
 func BenchmarkDecodeStream(b *testing.B) {
-	for _, tp := range []Type{Q4_0, Q8_0, F16} {
+	for _, tp := range []Type{Q4_0, Q8_0, F16, Q4_K, Q6_K} {
 		for _, sh := range [][2]int{{5632, 2048}, {2048, 5632}, {256, 2048}} {
 			rows, n := sh[0], sh[1]
 			b.Run(fmt.Sprintf("%v/%dx%d", tp, rows, n), func(b *testing.B) { benchStream(b, tp, rows, n) })

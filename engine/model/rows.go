@@ -8,8 +8,12 @@ import "flowchat/engine/ggml"
 // and for a 512-token prompt these steps are several percent of the work.
 // Decode and short batches run them inline.
 
-// minParallelRows is the batch below which per-row steps stay inline.
-const minParallelRows = 8
+// minParallelRows is the batch below which per-row steps stay inline;
+// minParallelSpan the FFN width from which decode splits its one row.
+const (
+	minParallelRows = 8
+	minParallelSpan = 1024
+)
 
 type rowOp uint8
 
@@ -24,6 +28,7 @@ type rowsTask struct {
 	s      *State
 	op     rowOp
 	T, per int
+	span   bool // opGLU of one row: index i is elements [i·per, (i+1)·per)
 
 	norm     *Norm // opNorm
 	dst, src []float32
@@ -39,6 +44,10 @@ type rowsTask struct {
 }
 
 func (r *rowsTask) Run(i, worker int) {
+	if r.span {
+		r.s.gluSpan(r.ffn, r.up, r.h, i*r.per, min((i+1)*r.per, r.ffn.width()))
+		return
+	}
 	t0 := i * r.per
 	t1 := min(t0+r.per, r.T)
 	switch r.op {
@@ -62,6 +71,13 @@ func (r *rowsTask) Run(i, worker int) {
 // thread, else in ranges over the pool.
 func (s *State) eachRow() {
 	r, threads := &s.rt, s.m.pool.Size()
+	if r.op == opGLU && r.T == 1 && threads > 1 && r.ffn.width() >= minParallelSpan {
+		// Decode: split the one row (SiLU's exp is ~10 ns a value).
+		nff := r.ffn.width()
+		r.span, r.per = true, (nff+2*threads-1)/(2*threads)
+		s.m.pool.Run(r, (nff+r.per-1)/r.per)
+		return
+	}
 	if r.T < minParallelRows || threads == 1 {
 		r.per = r.T
 		r.Run(0, 0)
@@ -80,6 +96,25 @@ func (s *State) normRows(n *Norm, dst, src []float32, d int) {
 	}
 	s.rt = rowsTask{s: s, op: opNorm, T: len(src) / d, norm: n, dst: dst, src: src, d: d}
 	s.eachRow()
+}
+
+// gluSpan computes elements [i0, i1) of the gated activation of the one
+// row of a decode step (see gluRows).
+func (s *State) gluSpan(f *FFN, up, h []float32, i0, i1 int) {
+	nff := f.width()
+	row := h[i0:i1]
+	switch {
+	case f.FusedGate:
+		copy(row, up[i0:i1])
+		s.m.activateRow(row)
+		mulInto(row, up[nff+i0:nff+i1])
+	case f.Gate.W != nil:
+		s.m.activateRow(row)
+		mulInto(row, up[i0:i1])
+	default:
+		copy(row, up[i0:i1])
+		s.m.activateRow(row)
+	}
 }
 
 // gluRows computes the gated activation of FFN f for rows [t0, t1): up
