@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -47,12 +48,17 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintln(stdout, "| model | size | params | backend | threads | test | t/s (median) | ± stdev |")
 	fmt.Fprintln(stdout, "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |")
+	var loads []string
+	var fileSize int64
 	for _, th := range ths {
 		mf.threads = th
+		t0 := time.Now()
 		m, err := mf.load()
 		if err != nil {
 			return err
 		}
+		loads = append(loads, fmt.Sprintf("%.2f s (%d threads)", time.Since(t0).Seconds(), th))
+		fileSize = m.Info.FileSize
 		row := func(test string, ts []float64) {
 			med, sd := medianStd(ts)
 			fmt.Fprintf(stdout, "| %s %s | %s | %s | CPU | %d | %s | %.2f | %.2f |\n",
@@ -70,7 +76,26 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		}
 		m.Close()
 	}
+	fmt.Fprintf(stdout, "\nload: %s; peak RSS %s; file %s\n", strings.Join(loads, ", "), peakRSS(), humanBytes(fileSize))
 	return nil
+}
+
+// peakRSS is the process's peak resident set (VmHWM, Linux), "n/a"
+// elsewhere: with the default huge-page copy it counts the weights twice
+// while they are copied out of the file mapping.
+func peakRSS() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "n/a"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "VmHWM:" && f[2] == "kB" {
+			if kb, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+				return humanBytes(kb << 10)
+			}
+		}
+	}
+	return "n/a"
 }
 
 func parseInts(s string) ([]int, error) {

@@ -7,3 +7,9 @@ package model
 func hugeAlloc(n int) ([]byte, func() error, error) {
 	return make([]byte, n), func() error { return nil }, nil
 }
+
+// dropPages is a no-op where pages cannot be given back (see the Linux
+// version).
+func dropPages(b []byte) {}
+
+func isFileMapping(b []byte) bool { return false }

@@ -26,10 +26,19 @@ func (s *ggufSource) copyToHugePages() (func() error, error) {
 	if err != nil {
 		return nil, err
 	}
-	off := 0
+	off, mapped := 0, false
+	for _, w := range s.byName {
+		if w.Rows > 1 && len(w.Data) > 0 {
+			mapped = isFileMapping(w.Data)
+			break
+		}
+	}
 	for _, w := range s.byName {
 		if w.Rows > 1 {
 			n := copy(buf[off:], w.Data)
+			if mapped {
+				dropPages(w.Data)
+			}
 			w.Data = buf[off : off+n : off+n]
 			off += (n + 63) &^ 63
 		}
