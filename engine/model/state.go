@@ -452,24 +452,33 @@ func (s *State) prepare(x []float32, T, n int, wt ggml.Type) {
 
 // chunkRows picks how many weight rows one task covers: enough tasks for
 // load balance, and for batches small enough chunks that a chunk of weights
-// stays in cache while every token of the batch passes over it.
-func chunkRows(rows, T, threads int) int {
+// stays in cache while every token of the batch passes over it. rowBytes
+// is the size of one weight row.
+func chunkRows(rows, T, threads, rowBytes int) int {
 	if threads == 1 && T == 1 {
 		return rows
 	}
 	// Decode: small tasks (~16 per thread) keep the tail, where one thread
-	// waits for the other's last task, short.
+	// waits for the other's last task, short; but not below minTaskBytes of
+	// weights, or claiming a task (a compare-and-swap on a line both cores
+	// write) costs as much as running it (the 288-wide matrices of
+	// stories15M).
 	per := 4
 	if T == 1 {
 		per = 16
 	}
 	c := (rows + per*threads - 1) / (per * threads)
-	if T > 1 {
+	if T == 1 {
+		c = max(c, (minTaskBytes+rowBytes-1)/max(rowBytes, 1))
+	} else {
 		c = min(c, 64)
 	}
 	c = max(16, (c+15)/16*16)
 	return min(c, rows)
 }
+
+// minTaskBytes is the least weight data a decode task covers.
+const minTaskBytes = 48 << 10
 
 // matmulTask multiplies chunks of weight rows by every batch row, for up
 // to three matrices of the same input and weight type: task i belongs to
@@ -489,7 +498,7 @@ type mmPart struct {
 
 // add appends a matrix with its output to the task.
 func (mt *matmulTask) add(w *Weight, dst []float32, T, threads int) {
-	c := chunkRows(w.Rows, T, threads)
+	c := chunkRows(w.Rows, T, threads, w.Type.RowSize(w.Cols))
 	mt.parts[mt.n] = mmPart{w: w, dst: dst[:T*w.Rows], chunk: c, first: mt.tasks}
 	mt.n++
 	mt.tasks += (w.Rows + c - 1) / c
