@@ -53,13 +53,6 @@ func sqrtf(x float32) float32 { return float32(math.Sqrt(float64(x))) }
 // ggml.SoftMax).
 func softmax(x []float32) { ggml.SoftMax(x) }
 
-// reduce8 adds 8 lanes in the order of _mm256_reduce_add_ps / GGML's
-// horizontal adds: (lo128 + hi128), then pairwise.
-func reduce8(v []float32) float32 {
-	t0, t1, t2, t3 := v[0]+v[4], v[1]+v[5], v[2]+v[6], v[3]+v[7]
-	return (t0 + t1) + (t2 + t3)
-}
-
 func silu(x float32) float32 { return x / (1 + float32(math.Exp(float64(-x)))) }
 
 func relu(x float32) float32 { return max(x, 0) }

@@ -376,7 +376,7 @@ func (s *State) ffn(L *Layer, T int, xn, out []float32) {
 }
 
 // activateRow applies the activation to one row in place. (SiLU through
-// expGGML in groups of 8, as ggml_vec_silu_f32 is written, matched
+// ggml.ExpGGML in groups of 8, as ggml_vec_silu_f32 is written, matched
 // llama.cpp's logits less well than a correctly rounded expf, so SiLU uses
 // the latter.)
 func (m *Model) activateRow(row []float32) {
