@@ -1,6 +1,7 @@
 package parallel
 
 import (
+	"runtime"
 	"sync/atomic"
 	"testing"
 )
@@ -68,8 +69,13 @@ func (s *spinTask) Run(i, w int) {
 // microsecond each, with a few microseconds of serial work between runs.
 // ns/op is per run; compare size=1 with size=2 for the hand-off cost.
 func BenchmarkRunWork(b *testing.B) {
-	for _, size := range []int{1, 2} {
-		b.Run(map[int]string{1: "size=1", 2: "size=2"}[size], func(b *testing.B) {
+	for _, size := range []int{1, 2, -2} {
+		b.Run(map[int]string{1: "size=1", 2: "size=2", -2: "size=2-locked"}[size], func(b *testing.B) {
+			if size < 0 { // the caller locked to its thread, as a GUI's main goroutine
+				size = -size
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+			}
 			p := New(size)
 			defer p.Close()
 			t := &spinTask{d: 1000}
@@ -79,5 +85,23 @@ func BenchmarkRunWork(b *testing.B) {
 				serial.Run(0, 0)
 			}
 		})
+	}
+}
+
+// TestRunFromLockedThread: a caller locked to its OS thread (a GUI main
+// goroutine) runs every index once.
+func TestRunFromLockedThread(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	p := New(2)
+	defer p.Close()
+	for rep := 0; rep < 100; rep++ {
+		c := &countTask{hits: make([]atomic.Int32, 24)}
+		p.Run(c, 24)
+		for i := range c.hits {
+			if c.hits[i].Load() != 1 {
+				t.Fatalf("index %d ran %d times", i, c.hits[i].Load())
+			}
+		}
 	}
 }
