@@ -4,6 +4,13 @@
 // parked goroutine costs tens of microseconds on the target machines, so
 // workers spin between operations and park only after a quiet spell (between
 // tokens). The caller of Run takes a share of the work too.
+//
+// Each goroutine owns a contiguous range of the indices and takes them from
+// the front; one that runs out steals from the back of another's range. A
+// matrix split into row chunks is so read by each thread as one sequential
+// stream (what the hardware prefetchers and the kernels' own prefetching
+// need: with chunks dealt out alternately, 2-thread decode reached ~70% of
+// the memory bandwidth, not ~90%), and the threads still finish together.
 package parallel
 
 import (
@@ -33,16 +40,17 @@ const MaxTasks = 1<<20 - 1
 // Pool runs tasks on a fixed set of goroutines. Run must not be called
 // concurrently with itself.
 //
-// Work is claimed through one atomic word holding (generation, n, next
-// index), so a worker that wakes late can never claim an index of a finished
-// Run: its compare-and-swap fails once the generation has moved on.
+// Goroutine w's range is one atomic word holding (generation, front,
+// back): the owner claims front, thieves claim back−1, both by
+// compare-and-swap, so a goroutine that wakes late can never claim an index
+// of a finished Run (the generation has moved on) and no index runs twice.
 type Pool struct {
 	size int
 
 	task   Task          // stable while any index of the current Run is outstanding
-	word   atomic.Uint64 // gen<<40 | n<<20 | next
+	gen    atomic.Uint64 // generation of the current Run; workers poll it
+	ranges []paddedRange // [size]
 	done   atomic.Int64  // indices finished in the current Run
-	gen    uint64        // owned by Run
 	closed atomic.Bool
 
 	mu       sync.Mutex
@@ -50,9 +58,18 @@ type Pool struct {
 	sleepers atomic.Int32
 }
 
-func pack(gen, n, i uint64) uint64 { return gen<<40 | n<<20 | i }
+// paddedRange keeps each range word on its own cache line: the owner
+// writes it at every claim.
+type paddedRange struct {
+	w atomic.Uint64 // gen<<40 | front<<20 | back
+	_ [56]byte
+}
 
-func unpack(w uint64) (gen, n, i uint64) { return w >> 40, w >> 20 & MaxTasks, w & MaxTasks }
+func pack(gen, front, back uint64) uint64 { return gen<<40 | front<<20 | back }
+
+func unpack(w uint64) (gen, front, back uint64) {
+	return w >> 40, w >> 20 & MaxTasks, w & MaxTasks
+}
 
 // New starts a pool of size goroutines in all (size-1 workers plus the
 // caller of Run). size < 1 means 1.
@@ -60,7 +77,7 @@ func New(size int) *Pool {
 	if size < 1 {
 		size = 1
 	}
-	p := &Pool{size: size}
+	p := &Pool{size: size, ranges: make([]paddedRange, size)}
 	p.cond = sync.NewCond(&p.mu)
 	for w := 1; w < size; w++ {
 		go p.worker(w)
@@ -74,12 +91,11 @@ func (p *Pool) Size() int { return p.size }
 // Close stops the workers.
 func (p *Pool) Close() {
 	p.closed.Store(true)
-	p.gen++
-	p.publish(pack(p.gen, 0, 0))
+	p.publish(p.gen.Load() + 1)
 }
 
-func (p *Pool) publish(w uint64) {
-	p.word.Store(w)
+func (p *Pool) publish(gen uint64) {
+	p.gen.Store(gen)
 	if p.sleepers.Load() > 0 {
 		p.mu.Lock()
 		p.cond.Broadcast()
@@ -103,10 +119,13 @@ func (p *Pool) Run(t Task, n int) {
 	}
 	p.task = t
 	p.done.Store(0)
-	p.gen++
-	p.publish(pack(p.gen, uint64(n), 0))
-	for p.claim(0) {
+	gen := (p.gen.Load() + 1) & (1<<24 - 1)
+	for w := range p.ranges {
+		lo, hi := uint64(w*n/p.size), uint64((w+1)*n/p.size)
+		p.ranges[w].w.Store(pack(gen, lo, hi))
 	}
+	p.publish(gen)
+	p.work(gen, 0)
 	// The tail (the other threads' last tasks) is microseconds: spin. Yield
 	// only after a long wait: runtime.Gosched on a goroutine locked to its
 	// thread (the main goroutine of a GUI program: GLFW locks it) costs a
@@ -119,16 +138,47 @@ func (p *Pool) Run(t Task, n int) {
 	}
 }
 
-// claim runs one index of the current Run; false when none is left.
-func (p *Pool) claim(worker int) bool {
+// work runs the indices of generation gen that worker id can claim: its
+// own range from the front, then the others' from the back.
+func (p *Pool) work(gen uint64, id int) {
+	for p.claimFront(gen, id) {
+	}
+	for k := 1; k < p.size; k++ {
+		v := (id + k) % p.size
+		for p.claimBack(gen, v, id) {
+		}
+	}
+}
+
+// claimFront runs the next index of worker id's own range; false when the
+// range is empty or belongs to another generation.
+func (p *Pool) claimFront(gen uint64, id int) bool {
+	r := &p.ranges[id].w
 	for {
-		w := p.word.Load()
-		_, n, i := unpack(w)
-		if i >= n {
+		w := r.Load()
+		g, f, b := unpack(w)
+		if g != gen || f >= b {
 			return false
 		}
-		if p.word.CompareAndSwap(w, w+1) {
-			p.task.Run(int(i), worker)
+		if r.CompareAndSwap(w, pack(g, f+1, b)) {
+			p.task.Run(int(f), id)
+			p.done.Add(1)
+			return true
+		}
+	}
+}
+
+// claimBack runs the last index of worker v's range on worker id.
+func (p *Pool) claimBack(gen uint64, v, id int) bool {
+	r := &p.ranges[v].w
+	for {
+		w := r.Load()
+		g, f, b := unpack(w)
+		if g != gen || f >= b {
+			return false
+		}
+		if r.CompareAndSwap(w, pack(g, f, b-1)) {
+			p.task.Run(int(b-1), id)
 			p.done.Add(1)
 			return true
 		}
@@ -136,14 +186,13 @@ func (p *Pool) claim(worker int) bool {
 }
 
 func (p *Pool) worker(id int) {
-	var seen uint64
+	seen := p.gen.Load()
 	for {
 		seen = p.wait(seen)
 		if p.closed.Load() {
 			return
 		}
-		for p.claim(id) {
-		}
+		p.work(seen, id)
 	}
 }
 
@@ -151,14 +200,14 @@ func (p *Pool) worker(id int) {
 // parking on the condition variable.
 func (p *Pool) wait(seen uint64) uint64 {
 	for i := 0; i < spinLimit; i++ {
-		if g, _, _ := unpack(p.word.Load()); g != seen {
+		if g := p.gen.Load(); g != seen {
 			return g
 		}
 	}
 	p.mu.Lock()
 	p.sleepers.Add(1)
 	for {
-		if g, _, _ := unpack(p.word.Load()); g != seen {
+		if g := p.gen.Load(); g != seen {
 			p.sleepers.Add(-1)
 			p.mu.Unlock()
 			return g
