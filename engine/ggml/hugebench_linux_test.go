@@ -60,33 +60,36 @@ func BenchmarkDecodeStream(b *testing.B) {
 // over its own half of the set (the 2-thread decode's memory load).
 func BenchmarkDecodeStream2(b *testing.B) {
 	for _, tp := range []Type{Q4_0, Q8_0, F16} {
-		b.Run(tp.String(), func(b *testing.B) {
-			const rows, n = 2048, 2048
-			ws, x := benchWeights(tp, rows, n)
-			w := ws[0]
-			set := hugeAlloc(b, streamMiB()<<20/len(w)/2*2*len(w))
-			for off := 0; off < len(set); off += len(w) {
-				copy(set[off:], w)
-			}
-			b.SetBytes(int64(len(set)))
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				var wg sync.WaitGroup
-				for t := 0; t < 2; t++ {
-					wg.Add(1)
-					go func(part []byte) {
-						defer wg.Done()
-						var a Act
-						a.Prepare(tp, n, x, 1)
-						dst := make([]float32, rows)
-						for off := 0; off < len(part); off += len(w) {
-							MatMulAct(tp, n, part[off:off+len(w)], rows, &a, dst, rows)
-						}
-					}(set[t*len(set)/2 : (t+1)*len(set)/2])
+		for _, sh := range [][2]int{{2048, 2048}, {5632, 2048}} {
+			b.Run(fmt.Sprintf("%v/%dx%d", tp, sh[0], sh[1]), func(b *testing.B) { benchStream2(b, tp, sh[0], sh[1]) })
+		}
+	}
+}
+
+func benchStream2(b *testing.B, tp Type, rows, n int) {
+	ws, x := benchWeights(tp, rows, n)
+	w := ws[0]
+	set := hugeAlloc(b, streamMiB()<<20/len(w)/2*2*len(w))
+	for off := 0; off < len(set); off += len(w) {
+		copy(set[off:], w)
+	}
+	b.SetBytes(int64(len(set)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var wg sync.WaitGroup
+		for t := 0; t < 2; t++ {
+			wg.Add(1)
+			go func(part []byte) {
+				defer wg.Done()
+				var a Act
+				a.Prepare(tp, n, x, 1)
+				dst := make([]float32, rows)
+				for off := 0; off < len(part); off += len(w) {
+					MatMulAct(tp, n, part[off:off+len(w)], rows, &a, dst, rows)
 				}
-				wg.Wait()
-			}
-		})
+			}(set[t*len(set)/2 : (t+1)*len(set)/2])
+		}
+		wg.Wait()
 	}
 }
 

@@ -72,10 +72,32 @@ func (t Type) String() string {
 }
 
 // BlockSize is the number of elements per block (1 for float types).
-func (t Type) BlockSize() int { return typeTraits[t].blockSize }
+func (t Type) BlockSize() int {
+	if t < Type(len(geometry)) && geometry[t][0] != 0 {
+		return int(geometry[t][0])
+	}
+	return typeTraits[t].blockSize
+}
 
 // TypeSize is the number of bytes per block.
-func (t Type) TypeSize() int { return typeTraits[t].typeSize }
+func (t Type) TypeSize() int {
+	if t < Type(len(geometry)) && geometry[t][0] != 0 {
+		return int(geometry[t][1])
+	}
+	return typeTraits[t].typeSize
+}
+
+// geometry caches (block size, type size) of GGML's own types: row sizes
+// are computed per matrix chunk in the forward pass, where a map lookup
+// each time cost measurable decode speed.
+var geometry = func() (g [40][2]uint16) {
+	for t, tr := range typeTraits {
+		if int(t) < len(g) {
+			g[t] = [2]uint16{uint16(tr.blockSize), uint16(tr.typeSize)}
+		}
+	}
+	return g
+}()
 
 // RowSize is the number of bytes of n elements; n must be a multiple of
 // BlockSize.
