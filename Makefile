@@ -15,7 +15,7 @@ APT_PKGS := gcc pkg-config libgl1-mesa-dev libx11-dev libxext-dev libxcursor-dev
 TEST_PKGS := xvfb xdotool x11-apps
 ENGINE_PKGS := ./engine/... ./native/... ./specs/...
 
-.PHONY: all run build deps test-deps apt test fuzz vet bench clean
+.PHONY: all run build deps test-deps apt test test-arm64 fuzz vet bench bench-kernels clean
 
 # Fuzz targets for every parser of outside bytes, run briefly by `make test`
 # (their seed corpora also run as plain tests). FUZZTIME=1m for longer runs.
@@ -79,6 +79,25 @@ test: vet
 	CGO_ENABLED=0 $(GO) test -count=1 $(ENGINE_PKGS)
 	CGO_ENABLED=0 $(GO) test -count=1 -tags noasm $(ENGINE_PKGS)
 	$(MAKE) --no-print-directory fuzz
+	$(MAKE) --no-print-directory test-arm64
+
+# test-arm64 runs the arm64 (NEON) kernels under QEMU user emulation: vet
+# of the engine built for arm64, the ggml tests on a CPU with dotprod
+# (QEMU_CPU=max) and its kernel tests on one without (cortex-a53, the
+# baseline path). It installs qemu-user when root on Debian/Ubuntu; where
+# qemu-aarch64 is still missing it says so and skips.
+QEMU_ARM64 ?= qemu-aarch64
+ARM64_KERNEL_TESTS := 'NEON|Kernel|Dot|MatVec|MatMul|ShortRow|Lanes|Float|Fixtures'
+test-arm64:
+	@command -v $(QEMU_ARM64) >/dev/null 2>&1 || $(MAKE) --no-print-directory apt PKGS=qemu-user OPTIONAL=1
+	@if ! command -v $(QEMU_ARM64) >/dev/null 2>&1; then \
+	  echo "test-arm64: $(QEMU_ARM64) not found (Debian: apt-get install qemu-user); arm64 kernel tests skipped"; \
+	else \
+	  set -ex; \
+	  GOARCH=arm64 CGO_ENABLED=0 $(GO) vet $(ENGINE_PKGS); \
+	  QEMU_CPU=max GOARCH=arm64 CGO_ENABLED=0 $(GO) test -count=1 -exec $(QEMU_ARM64) ./engine/ggml; \
+	  QEMU_CPU=cortex-a53 GOARCH=arm64 CGO_ENABLED=0 $(GO) test -count=1 -exec $(QEMU_ARM64) -run $(ARM64_KERNEL_TESTS) ./engine/ggml; \
+	fi
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
@@ -87,12 +106,17 @@ fuzz:
 	  $(GO) test -tags $(TAGS) -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s $$pkg >/tmp/flowchat-fuzz.log 2>&1 || { cat /tmp/flowchat-fuzz.log; exit 1; }; \
 	done
 
-# bench runs the kernel benchmarks and the end-to-end llama-bench-style
-# benchmark on the demo model. See docs/PERFORMANCE.md for the model-shape
-# benchmarks and how they were produced.
+# bench writes issue 6's random-weight models (our GGUF writer and
+# quantizer, llama-quantize's tensor mix), measures them with flowchat bench
+# (1 and 2 threads, median of 5) and the machine's read bandwidth, and writes
+# the table into docs/PERFORMANCE.md (about 15 minutes on 2 cores; run it on
+# a quiet machine). BENCH_ARGS narrows it, e.g. BENCH_ARGS="--only tinyllama".
 bench: build
+	./$(BIN) bench --suite issue6 --report docs/PERFORMANCE.md $(BENCH_ARGS)
+
+# bench-kernels: the kernel and pool micro-benchmarks.
+bench-kernels:
 	$(GO) test -run '^$$' -bench . -benchtime 200ms ./engine/ggml/ ./engine/parallel/
-	./$(BIN) bench -p 128 -n 64 -t 1,2 -r 5
 
 clean:
 	rm -f $(BIN)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,8 +34,28 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	useMmap := fs.Bool("mmap", false, "read weights from the file mapping instead of huge pages")
 	quantType := fs.String("quant", "", "re-quantize the weights at load (as run --quant)")
 	kvType := fs.String("kv-type", "F32", "KV cache type: F32, F16 or Q8_0")
+	suite := fs.String("suite", "", "run a benchmark suite instead of one model: issue6 (the issue's shapes and file types, written by synth) or smoke")
+	report := fs.String("report", "", "with --suite: replace the marked results section of this markdown file (docs/PERFORMANCE.md)")
+	dir := fs.String("dir", "", "with --suite: where the synthetic models are written (default: the XDG cache dir)")
+	only := fs.String("only", "", "with --suite: only the files whose \"shape/type\" contains this text (e.g. tinyllama, Q4_0)")
+	keep := fs.Bool("keep", false, "with --suite: keep the synthetic models after measuring them")
+	llamaBench := fs.String("llama-bench", "", "with --suite: also run this llama-bench (llama.cpp) on the same files, side by side")
+	llamaArgs := fs.String("llama-bench-args", "", "with --llama-bench: extra arguments for it (e.g. \"-fa 1\")")
+	quietWait := fs.Duration("quiet-wait", 60*time.Second, "with --suite: wait up to this long before each file for the CPUs to be idle")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the measured runs to this file (go tool pprof)")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	pps, err1 := parseInts(*pp)
 	tgs, err2 := parseInts(*tg)
@@ -45,6 +67,13 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	kv, err := parseKVType(*kvType)
 	if err != nil {
 		return err
+	}
+	if *suite != "" {
+		if !flagSet(fs, "t") {
+			ths = []int{1, 2}
+		}
+		return runBenchSuite(suiteOptions{name: *suite, dir: *dir, report: *report, only: *only, threads: ths,
+			reps: *reps, keep: *keep, quietWait: *quietWait, kv: kv, llama: *llamaBench, llamaArgs: *llamaArgs}, stdout, stderr)
 	}
 	fmt.Fprintln(stdout, "| model | size | params | backend | threads | test | t/s (median) | ± stdev |")
 	fmt.Fprintln(stdout, "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |")
@@ -66,12 +95,12 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		}
 		for _, n := range pps {
 			if n > 0 {
-				row("pp"+strconv.Itoa(n), benchRepeat(*reps, func() float64 { return benchPrompt(m, n, kv) }))
+				row("pp"+strconv.Itoa(n), benchRepeat(*reps, benchPrompt(m, n, kv)))
 			}
 		}
 		for _, n := range tgs {
 			if n > 0 {
-				row("tg"+strconv.Itoa(n), benchRepeat(*reps, func() float64 { return benchGen(m, n, kv) }))
+				row("tg"+strconv.Itoa(n), benchRepeat(*reps, benchGen(m, n, kv)))
 			}
 		}
 		m.Close()
@@ -84,16 +113,8 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 // elsewhere: with the default huge-page copy it counts the weights twice
 // while they are copied out of the file mapping.
 func peakRSS() string {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return "n/a"
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) == 3 && f[0] == "VmHWM:" && f[2] == "kB" {
-			if kb, err := strconv.ParseInt(f[1], 10, 64); err == nil {
-				return humanBytes(kb << 10)
-			}
-		}
+	if b := peakRSSBytes(); b > 0 {
+		return humanBytes(b)
 	}
 	return "n/a"
 }
@@ -131,34 +152,49 @@ func randomTokens(m *engine.Model, n int) []int32 {
 	return ids
 }
 
-// benchPrompt evaluates n tokens as one prompt from an empty cache.
-func benchPrompt(m *engine.Model, n int, kv ggml.Type) float64 {
+// benchPrompt returns a run that evaluates n tokens as one prompt from an
+// empty cache. The State is made once and emptied before each run (as
+// llama-bench clears its KV cache), so runs allocate nothing and the
+// garbage collector does not run inside a measurement; the runs' first
+// touches of its buffers happen in the warm-up.
+func benchPrompt(m *engine.Model, n int, kv ggml.Type) func() float64 {
 	st := m.Net.NewState(n, 512)
 	if err := st.SetKVType(kv); err != nil {
-		return 0
+		return func() float64 { return 0 }
 	}
 	ids := randomTokens(m, n)
-	t0 := time.Now()
-	if _, err := st.Forward(ids, false); err != nil {
-		return 0
-	}
-	return float64(n) / time.Since(t0).Seconds()
-}
-
-// benchGen generates n tokens one at a time from an empty cache.
-func benchGen(m *engine.Model, n int, kv ggml.Type) float64 {
-	st := m.Net.NewState(n+1, 1)
-	if err := st.SetKVType(kv); err != nil {
-		return 0
-	}
-	ids := randomTokens(m, n)
-	t0 := time.Now()
-	for _, id := range ids {
-		if _, err := st.Forward([]int32{id}, false); err != nil {
+	return func() float64 {
+		st.Reset()
+		runtime.GC()
+		t0 := time.Now()
+		if _, err := st.Forward(ids, false); err != nil {
 			return 0
 		}
+		return float64(n) / time.Since(t0).Seconds()
 	}
-	return float64(n) / time.Since(t0).Seconds()
+}
+
+// benchGen returns a run that generates n tokens one at a time from an
+// empty cache (the same State for every run, as benchPrompt).
+func benchGen(m *engine.Model, n int, kv ggml.Type) func() float64 {
+	st := m.Net.NewState(n+1, 1)
+	if err := st.SetKVType(kv); err != nil {
+		return func() float64 { return 0 }
+	}
+	ids := randomTokens(m, n)
+	tok := make([]int32, 1)
+	return func() float64 {
+		st.Reset()
+		runtime.GC()
+		t0 := time.Now()
+		for _, id := range ids {
+			tok[0] = id
+			if _, err := st.Forward(tok, false); err != nil {
+				return 0
+			}
+		}
+		return float64(n) / time.Since(t0).Seconds()
+	}
 }
 
 func medianStd(xs []float64) (float64, float64) {
@@ -177,4 +213,11 @@ func medianStd(xs []float64) (float64, float64) {
 		v += (x - mean) * (x - mean)
 	}
 	return med, math.Sqrt(v / float64(len(s)))
+}
+
+// flagSet reports whether the flag was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"runtime"
 
 	"flowchat/engine/ggml"
 	"flowchat/engine/gguf"
@@ -28,26 +29,27 @@ var synthPresets = map[string]synthShape{
 func cmdSynth(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("synth", stderr)
 	preset := fs.String("shape", "tinyllama", "tinyllama | stories110m | stories15m")
-	typ := fs.String("type", "Q4_0", "weight type of the 2-D tensors (F32, F16, Q8_0, Q4_0, Q4_K, Q6_K, …)")
+	typ := fs.String("type", "Q4_0", "file type as llama-quantize names it: F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K_S, Q4_K_M, Q5_K_M, Q6_K, … (any GGML type name)")
+	pure := fs.Bool("pure", false, "every 2-D tensor of --type (no llama-quantize mix: output.weight, attn_v, ffn_down get no extra bits)")
 	out := fs.String("out", "", "output GGUF file")
 	seed := fs.Uint64("seed", 1, "random seed")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	sh, ok := synthPresets[*preset]
-	t, ok2 := ggml.ParseType(*typ)
-	if !ok || !ok2 || *out == "" {
+	mix, err := parseFileType(*typ, *pure)
+	if !ok || err != nil || *out == "" {
 		return fmt.Errorf("%w: want --shape tinyllama|stories110m|stories15m, a known --type and --out FILE", errUsage)
 	}
-	w := synthWriter(sh, t, *seed)
+	w := synthWriter(sh, mix, *seed)
 	if err := w.WriteFile(*out); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "wrote %s (%s, %s)\n", *out, *preset, t)
+	fmt.Fprintf(stderr, "wrote %s (%s, %s)\n", *out, *preset, mix.name)
 	return nil
 }
 
-func synthWriter(sh synthShape, t ggml.Type, seed uint64) *gguf.Writer {
+func synthWriter(sh synthShape, mix fileType, seed uint64) *gguf.Writer {
 	w := gguf.NewWriter()
 	w.Set("general.architecture", "llama")
 	w.Set("general.name", "random-llama")
@@ -61,53 +63,100 @@ func synthWriter(sh synthShape, t ggml.Type, seed uint64) *gguf.Writer {
 	w.Set("llama.attention.layer_norm_rms_epsilon", float32(1e-5))
 	w.Set("llama.rope.dimension_count", uint32(sh.dim/sh.heads))
 	synthVocab(w, sh.vocab)
-	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	mat := func(name string, cols, rows int, typ ggml.Type) {
-		w.AddTensorFunc(name, typ, []uint64{uint64(cols), uint64(rows)}, randomRows(rng, cols, rows, typ, 1/math.Sqrt(float64(cols))))
+	tensorSeed := func(name string) uint64 { // FNV-1a of the name, mixed with the seed
+		h := uint64(14695981039346656037)
+		for i := 0; i < len(name); i++ {
+			h = (h ^ uint64(name[i])) * 1099511628211
+		}
+		return h ^ seed*0x9e3779b97f4a7c15
+	}
+	mat := func(name string, cols, rows int) {
+		typ := mix.tensorType(name, cols, sh.layers, false)
+		w.AddTensorFunc(name, typ, []uint64{uint64(cols), uint64(rows)}, randomRows(tensorSeed(name), cols, rows, typ, 1/math.Sqrt(float64(cols))))
 	}
 	vec := func(name string, n int) {
-		w.AddTensorFunc(name, ggml.F32, []uint64{uint64(n)}, randomRows(rng, n, 1, ggml.F32, 0))
+		w.AddTensorFunc(name, ggml.F32, []uint64{uint64(n)}, randomRows(tensorSeed(name), n, 1, ggml.F32, 0))
 	}
 	kvDim := sh.dim / sh.heads * sh.kvHeads
-	mat("token_embd.weight", sh.dim, sh.vocab, t)
+	mat("token_embd.weight", sh.dim, sh.vocab)
 	for i := 0; i < sh.layers; i++ {
 		p := fmt.Sprintf("blk.%d.", i)
 		vec(p+"attn_norm.weight", sh.dim)
-		mat(p+"attn_q.weight", sh.dim, sh.dim, t)
-		mat(p+"attn_k.weight", sh.dim, kvDim, t)
-		mat(p+"attn_v.weight", sh.dim, kvDim, t)
-		mat(p+"attn_output.weight", sh.dim, sh.dim, t)
+		mat(p+"attn_q.weight", sh.dim, sh.dim)
+		mat(p+"attn_k.weight", sh.dim, kvDim)
+		mat(p+"attn_v.weight", sh.dim, kvDim)
+		mat(p+"attn_output.weight", sh.dim, sh.dim)
 		vec(p+"ffn_norm.weight", sh.dim)
-		mat(p+"ffn_gate.weight", sh.dim, sh.ff, t)
-		mat(p+"ffn_up.weight", sh.dim, sh.ff, t)
-		mat(p+"ffn_down.weight", sh.ff, sh.dim, t)
+		mat(p+"ffn_gate.weight", sh.dim, sh.ff)
+		mat(p+"ffn_up.weight", sh.dim, sh.ff)
+		mat(p+"ffn_down.weight", sh.ff, sh.dim)
 	}
 	vec("output_norm.weight", sh.dim)
-	mat("output.weight", sh.dim, sh.vocab, t)
+	mat("output.weight", sh.dim, sh.vocab)
 	return w
 }
 
 // randomRows returns a writer of rows × cols normal values with standard
-// deviation std (std 0 writes norm gains 1 + N(0, 0.1)), converted to typ
-// one row at a time.
-func randomRows(rng *rand.Rand, cols, rows int, typ ggml.Type, std float64) func(io.Writer) error {
+// deviation std (std 0 writes norm gains 1 + N(0, 0.1)), converted to typ.
+// Rows are made in chunks of 64 on every core, each chunk from its own
+// generator seeded by (seed, chunk), so the file depends only on the seed.
+func randomRows(seed uint64, cols, rows int, typ ggml.Type, std float64) func(io.Writer) error {
 	return func(out io.Writer) error {
-		row := make([]float32, cols)
-		buf := make([]byte, typ.RowSize(cols))
-		for r := 0; r < rows; r++ {
-			for i := range row {
-				if std == 0 {
-					row[i] = float32(1 + 0.1*rng.NormFloat64())
-				} else {
-					row[i] = float32(std * rng.NormFloat64())
-				}
-			}
-			ggml.QuantizeRow(typ, row, buf)
-			if _, err := out.Write(buf); err != nil {
-				return err
-			}
+		const chunk = 64
+		rs := typ.RowSize(cols)
+		nChunks := (rows + chunk - 1) / chunk
+		workers := min(runtime.NumCPU(), nChunks)
+		bufs := make([][]byte, nChunks)
+		ready := make([]chan struct{}, nChunks)
+		for i := range ready {
+			ready[i] = make(chan struct{})
 		}
-		return nil
+		next := make(chan int, nChunks)
+		for c := 0; c < nChunks; c++ {
+			next <- c
+		}
+		close(next)
+		// At most 2·workers chunks are held at once: a worker waits for the
+		// writer before starting a chunk too far ahead.
+		window := make(chan struct{}, 2*workers)
+		for w := 0; w < workers; w++ {
+			go func() {
+				row := make([]float32, cols)
+				for {
+					window <- struct{}{} // before taking a chunk, so the lowest unwritten one always holds a slot
+					c, ok := <-next
+					if !ok {
+						<-window
+						return
+					}
+					rng := rand.New(rand.NewPCG(seed, uint64(c)))
+					r0, r1 := c*chunk, min(rows, (c+1)*chunk)
+					buf := make([]byte, (r1-r0)*rs)
+					for r := r0; r < r1; r++ {
+						for i := range row {
+							if std == 0 {
+								row[i] = float32(1 + 0.1*rng.NormFloat64())
+							} else {
+								row[i] = float32(std * rng.NormFloat64())
+							}
+						}
+						ggml.QuantizeRow(typ, row, buf[(r-r0)*rs:(r-r0+1)*rs])
+					}
+					bufs[c] = buf
+					close(ready[c])
+				}
+			}()
+		}
+		var err error
+		for c := 0; c < nChunks; c++ {
+			<-ready[c]
+			if err == nil {
+				_, err = out.Write(bufs[c])
+			}
+			bufs[c] = nil
+			<-window
+		}
+		return err
 	}
 }
 

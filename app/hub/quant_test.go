@@ -87,12 +87,12 @@ func TestGroupFiles(t *testing.T) {
 // FuzzParseFileName: no panics; the quant, if any, is a substring of the
 // name (modulo case and the FP16 spelling); split indexes are consistent.
 func FuzzParseFileName(f *testing.F) {
-	for _, s := range []string{"a-Q4_K_M.gguf", "x-00001-of-00002.gguf", "IQ2_XXS", "fp16.f32.BF16", "UD-Q8_K_XL-00009-of-00010.gguf"} {
+	for _, s := range []string{"a-Q4_K_M.gguf", "x-00001-of-00002.gguf", "IQ2_XXS", "fp16.f32.BF16", "Fp16", "x-fP32.gguf", "UD-Q8_K_XL-00009-of-00010.gguf"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		fn := ParseFileName(s)
-		up := strings.ToUpper(strings.ReplaceAll(strings.ReplaceAll(s, "FP", "F"), "fp", "f"))
+		up := strings.ReplaceAll(strings.ToUpper(s), "FP", "F")
 		if fn.Quant != "" && !strings.Contains(up, fn.Quant) && utf8.ValidString(s) {
 			t.Errorf("quant %q not in %q", fn.Quant, s)
 		}

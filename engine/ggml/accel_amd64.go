@@ -2,9 +2,15 @@
 
 package ggml
 
-// Accel names the kernels in use: "avx2" or "go".
+// Accel names the kernels in use: "avx2+avx512-vnni", "avx2+avx512", "avx2"
+// or "go".
 func Accel() string {
-	if hasAVX2 {
+	switch {
+	case hasVNNI:
+		return "avx2+avx512-vnni"
+	case hasAVX512:
+		return "avx2+avx512"
+	case hasAVX2:
 		return "avx2"
 	}
 	return "go"

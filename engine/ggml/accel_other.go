@@ -1,7 +1,8 @@
-//go:build !amd64 || noasm
+//go:build !(amd64 || arm64) || noasm
 
 package ggml
 
-// Accel names the kernels in use: "avx2" or "go". This build has only the
-// plain-Go kernels (not amd64, or the noasm tag).
+// Accel names the kernels in use: "avx2", "neon", "neon+dotprod" or "go".
+// This build has only the plain-Go kernels (neither amd64 nor arm64, or the
+// noasm tag).
 func Accel() string { return "go" }

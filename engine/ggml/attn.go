@@ -70,22 +70,21 @@ func scaleGo(x []float32, s float32) {
 // SoftMax normalizes x in place as ggml_vec_soft_max_f32 does on an AVX2
 // machine: the maximum subtracted, every full group of 8 through ggml's
 // vectorized expf (ExpGGML), each group's sum reduced in float32 lanes and
-// added in float64; the tail through the C library's expf; then one
-// float32 multiply by float32(1/sum).
+// added in float64; the tail through the C library's expf (ExpShift); then
+// one float32 multiply by float32(1/sum). The maximum comes from a vector
+// kernel where there is one: the same value as maxF32's (a vector max may
+// return −0 where maxF32 returns +0 or the reverse, and x − (±0) and its
+// exp do not depend on that sign), so the result does not depend on it.
 func SoftMax(x []float32) {
 	if len(x) == 0 {
 		return
 	}
-	maxv := maxF32(x)
-	n8 := len(x) &^ 7
-	sum := expGroups(x[:n8], maxv)
-	for i := n8; i < len(x); i++ {
-		e := float32(math.Exp(float64(x[i] - maxv)))
-		x[i] = e
-		sum += float64(e)
-	}
-	scale(x, float32(1/sum))
+	maxv := maxRow(x)
+	scale(x, float32(1/ExpShift(x, maxv)))
 }
+
+// maxRow is maxF32, or a vector kernel with the same result.
+var maxRow = maxF32
 
 func maxF32(x []float32) float32 {
 	m := float32(math.Inf(-1))

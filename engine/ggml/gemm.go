@@ -18,7 +18,7 @@ import (
 // have the same column stride in bytes (32 per block), which the kernels
 // rely on. For the float types with matrix kernels (F32, F16) it is the
 // columns as float32 (xf): F16 activations widened exactly, F32 ones used in
-// place.
+// place. The K-quant kernels (Q4_K, Q6_K) read the Q8_K columns in place.
 type Act struct {
 	wt   Type   // weight type the columns are prepared for
 	n    int    // elements per column
@@ -29,13 +29,18 @@ type Act struct {
 	prepared bool     // the kernels' layout below holds the columns
 	kind     prepKind // that layout
 	off      int32    // prepKindQ8: the correction's offset
-	group    int      // prepKindQ8: columns interleaved per block (1 or 8)
-	qs       []byte
-	dx8      []float32
-	corr     []int32
-	xf       []float32  // float columns, n apart
-	xfBuf    []float32  // storage of xf when widened from F16
-	one      [1]float32 // result of a single-row product
+	// hi16 (prepKindQ8, Q4_0 with a negative offset: the VNNI kernels):
+	// lanes 4-7 carry d_x/16 and 16·corr, for the high nibbles read
+	// unshifted (16·q); exact, as powers of two.
+	hi16  bool
+	group int // prepKindQ8: columns interleaved per block (1 or 8)
+	qs    []byte
+	dx8   []float32
+	corr  []int32
+	xf    []float32  // float columns, n apart
+	xfBuf []float32  // storage of xf when widened from F16
+	one   [1]float32 // result of a single-row product
+	kaux  []byte     // prepKindK, Q4_K: per 8 columns and super-block, see fillK
 }
 
 // Prepare readies cols columns of n elements each, x holding them in
@@ -66,6 +71,7 @@ const (
 	prepKindNone prepKind = iota // no matrix kernel: column by column through MatVec
 	prepKindQ8                   // qs, dx8, corr
 	prepKindF32                  // xf
+	prepKindK                    // the Q8_K columns in place (x, xs apart), kaux
 )
 
 // prepare is Prepare for the kernels of one tier: kind is the layout they
@@ -85,6 +91,7 @@ func (a *Act) begin(t Type, n int, x []byte, cols int, kind prepKind, off int32,
 	checkRow(vt, n, xs)
 	a.wt, a.n, a.cols, a.x, a.xs = t, n, cols, x[:xs*cols], xs
 	a.kind, a.off, a.prepared = prepKindNone, off, false
+	a.hi16 = kind == prepKindQ8 && t == Q4_0 && off < 0
 	switch {
 	case kind == prepKindF32 && n%32 == 0 && n > 0:
 		a.kind, a.prepared = kind, true
@@ -96,6 +103,15 @@ func (a *Act) begin(t Type, n int, x []byte, cols int, kind prepKind, off int32,
 			a.xfBuf = make([]float32, n*cols)
 		}
 		a.xf = a.xfBuf[:n*cols]
+	case kind == prepKindK && n%QK_K == 0 && n > 0:
+		a.kind, a.prepared = kind, true
+		if t == Q4_K {
+			size := cols / 8 * (n / QK_K) * 256
+			if cap(a.kaux) < size {
+				a.kaux = make([]byte, size)
+			}
+			a.kaux = a.kaux[:size]
+		}
 	case kind == prepKindQ8 && n >= 32:
 		g := 1
 		if group > 1 && cols >= group {
@@ -114,6 +130,12 @@ func (a *Act) Fill(c0, c1 int) {
 	case prepKindF32:
 		if a.wt.VecDotType() != F32 {
 			widenF16(bytesU16(a.x[2*a.n*c0:2*a.n*c1]), a.xf[a.n*c0:a.n*c1])
+		}
+	case prepKindK:
+		if a.wt == Q4_K {
+			for c := c0; c < min(c1, a.cols/8*8); c++ {
+				a.fillK(c)
+			}
 		}
 	case prepKindQ8:
 		end := c1
@@ -141,6 +163,32 @@ func (a *Act) fillQ8(c int) {
 			continue
 		}
 		prepQ8Into(a.x[c*a.xs+34*b:c*a.xs+34*b+34], 1, a.off, qs, dx, corr)
+		if a.hi16 {
+			for l := 4; l < 8; l++ {
+				dx[l] /= 16
+				corr[l] *= 16
+			}
+		}
+	}
+}
+
+// fillK writes column c's part of kaux, the Q4_K tiles' per-column mins
+// operands: for each group of 8 columns and super-block, 256 bytes, 64 per
+// column pair p: the 8 int16 sums of adjacent bsums of column 2p, those of
+// column 2p+1, then float32 d_x of column 2p four times and of 2p+1 four
+// times (the two 128-bit halves the tile's mins lanes use).
+func (a *Act) fillK(c int) {
+	nb := a.n / QK_K
+	for b := 0; b < nb; b++ {
+		blk := a.x[c*a.xs+292*b : c*a.xs+292*(b+1)]
+		at := ((c/8)*nb+b)*256 + 64*(c%8/2) + 16*(c%2)
+		for j := 0; j < 8; j++ {
+			s := int16(le16(blk[260+4*j:])) + int16(le16(blk[262+4*j:]))
+			put16(a.kaux[at+2*j:], uint16(s))
+		}
+		for j := 0; j < 4; j++ {
+			copy(a.kaux[at+32+4*j:at+36+4*j], blk[:4])
+		}
 	}
 }
 

@@ -44,6 +44,17 @@ DATA ghishift<>+16(SB)/8, $4
 DATA ghishift<>+24(SB)/8, $4
 GLOBL ghishift<>(SB), RODATA|NOPTR, $32
 
+// gq4mask keeps the low nibbles in the low 128 bits and the high nibbles,
+// unshifted (16·q), in the high 128 bits of a broadcast Q4_0 payload: the
+// VNNI tier's Q4_0 unpack is one AND, and its activation columns carry
+// d_x/16 and 16·corr in lanes 4-7 (Act.hi16), which gives the same
+// products bit for bit (a power of two moves through the rounding).
+DATA gq4mask<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA gq4mask<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA gq4mask<>+16(SB)/8, $0xf0f0f0f0f0f0f0f0
+DATA gq4mask<>+24(SB)/8, $0xf0f0f0f0f0f0f0f0
+GLOBL gq4mask<>(SB), RODATA|NOPTR, $32
+
 // flip80 turns int8 w into the uint8 w+128 (the offset moves to corr).
 DATA gflip80<>+0(SB)/8, $0x8080808080808080
 DATA gflip80<>+8(SB)/8, $0x8080808080808080
@@ -87,10 +98,12 @@ GLOBL gflip80<>(SB), RODATA|NOPTR, $32
 	ADDQ $32, DX \
 	ADDQ $32, R12
 
-// SCALE broadcasts the fp32 value of the fp16 scale at (ptr) into ydw.
+// SCALE broadcasts the fp32 value of the fp16 scale at (ptr) into ydw,
+// through the fp16Table at R8: two loads and no vector ALU work, where a
+// VPBROADCASTW and VCVTPH2PS pair takes shuffle and FP-port uops.
 #define SCALE(ptr, ydw) \
-	VPBROADCASTW (ptr), X13 \
-	VCVTPH2PS    X13, ydw
+	MOVWLZX      (ptr), AX \
+	VBROADCASTSS (R8)(AX*4), ydw
 
 // Q4W unpacks the 32 nibbles of the Q4_0 block at (ptr) into yw (uint8,
 // element order) and its scale into ydw; Y14 holds the nibble mask.
@@ -98,6 +111,13 @@ GLOBL gflip80<>(SB), RODATA|NOPTR, $32
 	VBROADCASTI128 2(ptr), yw \
 	VPSRLVQ        ghishift<>(SB), yw, yw \
 	VPAND          Y14, yw, yw \
+	SCALE(ptr, ydw)
+
+// Q4WV is the VNNI tier's Q4_0 unpack: low nibbles in the low half, the
+// high ones times 16 in the high half (see gq4mask).
+#define Q4WV(ptr, yw, ydw) \
+	VBROADCASTI128 2(ptr), yw \
+	VPAND          gq4mask<>(SB), yw, yw \
 	SCALE(ptr, ydw)
 
 // Q8WV loads the Q8_0 block at (ptr) as uint8 w+128 into yw (VNNI tier).
@@ -498,11 +518,10 @@ label: \
 	VPXOR   Y15, yw, yw \
 	SCALE(ptr, ydw)
 
-// Q4WR is Q4W with the shift counts in Y15.
-#define Q4WR(ptr, yw, ydw) \
+// Q4WVR is Q4WV with the mask in Y15.
+#define Q4WVR(ptr, yw, ydw) \
 	VBROADCASTI128 2(ptr), yw \
-	VPSRLVQ        Y15, yw, yw \
-	VPAND          Y14, yw, yw \
+	VPAND          Y15, yw, yw \
 	SCALE(ptr, ydw)
 
 // ONEV is the loop of one row against one column.
@@ -525,15 +544,15 @@ label: \
 
 // func q40x1VNNI(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q40x1VNNI(SB), NOSPLIT, $0-80
-	ONEV(Q4W, 18, q40x1v)
+	ONEV(Q4WV, 18, q40x1v)
 
 // func q40x4VNNI(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q40x4VNNI(SB), NOSPLIT, $0-80
-	STRIP4V(Q4WR, 18, ghishift, q40x4v)
+	STRIP4V(Q4WVR, 18, gq4mask, q40x4v)
 
 // func q40t44VNNI(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q40t44VNNI(SB), NOSPLIT, $0-80
-	TILE44V(Q4W, 18, q40t44v)
+	TILE44V(Q4WV, 18, q40t44v)
 
 // func q80x1VNNI(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q80x1VNNI(SB), NOSPLIT, $0-80

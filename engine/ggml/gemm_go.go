@@ -43,3 +43,65 @@ func dotQ8_0Lanes(n int, w, x []byte) float32 {
 	return lanesQ32(n/32, x, func(b, j int) int { return int(int8(w[34*b+2+j])) },
 		func(b int) float32 { return f16(w[34*b:]) })
 }
+
+// The K-quant kernels (Q4_K, Q5_K, Q6_K against Q8_K activations) keep the
+// lanes of ggml's AVX2 vec_dot: per super-block, 8 int32 lanes each hold
+// the exact sum over the sub-blocks of scale·Σ(4 consecutive products) —
+// lane l takes elements 4l..4l+3 of every 32 — converted to float32 and
+// accumulated with one fused multiply-add by d_w·d_x rounded to float32;
+// the lanes are summed at the end as ggml's hsum_float_8. The mins of
+// Q4_K go through 4 lanes (sub-blocks 2i and 2i+1 in lane i) by dmin·d_x,
+// summed as (m0+m2)+(m1+m3) and subtracted; those of Q5_K through one
+// scalar fused multiply-subtract per super-block, added at the end. The
+// single-row, strip and tile kernels all run this chain, and these twins
+// reproduce it bit for bit.
+
+// kLanes runs that chain over the super-blocks of a row (bsize bytes each)
+// decoded by decode, with sub-blocks of group elements; mins selects the
+// mins term: 0 none (Q6_K), 4 Q4_K's lanes, 1 Q5_K's scalar.
+func kLanes(n, bsize, group int, w, x []byte, decode func(b []byte) kblock, mins int) float32 {
+	var acc [8]float32
+	var macc [4]float32
+	var m1 float32
+	for b := 0; b < n/QK_K; b++ {
+		k := decode(w[bsize*b : bsize*(b+1)])
+		yd, ys, bsum := q8K(x[292*b : 292*(b+1)])
+		var lane [8]int32
+		for e := 0; e < QK_K; e++ {
+			lane[e%32/4] += int32(k.sc[e/group] * k.lv[e] * int(int8(ys[e])))
+		}
+		s := float32(k.d * yd)
+		for l := range acc {
+			acc[l] = fma32(float32(lane[l]), s, acc[l])
+		}
+		if mins == 0 {
+			continue
+		}
+		m := float32(k.dmin * yd)
+		var ml [4]int32
+		for i := range ml {
+			ml[i] = int32(k.mn[2*i]*(bsum(4*i)+bsum(4*i+1)) + k.mn[2*i+1]*(bsum(4*i+2)+bsum(4*i+3)))
+		}
+		if mins == 4 {
+			for i := range macc {
+				macc[i] = fma32(float32(ml[i]), m, macc[i])
+			}
+		} else {
+			m1 = fma32(-float32(ml[0]+ml[1]+ml[2]+ml[3]), m, m1)
+		}
+	}
+	s := hsum8(acc)
+	switch mins {
+	case 4:
+		s -= (macc[0] + macc[2]) + (macc[1] + macc[3])
+	case 1:
+		s += m1
+	}
+	return s
+}
+
+// dotQ4_KLanes, dotQ5_KLanes and dotQ6_KLanes are the lane twins of the
+// K-quant kernels.
+func dotQ4_KLanes(n int, w, x []byte) float32 { return kLanes(n, 144, 32, w, x, decodeQ4_K, 4) }
+func dotQ5_KLanes(n int, w, x []byte) float32 { return kLanes(n, 176, 32, w, x, decodeQ5_K, 1) }
+func dotQ6_KLanes(n int, w, x []byte) float32 { return kLanes(n, 210, 16, w, x, decodeQ6_K, 0) }

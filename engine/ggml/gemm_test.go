@@ -11,13 +11,22 @@ import (
 // lanesTwin maps the types with matrix kernels to their bit-exact twins.
 var lanesTwin = map[Type]dotFunc{Q4_0: dotQ4_0Lanes, Q8_0: dotQ8_0Lanes}
 
+// kLanesTwin maps the K-quant types to the twins of their assembly chain.
+var kLanesTwin = map[Type]dotFunc{Q4_K: dotQ4_KLanes, Q5_K: dotQ5_KLanes, Q6_K: dotQ6_KLanes}
+
 // TestLanesTwinsMatchGo: the lane twins compute the same dot product as
 // the reference plain-Go kernels up to float summation order.
 func TestLanesTwinsMatchGo(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
-	for tp, twin := range lanesTwin {
+	twins := map[Type]dotFunc{}
+	for _, m := range []map[Type]dotFunc{lanesTwin, kLanesTwin} {
+		for tp, f := range m {
+			twins[tp] = f
+		}
+	}
+	for tp, twin := range twins {
 		for _, n := range kernelSizes(tp) {
-			w, x := randomRow(r, tp, n), randomActivation(r, Q8_0, n)
+			w, x := randomRow(r, tp, n), randomActivation(r, tp.VecDotType(), n)
 			got, want := twin(n, w, x), goDot[tp](n, w, x)
 			if tol := 2e-6*absDot(tp, n, w, x) + 1e-30; math.Abs(float64(got-want)) > tol {
 				t.Errorf("%v n=%d: lanes %v, plain Go %v", tp, n, got, want)
@@ -111,6 +120,46 @@ func TestMatMulActMatchesLanes(t *testing.T) {
 	}
 }
 
+// kGemmShapes are (n, rows, cols) for the K-quant matrix kernels: odd row
+// counts (strip and single-row tails), column counts around the tile
+// width, one to nine super-blocks.
+var kGemmShapes = [][3]int{{256, 1, 1}, {256, 4, 1}, {512, 5, 3}, {768, 7, 8}, {256, 13, 9},
+	{1024, 3, 16}, {2304, 9, 17}, {512, 33, 7}, {256, 8, 24}}
+
+// TestMatMulActK: for the K-quant types every value of MatMulAct (tiles and
+// strips where installed) equals the MatVec of its column bit for bit and
+// the plain-Go dot within rounding; guard cells between output columns and
+// poison after the operands stay out of the results.
+func TestMatMulActK(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	for _, tp := range []Type{Q4_K, Q5_K, Q6_K} {
+		for _, shape := range kGemmShapes {
+			n, rows, cols := shape[0], shape[1], shape[2]
+			g := newGemmCase(r, tp, n, rows, cols)
+			var a Act
+			a.Prepare(tp, n, g.x, cols)
+			ldd := rows + 3
+			got := nanSlice(cols * ldd)
+			MatMulAct(tp, n, g.w, rows, &a, got, ldd)
+			name := fmt.Sprintf("%v %s n=%d %dx%d", tp, Accel(), n, rows, cols)
+			col := make([]float32, rows)
+			rs := tp.RowSize(n)
+			want := nanSlice(cols * ldd)
+			for c := 0; c < cols; c++ {
+				MatVec(tp, n, g.w, a.Column(c), col)
+				copy(want[c*ldd:], col)
+				for i, v := range col {
+					ref := goDot[tp](n, g.w[i*rs:(i+1)*rs], a.Column(c))
+					if tol := 2e-6*absDot(tp, n, g.w[i*rs:(i+1)*rs], a.Column(c)) + 1e-30; math.Abs(float64(v-ref)) > tol {
+						t.Fatalf("%s: col %d row %d: MatVec %v, plain Go %v", name, c, i, v, ref)
+					}
+				}
+			}
+			checkGemm(t, name, got, want, rows, ldd)
+		}
+	}
+}
+
 // TestMatMulMatchesMatVec: the chunked MatMul gives every column exactly
 // the MatVec result.
 func TestMatMulMatchesMatVec(t *testing.T) {
@@ -142,7 +191,7 @@ func TestMatMulMatchesMatVec(t *testing.T) {
 func TestMatMulActFloat(t *testing.T) {
 	r := rand.New(rand.NewPCG(27, 28))
 	for _, tp := range []Type{F32, F16, BF16} {
-		for _, shape := range [][3]int{{32, 3, 4}, {64, 7, 9}, {96, 6, 8}, {288, 13, 5}, {100, 4, 4}, {1024, 3, 1}, {64, 9, 1}, {96, 8, 2}, {100, 5, 1}} {
+		for _, shape := range [][3]int{{32, 3, 4}, {64, 7, 9}, {96, 6, 8}, {288, 13, 5}, {100, 4, 4}, {1024, 3, 1}, {64, 9, 1}, {96, 8, 2}, {100, 5, 1}, {2816, 9, 7}} {
 			n, rows, cols := shape[0], shape[1], shape[2]
 			g := newGemmCase(r, tp, n, rows, cols)
 			var a Act
@@ -199,5 +248,30 @@ func TestActFillRanges(t *testing.T) {
 		if i := sameBits(got, want); i >= 0 {
 			t.Fatalf("%v: value %d: ranges %v, whole %v", tp, i, got[i], want[i])
 		}
+	}
+}
+
+// BenchmarkMatMulActF16Shapes runs TinyLlama's F16 matrix shapes the way a
+// prompt of 128 tokens does on one thread: the whole matrix in 64-row
+// chunks against 128 columns (n = 2048 takes the float32 columns, 5632
+// the F16 ones: see f16ColsL1).
+func BenchmarkMatMulActF16Shapes(b *testing.B) {
+	for _, sh := range [][2]int{{2048, 5632}, {5632, 2048}} {
+		n, rows := sh[0], sh[1]
+		b.Run(fmt.Sprintf("%dx%d", rows, n), func(b *testing.B) {
+			const chunk, cols = 64, 128
+			r := rand.New(rand.NewPCG(1, 1))
+			g := newGemmCase(r, F16, n, rows, cols)
+			var a Act
+			a.Prepare(F16, n, g.x, cols)
+			dst := make([]float32, rows*cols)
+			rs := F16.RowSize(n)
+			ns := cpuTimed(b, func() {
+				for r0 := 0; r0 < rows; r0 += chunk {
+					MatMulAct(F16, n, g.w[r0*rs:(r0+chunk)*rs], chunk, &a, dst[r0:], rows)
+				}
+			})
+			b.ReportMetric(float64(n*rows*cols)/ns, "GMAC/s")
+		})
 	}
 }

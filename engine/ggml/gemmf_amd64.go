@@ -2,23 +2,19 @@
 
 package ggml
 
-import (
-	"sync"
-
-	"golang.org/x/sys/cpu"
-)
+import "golang.org/x/sys/cpu"
 
 // hasAVX512 reports whether the 512-bit float kernels run here.
 var hasAVX512 = hasAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL
 
 //go:noescape
-func f32t34Z(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int)
-
-//go:noescape
-func f16t34Z(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int)
-
-//go:noescape
 func f32t33Z(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int)
+
+//go:noescape
+func f16t43Z(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int)
+
+//go:noescape
+func f16h43Z(w *byte, rs int, x *uint16, cs int, ng int, out *float32, ldo int)
 
 //go:noescape
 func fp16ToF32Z(x *uint16, y *float32, n int)
@@ -29,10 +25,9 @@ func f32x4Z(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int)
 //go:noescape
 func f16x4Z(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int)
 
-// floatTiles is a float weight type's matrix kernel: 3x3 tiles of the F32
-// kernel; F16 weights are first widened (exactly) into a float32 copy of
-// the rows, which the columns then reuse: the F16 kernels' own lane order
-// is the F32 one on the widened values, so the bits are the same.
+// floatTiles is a float weight type's matrix kernel: 3x3 register tiles
+// for F32, 4x3 tiles widening F16 in registers (f16t43Z); both keep the
+// row kernels' lane order, so every value equals VecDot's bit for bit.
 type floatTiles struct{ t Type }
 
 var avx512Float = map[Type]*floatTiles{F32: {F32}, F16: {F16}}
@@ -48,9 +43,6 @@ func init() {
 	widenF16 = widenF16Asm
 }
 
-// widePool holds float32 copies of F16 row chunks (one per running task).
-var widePool = sync.Pool{New: func() any { return new([]float32) }}
-
 func (k *floatTiles) run(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 	switch {
 	case a.cols < 3: // no whole tile: 4-row strips (decode)
@@ -62,17 +54,43 @@ func (k *floatTiles) run(n int, w []byte, rows int, a *Act, dst []float32, ldd i
 		k.runF32(n, w, rows, a, dst, ldd)
 		return
 	}
-	p := widePool.Get().(*[]float32)
-	if cap(*p) < rows*n {
-		*p = make([]float32, rows*n)
+	k.runF16(n, w, rows, a, dst, ldd)
+}
+
+// f16ColsL1 is the most bytes three float32 columns take before runF16
+// reads them as F16 instead (f16h43Z: 7 conversions per 24 FMAs instead of
+// 4, but half the L1 footprint). On the AMD EPYC VM (48 KiB L1D, a noisy
+// host: ranges over alternated runs) the float32 columns were faster at
+// n = 2048 (a 64-row chunk against 128 columns: 102–116 against 78–100
+// GMAC/s), the F16 ones at n = 5632 (81–87 against 55–69).
+const f16ColsL1 = 32 << 10
+
+// runF16 walks 4x3 tiles of F16 rows w (widened in registers), columns in
+// groups of 3 over all rows, so the chunk's rows stream from L2 while the
+// three columns stay in L1; leftover rows go through the row kernel and
+// leftover columns through the 4-row strips.
+func (k *floatTiles) runF16(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
+	rs := 2 * n
+	half := 12*n > f16ColsL1
+	c := 0
+	for ; c+3 <= a.cols; c += 3 {
+		r := 0
+		for ; r+4 <= rows; r += 4 {
+			if half {
+				f16h43Z(&w[r*rs], rs, &bytesU16(a.x)[c*n], 2*n, n/32, &dst[c*ldd+r], 4*ldd)
+			} else {
+				f16t43Z(&w[r*rs], rs, &a.xf[c*n], 4*n, n/32, &dst[c*ldd+r], 4*ldd)
+			}
+		}
+		for ; r < rows; r++ {
+			for cc := c; cc < c+3; cc++ {
+				dst[cc*ldd+r] = dotImpl[F16](n, w[r*rs:(r+1)*rs], a.Column(cc))
+			}
+		}
 	}
-	wide := (*p)[:rows*n]
-	fp16ToF32Z(&bytesU16(w)[0], &wide[0], rows*n&^15)
-	for i := rows * n &^ 15; i < rows*n; i++ {
-		wide[i] = fp16Table[bytesU16(w)[i]]
+	for ; c < a.cols; c++ {
+		k.strips(n, w, rows, a, c, dst[c*ldd:c*ldd+rows])
 	}
-	k.runF32(n, F32Bytes(wide), rows, a, dst, ldd)
-	widePool.Put(p)
 }
 
 // runF32 walks 3x3 tiles of float32 rows w, columns in groups of 3 over all

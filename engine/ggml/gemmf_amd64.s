@@ -26,18 +26,6 @@
 	VADDSS       X7, xacc, xacc \
 	VMOVSS       xacc, dst
 
-// PAIRF accumulates one row (zlo, zhi: elements 0-15, 16-31 of the group)
-// times one column (xa: address of its group) into alo, ahi.
-#define PAIRF(xlo, xhi, zlo, zhi, alo, ahi) \
-	VFMADD231PS xlo, zlo, alo \
-	VFMADD231PS xhi, zhi, ahi
-
-// COLF runs the 3 rows against one column.
-#define COLF(xlo, xhi, a0, a1, a2, a3, a4, a5) \
-	PAIRF(xlo, xhi, Z0, Z1, a0, a1) \
-	PAIRF(xlo, xhi, Z2, Z3, a2, a3) \
-	PAIRF(xlo, xhi, Z4, Z5, a4, a5)
-
 // REDF reduces the pair's accumulators (Z alo/ahi, their Y names ylo/yhi)
 // in dotF32AVX's order and stores the dot to dst.
 #define REDF(alo, ahi, ylo, yhi, dst) \
@@ -48,17 +36,42 @@
 	VADDPS        Y7, Y6, Y6 \
 	GHSUMF(Y6, X6, dst)
 
-// TILEF is the whole kernel; load32 loads 16 weights of a row into a
-// register, sz is the bytes of 32 weights.
-#define TILEF(load16, half, sz, label) \
-	MOVQ w+0(FP), SI \
-	MOVQ rs+8(FP), R9 \
-	MOVQ x+16(FP), DI \
-	MOVQ cs+24(FP), R13 \
-	MOVQ ng+32(FP), CX \
-	LEAQ (SI)(R9*1), BX \
-	LEAQ (BX)(R9*1), R10 \
-	LEAQ (R13)(R13*2), R14 \
+// HALF43 runs one half of a group: the 4 rows' 16 weights at ow(row)
+// (widened in registers) against the 3 columns' 16 values at oc(column),
+// loaded by loadc, into the accumulators of half h (h = 0: Z8, Z10, …;
+// h = 1: Z9, Z11, …; pair (r, c) at Z(8+2(3r+c)+h)).
+#define HALF43(loadc, ow, oc, a00, a10, a20, a30, a01, a11, a21, a31, a02, a12, a22, a32) \
+	VCVTPH2PS   ow(SI), Z0 \
+	VCVTPH2PS   ow(BX), Z1 \
+	VCVTPH2PS   ow(R10), Z2 \
+	VCVTPH2PS   ow(R11), Z3 \
+	loadc       oc(DI), Z4 \
+	loadc       oc(DI)(R13*1), Z5 \
+	loadc       oc(DI)(R13*2), Z6 \
+	VFMADD231PS Z4, Z0, a00 \
+	VFMADD231PS Z4, Z1, a10 \
+	VFMADD231PS Z4, Z2, a20 \
+	VFMADD231PS Z4, Z3, a30 \
+	VFMADD231PS Z5, Z0, a01 \
+	VFMADD231PS Z5, Z1, a11 \
+	VFMADD231PS Z5, Z2, a21 \
+	VFMADD231PS Z5, Z3, a31 \
+	VFMADD231PS Z6, Z0, a02 \
+	VFMADD231PS Z6, Z1, a12 \
+	VFMADD231PS Z6, Z2, a22 \
+	VFMADD231PS Z6, Z3, a32
+
+// TILE43 is the whole 4x3 kernel; the columns are loaded by loadc, their
+// second half starts at ochi bytes and a group of them spans cstep bytes.
+#define TILE43(loadc, ochi, cstep, label) \
+	MOVQ   w+0(FP), SI \
+	MOVQ   rs+8(FP), R9 \
+	MOVQ   x+16(FP), DI \
+	MOVQ   cs+24(FP), R13 \
+	MOVQ   ng+32(FP), CX \
+	LEAQ   (SI)(R9*1), BX \
+	LEAQ   (BX)(R9*1), R10 \
+	LEAQ   (R10)(R9*1), R11 \
 	VPXORD Z8, Z8, Z8 \
 	VPXORD Z9, Z9, Z9 \
 	VPXORD Z10, Z10, Z10 \
@@ -84,37 +97,29 @@
 	VPXORD Z30, Z30, Z30 \
 	VPXORD Z31, Z31, Z31 \
 label: \
-	load16 (SI), Z0 \
-	load16 half(SI), Z1 \
-	load16 (BX), Z2 \
-	load16 half(BX), Z3 \
-	load16 (R10), Z4 \
-	load16 half(R10), Z5 \
-	COLF((DI), 64(DI), Z8, Z9, Z10, Z11, Z12, Z13) \
-	COLF((DI)(R13*1), 64(DI)(R13*1), Z14, Z15, Z16, Z17, Z18, Z19) \
-	COLF((DI)(R13*2), 64(DI)(R13*2), Z20, Z21, Z22, Z23, Z24, Z25) \
-	COLF((DI)(R14*1), 64(DI)(R14*1), Z26, Z27, Z28, Z29, Z30, Z31) \
-	ADDQ $sz, SI \
-	ADDQ $sz, BX \
-	ADDQ $sz, R10 \
-	ADDQ $128, DI \
-	DECQ CX \
-	JNZ  label \
-	MOVQ out+40(FP), DI \
-	MOVQ ldo+48(FP), R13 \
-	LEAQ (R13)(R13*2), R14 \
+	HALF43(loadc, 0, 0, Z8, Z14, Z20, Z26, Z10, Z16, Z22, Z28, Z12, Z18, Z24, Z30) \
+	HALF43(loadc, 32, ochi, Z9, Z15, Z21, Z27, Z11, Z17, Z23, Z29, Z13, Z19, Z25, Z31) \
+	ADDQ        $64, SI \
+	ADDQ        $64, BX \
+	ADDQ        $64, R10 \
+	ADDQ        $64, R11 \
+	ADDQ        $cstep, DI \
+	DECQ        CX \
+	JNZ         label \
+	MOVQ        out+40(FP), DI \
+	MOVQ        ldo+48(FP), R13 \
 	REDF(Z8, Z9, Y8, Y9, (DI)) \
-	REDF(Z10, Z11, Y10, Y11, 4(DI)) \
-	REDF(Z12, Z13, Y12, Y13, 8(DI)) \
-	REDF(Z14, Z15, Y14, Y15, (DI)(R13*1)) \
+	REDF(Z14, Z15, Y14, Y15, 4(DI)) \
+	REDF(Z20, Z21, Y20, Y21, 8(DI)) \
+	REDF(Z26, Z27, Y26, Y27, 12(DI)) \
+	REDF(Z10, Z11, Y10, Y11, (DI)(R13*1)) \
 	REDF(Z16, Z17, Y16, Y17, 4(DI)(R13*1)) \
-	REDF(Z18, Z19, Y18, Y19, 8(DI)(R13*1)) \
-	REDF(Z20, Z21, Y20, Y21, (DI)(R13*2)) \
-	REDF(Z22, Z23, Y22, Y23, 4(DI)(R13*2)) \
+	REDF(Z22, Z23, Y22, Y23, 8(DI)(R13*1)) \
+	REDF(Z28, Z29, Y28, Y29, 12(DI)(R13*1)) \
+	REDF(Z12, Z13, Y12, Y13, (DI)(R13*2)) \
+	REDF(Z18, Z19, Y18, Y19, 4(DI)(R13*2)) \
 	REDF(Z24, Z25, Y24, Y25, 8(DI)(R13*2)) \
-	REDF(Z26, Z27, Y26, Y27, (DI)(R14*1)) \
-	REDF(Z28, Z29, Y28, Y29, 4(DI)(R14*1)) \
-	REDF(Z30, Z31, Y30, Y31, 8(DI)(R14*1)) \
+	REDF(Z30, Z31, Y30, Y31, 12(DI)(R13*2)) \
 	VZEROUPPER \
 	RET
 
@@ -291,10 +296,24 @@ h2fdone:
 	VZEROUPPER
 	RET
 
-// func f32t34Z(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int)
-TEXT ·f32t34Z(SB), NOSPLIT, $0-56
-	TILEF(VMOVUPS, 64, 128, f32t34)
+// f16t43Z: 4 F16 weight rows by 3 columns. Each group of 32 runs in two
+// halves (elements 0-15, then 16-31), so a half needs only 4 weight and 3
+// column registers beside the 24 accumulators: per group 14 loads and 24
+// FMAs. Pair (r, c) accumulates elements 0-15 in Z(8+2(3r+c)) and 16-31 in
+// Z(9+2(3r+c)): the lanes and their order are the row kernels', so the
+// bits are VecDot's. The weights are widened in registers (VCVTPH2PS), so
+// they cross from L2 at 2 bytes per element: on the AMD EPYC VM of
+// docs/PERFORMANCE.md this runs at ~90 GMAC/s per thread where widening
+// the chunk into a float32 copy for the 3x3 F32 tiles gave ~55 (the F32
+// tiles are bound by L2 bandwidth, and a 4x3 F32 tile is no faster).
 
-// func f16t34Z(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int)
-TEXT ·f16t34Z(SB), NOSPLIT, $0-56
-	TILEF(VCVTPH2PS, 32, 64, f16t34)
+// func f16t43Z(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int)
+TEXT ·f16t43Z(SB), NOSPLIT, $0-56
+	TILE43(VMOVUPS, 64, 128, f16t43loop)
+
+// f16h43Z is f16t43Z with F16 columns (x: the prepared F16 values, cs
+// bytes apart), widened in registers too.
+//
+// func f16h43Z(w *byte, rs int, x *uint16, cs int, ng int, out *float32, ldo int)
+TEXT ·f16h43Z(SB), NOSPLIT, $0-56
+	TILE43(VCVTPH2PS, 32, 64, f16h43loop)

@@ -15,21 +15,21 @@
 //
 // out[c·ldo/4 + r] for the tile's rows r and the group's 8 columns c.
 
-DATA zshift<>+0(SB)/8, $0
-DATA zshift<>+8(SB)/8, $0
-DATA zshift<>+16(SB)/8, $4
-DATA zshift<>+24(SB)/8, $4
-DATA zshift<>+32(SB)/8, $0
-DATA zshift<>+40(SB)/8, $0
-DATA zshift<>+48(SB)/8, $4
-DATA zshift<>+56(SB)/8, $4
-GLOBL zshift<>(SB), RODATA|NOPTR, $64
 
-DATA znib<>+0(SB)/4, $0x0f0f0f0f
-GLOBL znib<>(SB), RODATA|NOPTR, $4
+// The unpack masks, 32 bytes broadcast to both halves: Q4_0 keeps the low
+// nibbles in each column half's low 128 bits and the high nibbles times 16
+// in its high 128 bits (gq4mask in gemm_amd64.s); Q8_0 flips the sign bit.
+DATA zq4mask<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA zq4mask<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA zq4mask<>+16(SB)/8, $0xf0f0f0f0f0f0f0f0
+DATA zq4mask<>+24(SB)/8, $0xf0f0f0f0f0f0f0f0
+GLOBL zq4mask<>(SB), RODATA|NOPTR, $32
 
-DATA zflip<>+0(SB)/4, $0x80808080
-GLOBL zflip<>(SB), RODATA|NOPTR, $4
+DATA zflip<>+0(SB)/8, $0x8080808080808080
+DATA zflip<>+8(SB)/8, $0x8080808080808080
+DATA zflip<>+16(SB)/8, $0x8080808080808080
+DATA zflip<>+24(SB)/8, $0x8080808080808080
+GLOBL zflip<>(SB), RODATA|NOPTR, $32
 
 // ZHSUM reduces the 8 floats of Y10 as hsum_float_8 into X10 and stores
 // lane 0 to dst; X15 is scratch.
@@ -55,7 +55,6 @@ GLOBL zflip<>(SB), RODATA|NOPTR, $4
 // nibbles in element order) and its scale into zdw; Z8 holds the mask.
 #define Q4WZ(ptr, zw, zdw) \
 	VBROADCASTI32X4 2(ptr), zw \
-	VPSRLVQ         zshift<>(SB), zw, zw \
 	VPANDD          Z8, zw, zw \
 	MOVWLZX         (ptr), AX \
 	VBROADCASTSS    (R8)(AX*4), zdw
@@ -92,7 +91,7 @@ GLOBL zflip<>(SB), RODATA|NOPTR, $4
 	LEAQ (SI)(R9*1), BX \
 	LEAQ (BX)(R9*1), R10 \
 	LEAQ (R10)(R9*1), R11 \
-	VPBROADCASTD const<>(SB), Z8 \
+	VBROADCASTI64X4 const<>(SB), Z8 \
 	VPXORD Z16, Z16, Z16 \
 	VPXORD Z17, Z17, Z17 \
 	VPXORD Z18, Z18, Z18 \
@@ -166,7 +165,7 @@ label: \
 // TILEZ1 is the 1-row by 8-column kernel (leftover rows).
 #define TILEZ1(unpack, sz, const, label) \
 	ZARGS \
-	VPBROADCASTD const<>(SB), Z8 \
+	VBROADCASTI64X4 const<>(SB), Z8 \
 	VPXORD Z16, Z16, Z16 \
 	VPXORD Z20, Z20, Z20 \
 	VPXORD Z24, Z24, Z24 \
@@ -197,11 +196,11 @@ label: \
 
 // func q40z48(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q40z48(SB), NOSPLIT, $0-72
-	TILEZ4(Q4WZ, 18, znib, q40z48l)
+	TILEZ4(Q4WZ, 18, zq4mask, q40z48l)
 
 // func q40z18(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q40z18(SB), NOSPLIT, $0-72
-	TILEZ1(Q4WZ, 18, znib, q40z18l)
+	TILEZ1(Q4WZ, 18, zq4mask, q40z18l)
 
 // func q80z48(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q80z48(SB), NOSPLIT, $0-72

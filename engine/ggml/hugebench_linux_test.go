@@ -59,7 +59,7 @@ func BenchmarkDecodeStream(b *testing.B) {
 // BenchmarkDecodeStream2 is BenchmarkDecodeStream on two goroutines, each
 // over its own half of the set (the 2-thread decode's memory load).
 func BenchmarkDecodeStream2(b *testing.B) {
-	for _, tp := range []Type{Q4_0, Q8_0, F16} {
+	for _, tp := range []Type{Q4_0, Q8_0, F16, Q4_K, Q6_K} {
 		for _, sh := range [][2]int{{2048, 2048}, {5632, 2048}} {
 			b.Run(fmt.Sprintf("%v/%dx%d", tp, sh[0], sh[1]), func(b *testing.B) { benchStream2(b, tp, sh[0], sh[1]) })
 		}

@@ -127,6 +127,7 @@ func installAVX2() {
 	for t, f := range avx2MatVec {
 		matVecImpl[t] = f
 	}
+	installKTiles()
 }
 
 // rowsMatVec applies a single-row kernel to each row.

@@ -243,28 +243,28 @@ func dotQ3_KGo(n int, w, x []byte) float32 {
 	})
 }
 
-func dotQ4_KGo(n int, w, x []byte) float32 {
-	return kDot(n, 144, 32, w, x, func(b []byte) (k kblock) {
-		for e := 0; e < QK_K; e++ {
-			k.lv[e] = int(b[16+32*(e/64)+e%32]>>(4*uint(e%64/32))) & 0xf
-		}
-		k4ScalesMins(b[4:16], &k)
-		k.d, k.dmin = f16(b), f16(b[2:])
-		return k
-	})
+func dotQ4_KGo(n int, w, x []byte) float32 { return kDot(n, 144, 32, w, x, decodeQ4_K) }
+
+func decodeQ4_K(b []byte) (k kblock) {
+	for e := 0; e < QK_K; e++ {
+		k.lv[e] = int(b[16+32*(e/64)+e%32]>>(4*uint(e%64/32))) & 0xf
+	}
+	k4ScalesMins(b[4:16], &k)
+	k.d, k.dmin = f16(b), f16(b[2:])
+	return k
 }
 
-func dotQ5_KGo(n int, w, x []byte) float32 {
-	return kDot(n, 176, 32, w, x, func(b []byte) (k kblock) {
-		for e := 0; e < QK_K; e++ {
-			v := int(b[48+32*(e/64)+e%32]>>(4*uint(e%64/32))) & 0xf
-			v |= int(b[16+e%32]>>uint(e/32)&1) << 4
-			k.lv[e] = v
-		}
-		k4ScalesMins(b[4:16], &k)
-		k.d, k.dmin = f16(b), f16(b[2:])
-		return k
-	})
+func dotQ5_KGo(n int, w, x []byte) float32 { return kDot(n, 176, 32, w, x, decodeQ5_K) }
+
+func decodeQ5_K(b []byte) (k kblock) {
+	for e := 0; e < QK_K; e++ {
+		v := int(b[48+32*(e/64)+e%32]>>(4*uint(e%64/32))) & 0xf
+		v |= int(b[16+e%32]>>uint(e/32)&1) << 4
+		k.lv[e] = v
+	}
+	k4ScalesMins(b[4:16], &k)
+	k.d, k.dmin = f16(b), f16(b[2:])
+	return k
 }
 
 func k4ScalesMins(p []byte, k *kblock) {
@@ -274,19 +274,19 @@ func k4ScalesMins(p []byte, k *kblock) {
 	}
 }
 
-func dotQ6_KGo(n int, w, x []byte) float32 {
-	return kDot(n, 210, 16, w, x, func(b []byte) (k kblock) {
-		for e := 0; e < QK_K; e++ {
-			h, r := e/128, e%128
-			l, q := r%32, r/32 // element l of quarter q
-			lo := b[64*h+l+32*(q&1)] >> (4 * uint(q>>1)) & 0xf
-			hi := b[128+32*h+l] >> (2 * uint(q)) & 3
-			k.lv[e] = int(lo|hi<<4) - 32
-		}
-		for g := 0; g < 16; g++ {
-			k.sc[g] = int(int8(b[192+g]))
-		}
-		k.d = f16(b[208:])
-		return k
-	})
+func dotQ6_KGo(n int, w, x []byte) float32 { return kDot(n, 210, 16, w, x, decodeQ6_K) }
+
+func decodeQ6_K(b []byte) (k kblock) {
+	for e := 0; e < QK_K; e++ {
+		h, r := e/128, e%128
+		l, q := r%32, r/32 // element l of quarter q
+		lo := b[64*h+l+32*(q&1)] >> (4 * uint(q>>1)) & 0xf
+		hi := b[128+32*h+l] >> (2 * uint(q)) & 3
+		k.lv[e] = int(lo|hi<<4) - 32
+	}
+	for g := 0; g < 16; g++ {
+		k.sc[g] = int(int8(b[192+g]))
+	}
+	k.d = f16(b[208:])
+	return k
 }

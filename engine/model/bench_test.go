@@ -32,15 +32,8 @@ func BenchmarkDecode(b *testing.B) {
 func BenchmarkPrefill(b *testing.B) {
 	m := benchModel(b)
 	defer m.Close()
-	n := 128
-	if v, err := strconv.Atoi(os.Getenv("FLOWCHAT_BENCH_PROMPT")); err == nil && v > 0 {
-		n = v
-	}
-	s := m.NewState(n, 512)
-	toks := make([]int32, n)
-	for i := range toks {
-		toks[i] = int32(i*7919%(m.NVocab-3) + 3)
-	}
+	s, toks := benchPromptState(m, 128)
+	n := len(toks)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -50,6 +43,20 @@ func BenchmarkPrefill(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+}
+
+// benchPromptState is a state for a prompt of def tokens
+// (FLOWCHAT_BENCH_PROMPT overrides) and such a prompt, of ordinary ids.
+func benchPromptState(m *Model, def int) (*State, []int32) {
+	n := def
+	if v, err := strconv.Atoi(os.Getenv("FLOWCHAT_BENCH_PROMPT")); err == nil && v > 0 {
+		n = v
+	}
+	toks := make([]int32, n)
+	for i := range toks {
+		toks[i] = int32(i*7919%(m.NVocab-3) + 3)
+	}
+	return m.NewState(n, 512), toks
 }
 
 // benchModel loads the benchmark model; the file and the huge-page copy

@@ -34,6 +34,7 @@ type Model struct {
 	embdScale float32
 
 	act      func(float32) float32
+	silu     bool // act is SiLU: gated rows go through ggml.SiLUMul
 	glu      bool
 	ropeHalf bool
 	useRope  bool
@@ -116,6 +117,7 @@ func (m *Model) bind(src Source) error {
 func (m *Model) configure() {
 	n := &m.Spec.Network
 	m.act = activation(n.Activation)
+	m.silu = isSiLU(n.Activation)
 	m.useRope = n.PositionEmbedding == "rope"
 	m.sinusoidal = n.PositionEmbedding == "sinusoidal"
 	m.ropeHalf = n.QKColumnOrder == "half"

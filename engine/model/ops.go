@@ -114,6 +114,10 @@ func activation(name string) func(float32) float32 {
 	panic("model: unknown activation " + name)
 }
 
+// isSiLU reports whether the activation named by a spec is SiLU (whose
+// gated form runs fused through ggml.SiLUMul, equal to silu·up).
+func isSiLU(name string) bool { return name == "silu" || name == "swiglu" }
+
 func isGLU(name string) bool {
 	switch name {
 	case "swiglu", "geglu", "geglu_exact", "geglu_erf", "reglu":

@@ -104,6 +104,10 @@ func (s *State) gluSpan(f *FFN, up, h []float32, i0, i1 int) {
 	nff := f.width()
 	row := h[i0:i1]
 	switch {
+	case s.m.silu && f.FusedGate:
+		ggml.SiLUMul(row, up[i0:i1], up[nff+i0:nff+i1])
+	case s.m.silu && f.Gate.W != nil:
+		ggml.SiLUMul(row, row, up[i0:i1])
 	case f.FusedGate:
 		copy(row, up[i0:i1])
 		s.m.activateRow(row)
@@ -119,12 +123,18 @@ func (s *State) gluSpan(f *FFN, up, h []float32, i0, i1 int) {
 
 // gluRows computes the gated activation of FFN f for rows [t0, t1): up
 // holds the up projection (for a fused gate, [gate; up] per row), h the
-// gate projection on entry and the result on exit.
+// gate projection on entry and the result on exit. SiLU goes through the
+// fused ggml.SiLUMul (the scalar path's results up to rare 1-ulp
+// double-rounding cases).
 func (s *State) gluRows(f *FFN, up, h []float32, t0, t1 int) {
 	nff := f.width()
 	for t := t0; t < t1; t++ {
 		row := h[t*nff : (t+1)*nff]
 		switch {
+		case s.m.silu && f.FusedGate:
+			ggml.SiLUMul(row, up[t*2*nff:t*2*nff+nff], up[t*2*nff+nff:(t+1)*2*nff])
+		case s.m.silu && f.Gate.W != nil:
+			ggml.SiLUMul(row, row, up[t*nff:(t+1)*nff])
 		case f.FusedGate:
 			copy(row, up[t*2*nff:t*2*nff+nff])
 			s.m.activateRow(row)

@@ -244,6 +244,13 @@ func (ss *seqState) ffnAdd(m *Model, x, h []float32, T int, f *FFN) {
 	ss.linear(up, f.Up, h, T)
 	g := make([]float32, T*nff)
 	switch {
+	case m.silu && f.FusedGate:
+		for t := 0; t < T; t++ {
+			ggml.SiLUMul(g[t*nff:(t+1)*nff], up[t*2*nff:t*2*nff+nff], up[t*2*nff+nff:(t+1)*2*nff])
+		}
+	case m.silu && f.Gate.W != nil:
+		ss.linear(g, f.Gate, h, T)
+		ggml.SiLUMul(g, g, up)
 	case f.FusedGate:
 		for t := 0; t < T; t++ {
 			for i := 0; i < nff; i++ {

@@ -32,12 +32,16 @@ type State struct {
 	actType     ggml.Type // weight type act is prepared for
 	actT, actN  int
 	scores      [][]float32 // per worker [nCtx]
+	blockScores [][]float32 // per worker [attnBlockRows × nCtx] (attn_block.go; nil when maxBatch is 1)
+	blockAttn   bool        // prompt attention in blocks of queries
 	ropes       []ropeTable // per batch row
 	ropeStorage []float32
 
 	mm   matmulTask
 	rt   rowsTask // per-row steps (rows.go)
 	attn attnTask
+	bt   blockTask // prompt attention in blocks of queries (attn_block.go)
+	sp   splitAttn // decode attention over chunks of a long context (attn_split.go)
 	sq   *seqState // encoder-decoder networks (seqstate.go)
 }
 
@@ -75,6 +79,13 @@ func (m *Model) NewState(nCtx, maxBatch int) *State {
 	for i := range s.scores {
 		s.scores[i] = make([]float32, nCtx)
 	}
+	if maxBatch > 1 {
+		s.blockScores = make([][]float32, m.pool.Size())
+		for i := range s.blockScores {
+			s.blockScores[i] = make([]float32, attnBlockRows*nCtx)
+		}
+		s.blockAttn = true
+	}
 	half := c.NRot / 2
 	s.ropes = make([]ropeTable, T)
 	s.ropeStorage = make([]float32, 2*T*half)
@@ -84,6 +95,7 @@ func (m *Model) NewState(nCtx, maxBatch int) *State {
 	if m.seq != nil {
 		s.sq = newSeqState(m, nCtx)
 	}
+	s.SetAttnSplit(m.defaultSplitKeys(), splitChunkKeys)
 	return s
 }
 
@@ -271,9 +283,11 @@ func (s *State) attention(l, T int, xn []float32) {
 	}
 	s.prepareQK(a, T, q, k)
 	s.storeKV(l, k, v)
-	s.attn = attnTask{s: s, l: l, T: T, q: q, out: s.attnOut[:T*c.NHead*c.HeadDimV]}
-	m.pool.Run(&s.attn, T*c.NHead)
-	s.linear(s.tmp[:T*c.NEmbd], a.O, s.attn.out, T)
+	out := s.attnOut[:T*c.NHead*c.HeadDimV]
+	if !s.attendBlocks(l, T, q, out) {
+		s.attend(l, T, q, out)
+	}
+	s.linear(s.tmp[:T*c.NEmbd], a.O, out, T)
 }
 
 // prepareQK applies per-head norms and RoPE to the new rows of Q and K.
@@ -323,23 +337,8 @@ func (a *attnTask) Run(i, worker int) {
 	}
 	q := a.q[(t*m.NHead+h)*hd : (t*m.NHead+h+1)*hd]
 	scores := s.scores[worker][first:n]
-	if s.kv == nil { // float32 cache: the vector kernels walk it in place
-		ggml.DotsF32(q, s.kCache[a.l][first*m.kvDim()+kvh*hd:], m.kvDim(), scores)
-	} else {
-		for j := range scores {
-			ggml.DotsF32(q, s.key(a.l, first+j, kvh, worker), 0, scores[j:j+1])
-		}
-	}
-	ggml.Scale(scores, m.attnScale)
-	if c := m.AttnSoftcap; c > 0 {
-		softcap(scores, c)
-	}
-	if m.alibi != nil {
-		slope := m.alibi[h]
-		for j := range scores {
-			scores[j] -= slope * float32(absInt(p-first-j))
-		}
-	}
+	s.scoreKeys(a.l, kvh, first, q, scores, worker)
+	m.adjustScores(scores, h, p, first)
 	softmax(scores)
 	out := a.out[(t*m.NHead+h)*hdv : (t*m.NHead+h+1)*hdv]
 	clear(out)
@@ -349,6 +348,34 @@ func (a *attnTask) Run(i, worker int) {
 	}
 	for j, w := range scores {
 		axpy(out, w, s.value(a.l, first+j, kvh, worker))
+	}
+}
+
+// scoreKeys puts q·k for keys [first, first+len(scores)) of KV head kvh
+// of layer l into scores.
+func (s *State) scoreKeys(l, kvh, first int, q, scores []float32, worker int) {
+	m := s.m
+	if s.kv == nil { // float32 cache: the vector kernels walk it in place
+		ggml.DotsF32(q, s.kCache[l][first*m.kvDim()+kvh*m.HeadDim:], m.kvDim(), scores)
+		return
+	}
+	for j := range scores {
+		ggml.DotsF32(q, s.key(l, first+j, kvh, worker), 0, scores[j:j+1])
+	}
+}
+
+// adjustScores scales, soft-caps and ALiBi-biases the raw scores of head h
+// for the query at position p; scores[j] belongs to key first+j.
+func (m *Model) adjustScores(scores []float32, h, p, first int) {
+	ggml.Scale(scores, m.attnScale)
+	if c := m.AttnSoftcap; c > 0 {
+		softcap(scores, c)
+	}
+	if m.alibi != nil {
+		slope := m.alibi[h]
+		for j := range scores {
+			scores[j] -= slope * float32(absInt(p-first-j))
+		}
 	}
 }
 

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"flowchat/engine/ggml"
+)
+
+// measureBandwidth is the memory read bandwidth in GB/s for each thread
+// count: 1 GiB in huge pages summed by the F32 dot kernel, each goroutine
+// its own part, best of 5 passes. It is what decode sees streaming weights.
+func measureBandwidth(threads []int) map[int]float64 {
+	const size, chunk = 1 << 30, 1 << 18
+	buf, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return nil
+	}
+	defer unix.Munmap(buf)
+	_ = unix.Madvise(buf, unix.MADV_HUGEPAGE)
+	for i := 0; i < len(buf); i += 4096 {
+		buf[i] = byte(i >> 12)
+	}
+	x := make([]byte, chunk)
+	out := map[int]float64{}
+	for _, th := range threads {
+		if th < 1 {
+			continue
+		}
+		best := 0.0
+		for pass := 0; pass < 6; pass++ { // the first pass warms up
+			var wg sync.WaitGroup
+			sums := make([]float32, th)
+			part := size / th &^ (chunk - 1)
+			t0 := time.Now()
+			for t := 0; t < th; t++ {
+				wg.Add(1)
+				go func(p []byte, sum *float32) {
+					defer wg.Done()
+					for off := 0; off+chunk <= len(p); off += chunk {
+						*sum += ggml.VecDot(ggml.F32, chunk/4, p[off:off+chunk], x)
+					}
+				}(buf[t*part:(t+1)*part], &sums[t])
+			}
+			wg.Wait()
+			bwSink = sums[0]
+			if gbs := float64(part*th) / time.Since(t0).Seconds() / 1e9; pass > 0 && gbs > best {
+				best = gbs
+			}
+		}
+		out[th] = best
+	}
+	return out
+}
+
+var bwSink float32 // keeps the sums observable
+
+// waitQuiet waits up to limit for every CPU to have been ≥ 90% idle over a
+// 3-second window; it returns how long it waited and whether that happened.
+func waitQuiet(limit time.Duration) (time.Duration, bool) {
+	start := time.Now()
+	for {
+		a := cpuTimes()
+		time.Sleep(3 * time.Second)
+		b := cpuTimes()
+		quiet := len(a) > 0 && len(a) == len(b)
+		for i := range a {
+			busy, total := b[i][0]-a[i][0], b[i][1]-a[i][1]
+			if total == 0 || float64(busy)/float64(total) > 0.10 {
+				quiet = false
+			}
+		}
+		if quiet {
+			return time.Since(start), true
+		}
+		if time.Since(start) >= limit {
+			return time.Since(start), false
+		}
+	}
+}
+
+// cpuTimes is (busy, total) jiffies per CPU from /proc/stat.
+func cpuTimes() [][2]uint64 {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return nil
+	}
+	var out [][2]uint64
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 || !strings.HasPrefix(f[0], "cpu") || f[0] == "cpu" {
+			continue
+		}
+		var total, idle uint64
+		for i, v := range f[1:] {
+			n, _ := strconv.ParseUint(v, 10, 64)
+			total += n
+			if i == 3 || i == 4 { // idle, iowait
+				idle += n
+			}
+		}
+		out = append(out, [2]uint64{total - idle, total})
+	}
+	return out
+}
+
+// resetPeakRSS resets the process's VmHWM (Linux ≥ 4.0), so that the next
+// peakRSSBytes covers only what follows.
+func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+// peakRSSBytes is VmHWM in bytes, 0 when unknown.
+func peakRSSBytes() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "VmHWM:" && f[2] == "kB" {
+			if kb, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
