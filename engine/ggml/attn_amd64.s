@@ -2,7 +2,8 @@
 
 #include "textflag.h"
 
-// Attention kernels (see attn.go for the Go twins they match bit for bit).
+// Attention kernels (see attn.go and attn_split.go for the Go twins they
+// match bit for bit).
 // VEX-encoded AVX2/FMA only; every function ends with VZEROUPPER.
 
 // func dotsF32AVX(q, k *float32, stride, n, m int, out *float32)
@@ -183,9 +184,85 @@ DATA expc<>+44(SB)/4, $0x43400000 // 192
 DATA expc<>+48(SB)/4, $0x7fffffff // |x| mask
 DATA expc<>+52(SB)/4, $0x82000000
 DATA expc<>+56(SB)/4, $0x7f000000
-GLOBL expc<>(SB), RODATA|NOPTR, $60
+DATA expc<>+60(SB)/4, $0xff800000 // −Inf
+GLOBL expc<>(SB), RODATA|NOPTR, $64
 
 #define EC(i) expc<>+4*i(SB)
+
+// EXP8: Y0 = ExpGGML(Y0) lane by lane, ggml_v_expf's steps:
+//   z = x·log2e + r; n = z − r; b = x − n·ln2hi − n·ln2lo;
+//   e = bits(z) << 23; k = e + bits(1); u = b·b;
+//   j = ((p0·b + p1)·u + (p2·b + p3))·u + p4·b;
+//   c = |n| > 126; the fast result k·j + k where no lane has c,
+//   else ggml's per-lane select: g = (n <= 0) & 0x82000000,
+//   s1 = g + 0x7f000000, s2 = e − g, c ? (s2·j + s2)·s1 : k·j + k,
+//   and |n| > 192 ? s1·s1 : that.
+// Uses Y1–Y12 and AX; jumps to label done when no lane has c (the caller
+// places done right after the macro). Y7 is reused as scratch once u is dead.
+#define EXP8(done) \
+	VBROADCASTSS EC(0), Y1         \
+	VBROADCASTSS EC(1), Y2         \
+	VFMADD231PS  Y2, Y0, Y1        \
+	VBROADCASTSS EC(0), Y2         \
+	VSUBPS       Y2, Y1, Y2        \
+	VMOVAPS      Y0, Y3            \
+	VBROADCASTSS EC(2), Y4         \
+	VFNMADD231PS Y4, Y2, Y3        \
+	VBROADCASTSS EC(3), Y4         \
+	VFNMADD231PS Y4, Y2, Y3        \
+	VPSLLD       $23, Y1, Y5       \
+	VPBROADCASTD EC(9), Y6         \
+	VPADDD       Y6, Y5, Y6        \
+	VMULPS       Y3, Y3, Y7        \
+	VBROADCASTSS EC(5), Y8         \
+	VBROADCASTSS EC(4), Y9         \
+	VFMADD231PS  Y9, Y3, Y8        \
+	VBROADCASTSS EC(7), Y9         \
+	VBROADCASTSS EC(6), Y10        \
+	VFMADD231PS  Y10, Y3, Y9       \
+	VFMADD231PS  Y7, Y8, Y9        \
+	VBROADCASTSS EC(8), Y10        \
+	VMULPS       Y10, Y3, Y10      \
+	VFMADD231PS  Y7, Y9, Y10       \
+	VBROADCASTSS EC(12), Y11       \
+	VANDPS       Y11, Y2, Y11      \
+	VBROADCASTSS EC(10), Y12       \
+	VCMPPS       $0x1e, Y12, Y11, Y12 \
+	VMOVAPS      Y6, Y0            \
+	VFMADD231PS  Y10, Y6, Y0       \
+	VMOVMSKPS    Y12, AX           \
+	TESTL        AX, AX            \
+	JEQ          done              \
+	VXORPS       Y7, Y7, Y7        \
+	VCMPPS       $0x12, Y7, Y2, Y7 \
+	VBROADCASTSS EC(13), Y4        \
+	VANDPS       Y4, Y7, Y7        \
+	VPBROADCASTD EC(14), Y4        \
+	VPADDD       Y4, Y7, Y4        \
+	VPSUBD       Y7, Y5, Y5        \
+	VMOVAPS      Y5, Y7            \
+	VFMADD231PS  Y10, Y5, Y7       \
+	VMULPS       Y4, Y7, Y7        \
+	VANDPS       Y12, Y7, Y7       \
+	VANDNPS      Y0, Y12, Y0       \
+	VORPS        Y7, Y0, Y0        \
+	VBROADCASTSS EC(11), Y7        \
+	VCMPPS       $0x1e, Y7, Y11, Y7 \
+	VMULPS       Y4, Y4, Y4        \
+	VANDPS       Y7, Y4, Y4        \
+	VANDNPS      Y0, Y7, Y0        \
+	VORPS        Y4, Y0, Y0
+
+// EXPSUM: stores Y0 back to (DI) and adds float64((t0+t1)+(t2+t3)),
+// t_l = x_l + x_{l+4}, to X14.
+#define EXPSUM \
+	VMOVUPS      Y0, (DI)          \
+	VEXTRACTF128 $1, Y0, X1        \
+	VADDPS       X1, X0, X0        \
+	VHADDPS      X0, X0, X0        \
+	VHADDPS      X0, X0, X0        \
+	VCVTSS2SD    X0, X0, X0        \
+	VADDSD       X0, X14, X14
 
 // func expGroupsAVX(x *float32, n int, maxv float32) float64
 //
@@ -200,76 +277,57 @@ TEXT ·expGroupsAVX(SB), NOSPLIT, $0-32
 	JEQ          exdone
 
 exloop:
-	VMOVUPS      (DI), Y0
-	VSUBPS       Y15, Y0, Y0
-	VBROADCASTSS EC(0), Y1
-	VBROADCASTSS EC(1), Y2
-	VFMADD231PS  Y2, Y0, Y1          // z = x·log2e + r
-	VBROADCASTSS EC(0), Y2
-	VSUBPS       Y2, Y1, Y2          // n = z − r
-	VMOVAPS      Y0, Y3
-	VBROADCASTSS EC(2), Y4
-	VFNMADD231PS Y4, Y2, Y3          // x − n·ln2hi
-	VBROADCASTSS EC(3), Y4
-	VFNMADD231PS Y4, Y2, Y3          // b = … − n·ln2lo
-	VPSLLD       $23, Y1, Y5         // e = bits(z) << 23
-	VPBROADCASTD EC(9), Y6
-	VPADDD       Y6, Y5, Y6          // k = e + bits(1)
-	VMULPS       Y3, Y3, Y7          // u = b·b
-	VBROADCASTSS EC(5), Y8
-	VBROADCASTSS EC(4), Y9
-	VFMADD231PS  Y9, Y3, Y8          // a1 = p0·b + p1
-	VBROADCASTSS EC(7), Y9
-	VBROADCASTSS EC(6), Y10
-	VFMADD231PS  Y10, Y3, Y9         // a2 = p2·b + p3
-	VFMADD231PS  Y7, Y8, Y9          // a2 = a1·u + a2
-	VBROADCASTSS EC(8), Y10
-	VMULPS       Y10, Y3, Y10        // p4·b
-	VFMADD231PS  Y7, Y9, Y10         // j = a2·u + p4·b
-	VBROADCASTSS EC(12), Y11
-	VANDPS       Y11, Y2, Y11        // |n|
-	VBROADCASTSS EC(10), Y12
-	VCMPPS       $0x1e, Y12, Y11, Y12 // c = |n| > 126
-	VMOVAPS      Y6, Y0
-	VFMADD231PS  Y10, Y6, Y0         // k·j + k
-	VMOVMSKPS    Y12, AX
-	TESTL        AX, AX
-	JEQ          exsum
-
-	// Some lane is out of the fast range: ggml's per-lane select.
-	VXORPS       Y13, Y13, Y13
-	VCMPPS       $0x12, Y13, Y2, Y13 // n <= 0
-	VBROADCASTSS EC(13), Y4
-	VANDPS       Y4, Y13, Y13        // g
-	VPBROADCASTD EC(14), Y4
-	VPADDD       Y4, Y13, Y4         // s1 = g + 0x7f000000
-	VPSUBD       Y13, Y5, Y5         // s2 = e − g
-	VMOVAPS      Y5, Y13
-	VFMADD231PS  Y10, Y5, Y13        // s2·j + s2
-	VMULPS       Y4, Y13, Y13        // (…)·s1
-	VANDPS       Y12, Y13, Y13       // c ? (…)·s1
-	VANDNPS      Y0, Y12, Y0         // !c ? k·j + k
-	VORPS        Y13, Y0, Y0
-	VBROADCASTSS EC(11), Y13
-	VCMPPS       $0x1e, Y13, Y11, Y13 // d = |n| > 192
-	VMULPS       Y4, Y4, Y4          // s1·s1
-	VANDPS       Y13, Y4, Y4
-	VANDNPS      Y0, Y13, Y0
-	VORPS        Y4, Y0, Y0
+	VMOVUPS (DI), Y0
+	VSUBPS  Y15, Y0, Y0
+	EXP8(exsum)
 
 exsum:
-	VMOVUPS      Y0, (DI)
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS       X1, X0, X0          // t_l = x_l + x_{l+4}
-	VHADDPS      X0, X0, X0          // t0+t1, t2+t3
-	VHADDPS      X0, X0, X0          // (t0+t1)+(t2+t3)
-	VCVTSS2SD    X0, X0, X0
-	VADDSD       X0, X14, X14
-	ADDQ         $32, DI
-	DECQ         CX
-	JNZ          exloop
+	EXPSUM
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  exloop
 
 exdone:
 	VMOVSD X14, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func expMaxGroupsAVX(x *float32, n int, phi float32) (sum float64, maxv float32)
+//
+// The exponentials of the unified-max softmax (see attn_split.go for the
+// Go twin): expGroupsAVX with the maximum of the inputs taken on the way.
+// For each group of 8 (n a multiple of 8, n ≥ 8): max = x > max ? x : max
+// lane by lane, then as expGroupsAVX with phi; the lanes' maxima reduced.
+TEXT ·expMaxGroupsAVX(SB), NOSPLIT, $0-36
+	MOVQ         x+0(FP), DI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS phi+16(FP), Y15
+	VXORPD       X14, X14, X14
+	VBROADCASTSS EC(15), Y13        // running max: −Inf
+	SHRQ         $3, CX
+	JEQ          xexdone
+
+xexloop:
+	VMOVUPS (DI), Y0
+	VMAXPS  Y13, Y0, Y13            // max = x > max ? x : max
+	VSUBPS  Y15, Y0, Y0
+	EXP8(xexsum)
+
+xexsum:
+	EXPSUM
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  xexloop
+
+	VEXTRACTF128 $1, Y13, X1
+	VMAXPS       X1, X13, X13
+	VMOVHLPS     X13, X13, X1
+	VMAXPS       X1, X13, X13
+	VMOVSHDUP    X13, X1
+	VMAXPS       X1, X13, X13
+
+xexdone:
+	VMOVSD X14, sum+24(FP)
+	VMOVSS X13, maxv+32(FP)
 	VZEROUPPER
 	RET
