@@ -67,12 +67,7 @@ func BenchmarkDecodeStream2(b *testing.B) {
 }
 
 func benchStream2(b *testing.B, tp Type, rows, n int) {
-	ws, x := benchWeights(tp, rows, n)
-	w := ws[0]
-	set := hugeAlloc(b, streamMiB()<<20/len(w)/2*2*len(w))
-	for off := 0; off < len(set); off += len(w) {
-		copy(set[off:], w)
-	}
+	set, w, x := streamSet(b, tp, rows, n, 2)
 	b.SetBytes(int64(len(set)))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -81,12 +76,7 @@ func benchStream2(b *testing.B, tp Type, rows, n int) {
 			wg.Add(1)
 			go func(part []byte) {
 				defer wg.Done()
-				var a Act
-				a.Prepare(tp, n, x, 1)
-				dst := make([]float32, rows)
-				for off := 0; off < len(part); off += len(w) {
-					MatMulAct(tp, n, part[off:off+len(w)], rows, &a, dst, rows)
-				}
+				streamPass(tp, rows, n, part, w, x)
 			}(set[t*len(set)/2 : (t+1)*len(set)/2])
 		}
 		wg.Wait()
@@ -94,21 +84,36 @@ func benchStream2(b *testing.B, tp Type, rows, n int) {
 }
 
 func benchStream(b *testing.B, tp Type, rows, n int) {
-	ws, x := benchWeights(tp, rows, n)
-	w := ws[0]
-	set := hugeAlloc(b, streamMiB()<<20/len(w)*len(w))
-	for off := 0; off < len(set); off += len(w) {
-		copy(set[off:], w)
-	}
-	dst := make([]float32, rows)
-	var a Act
-	a.Prepare(tp, n, x, 1)
+	set, w, x := streamSet(b, tp, rows, n, 1)
 	b.SetBytes(int64(len(set)))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		for off := 0; off < len(set); off += len(w) {
-			MatMulAct(tp, n, set[off:off+len(w)], rows, &a, dst, rows)
-		}
+		streamPass(tp, rows, n, set, w, x)
+	}
+}
+
+// streamSet returns huge-page-backed copies of one rows×n matrix w of tp,
+// about streamMiB in all and a multiple of parts copies, and a column x
+// (as benchWeights gives it).
+func streamSet(tb testing.TB, tp Type, rows, n, parts int) (set, w, x []byte) {
+	ws, x := benchWeights(tp, rows, n)
+	w = ws[0]
+	set = hugeAlloc(tb, streamMiB()<<20/len(w)/parts*parts*len(w))
+	for off := 0; off < len(set); off += len(w) {
+		copy(set[off:], w)
+	}
+	return set, w, x
+}
+
+// streamPass runs the decode kernel (MatMulAct on one prepared column)
+// over every copy of w in set. The column is prepared per pass: a few
+// microseconds against the tens of milliseconds a pass streams.
+func streamPass(tp Type, rows, n int, set, w, x []byte) {
+	var a Act
+	a.Prepare(tp, n, x, 1)
+	dst := make([]float32, rows)
+	for off := 0; off < len(set); off += len(w) {
+		MatMulAct(tp, n, set[off:off+len(w)], rows, &a, dst, rows)
 	}
 }
 

@@ -52,19 +52,7 @@ func BenchmarkKStream(b *testing.B) {
 // benchKStream streams copies of one rows×n matrix of tp, set larger than
 // the last-level cache, through the decode kernel.
 func benchKStream(b *testing.B, tp Type, rows, n int) {
-	ws, x := benchWeights(tp, rows, n)
-	w := ws[0]
-	set := hugeAlloc(b, streamMiB()<<20/len(w)*len(w))
-	for off := 0; off < len(set); off += len(w) {
-		copy(set[off:], w)
-	}
-	dst := make([]float32, rows)
-	var a Act
-	a.Prepare(tp, n, x, 1)
-	ns := cpuTimed(b, func() {
-		for off := 0; off < len(set); off += len(w) {
-			MatMulAct(tp, n, set[off:off+len(w)], rows, &a, dst, rows)
-		}
-	})
+	set, w, x := streamSet(b, tp, rows, n, 1)
+	ns := cpuTimed(b, func() { streamPass(tp, rows, n, set, w, x) })
 	b.ReportMetric(float64(len(set))/ns, "cpuGB/s")
 }
