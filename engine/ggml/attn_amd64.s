@@ -168,26 +168,27 @@ scdone:
 	VZEROUPPER
 	RET
 
-// ggml_v_expf's constants (see ExpGGML).
-DATA expc<>+0(SB)/4, $0x4b400000  // r = 0x1.8p23
-DATA expc<>+4(SB)/4, $0x3fb8aa3b  // log2(e)
-DATA expc<>+8(SB)/4, $0x3f317200  // ln2 high
-DATA expc<>+12(SB)/4, $0x35bfbe8e // ln2 low
-DATA expc<>+16(SB)/4, $0x3c072010 // p0
-DATA expc<>+20(SB)/4, $0x3d2b9f17 // p1
-DATA expc<>+24(SB)/4, $0x3e2aaf33 // p2
-DATA expc<>+28(SB)/4, $0x3efffedb // p3
-DATA expc<>+32(SB)/4, $0x3f7ffff6 // p4
-DATA expc<>+36(SB)/4, $0x3f800000 // bits of 1.0
-DATA expc<>+40(SB)/4, $0x42fc0000 // 126
-DATA expc<>+44(SB)/4, $0x43400000 // 192
-DATA expc<>+48(SB)/4, $0x7fffffff // |x| mask
-DATA expc<>+52(SB)/4, $0x82000000
-DATA expc<>+56(SB)/4, $0x7f000000
-DATA expc<>+60(SB)/4, $0xff800000 // −Inf
-GLOBL expc<>(SB), RODATA|NOPTR, $64
+// ggml_v_expf's constants (see ExpGGML), package-wide: attn_tile_amd64.s's
+// AVX-512 exponentials read them too.
+DATA ·expc+0(SB)/4, $0x4b400000  // r = 0x1.8p23
+DATA ·expc+4(SB)/4, $0x3fb8aa3b  // log2(e)
+DATA ·expc+8(SB)/4, $0x3f317200  // ln2 high
+DATA ·expc+12(SB)/4, $0x35bfbe8e // ln2 low
+DATA ·expc+16(SB)/4, $0x3c072010 // p0
+DATA ·expc+20(SB)/4, $0x3d2b9f17 // p1
+DATA ·expc+24(SB)/4, $0x3e2aaf33 // p2
+DATA ·expc+28(SB)/4, $0x3efffedb // p3
+DATA ·expc+32(SB)/4, $0x3f7ffff6 // p4
+DATA ·expc+36(SB)/4, $0x3f800000 // bits of 1.0
+DATA ·expc+40(SB)/4, $0x42fc0000 // 126
+DATA ·expc+44(SB)/4, $0x43400000 // 192
+DATA ·expc+48(SB)/4, $0x7fffffff // |x| mask
+DATA ·expc+52(SB)/4, $0x82000000
+DATA ·expc+56(SB)/4, $0x7f000000
+DATA ·expc+60(SB)/4, $0xff800000 // −Inf
+GLOBL ·expc(SB), RODATA|NOPTR, $64
 
-#define EC(i) expc<>+4*i(SB)
+#define EC(i) ·expc+4*i(SB)
 
 // EXP8: Y0 = ExpGGML(Y0) lane by lane, ggml_v_expf's steps:
 //   z = x·log2e + r; n = z − r; b = x − n·ln2hi − n·ln2lo;

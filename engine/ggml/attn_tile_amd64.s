@@ -717,25 +717,8 @@ zat16:
 	VZEROUPPER
 	RET
 
-// ggml_v_expf's constants (as expc in attn_amd64.s).
-DATA exp5c<>+0(SB)/4, $0x4b400000  // r = 0x1.8p23
-DATA exp5c<>+4(SB)/4, $0x3fb8aa3b  // log2(e)
-DATA exp5c<>+8(SB)/4, $0x3f317200  // ln2 high
-DATA exp5c<>+12(SB)/4, $0x35bfbe8e // ln2 low
-DATA exp5c<>+16(SB)/4, $0x3c072010 // p0
-DATA exp5c<>+20(SB)/4, $0x3d2b9f17 // p1
-DATA exp5c<>+24(SB)/4, $0x3e2aaf33 // p2
-DATA exp5c<>+28(SB)/4, $0x3efffedb // p3
-DATA exp5c<>+32(SB)/4, $0x3f7ffff6 // p4
-DATA exp5c<>+36(SB)/4, $0x3f800000 // bits of 1.0
-DATA exp5c<>+40(SB)/4, $0x42fc0000 // 126
-DATA exp5c<>+44(SB)/4, $0x43400000 // 192
-DATA exp5c<>+48(SB)/4, $0x7fffffff // |x| mask
-DATA exp5c<>+52(SB)/4, $0x82000000
-DATA exp5c<>+56(SB)/4, $0x7f000000
-GLOBL exp5c<>(SB), RODATA|NOPTR, $60
-
-#define E5(i) exp5c<>+4*i(SB)
+// ggml_v_expf's constants: expc of attn_amd64.s.
+#define E5(i) ·expc+4*i(SB)
 
 // func expGroupsAVX512(x *float32, n int, maxv float32) float64
 //
