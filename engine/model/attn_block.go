@@ -71,25 +71,28 @@ func (b *blockTask) Run(i, worker int) {
 	}
 	cl, ch := lo(rows-1), hi(0)
 	common := cl < ch
-	sc, ss := s.blockScores[worker], s.nCtx
-	qs, kvd, vd := m.NHead*hd, m.kvDim(), m.vDim()
-	keys, vals := s.kCache[b.l][kvh*hd:], s.vCache[b.l][kvh*hdv:]
+	sc, ss := s.blockScores[worker], s.scoreSt
+	qs, kvd := m.NHead*hd, m.kvDim()
 	q := b.q[t0*qs+h*hd:]
 	if common {
-		ggml.DotsTileF32(q, qs, rows, keys[cl*kvd:], kvd, ch-cl, hd, sc[cl:], ss)
+		for j := cl; j < ch; {
+			r, n := s.run(j, ch)
+			ggml.DotsTileF32(q, qs, rows, s.kCache[b.l][r*kvd+kvh*hd:], kvd, n, hd, sc[j:], ss)
+			j += n
+		}
 	}
 	for r := 0; r < rows; r++ {
 		l, n := lo(r), hi(r)
 		qr, sr := q[r*qs:r*qs+hd], sc[r*ss:(r+1)*ss]
 		switch {
 		case !common:
-			ggml.DotsF32(qr, keys[l*kvd:], kvd, sr[l:n])
+			s.scoreKeys(b.l, kvh, l, qr, sr[l:n], worker)
 		default:
 			if l < cl {
-				ggml.DotsF32(qr, keys[l*kvd:], kvd, sr[l:cl])
+				s.scoreKeys(b.l, kvh, l, qr, sr[l:cl], worker)
 			}
 			if n > ch {
-				ggml.DotsF32(qr, keys[ch*kvd:], kvd, sr[ch:n])
+				s.scoreKeys(b.l, kvh, ch, qr, sr[ch:n], worker)
 			}
 		}
 		row := sr[l:n]
@@ -104,19 +107,32 @@ func (b *blockTask) Run(i, worker int) {
 		or, sr := out[r*os:r*os+hdv], sc[r*ss:(r+1)*ss]
 		clear(or)
 		if l := lo(r); !common {
-			ggml.AccumulateRows(or, sr[l:hi(r)], vals[l*vd:], vd)
+			s.accValues(b.l, kvh, l, sr[l:hi(r)], or)
 		} else if l < cl {
-			ggml.AccumulateRows(or, sr[l:cl], vals[l*vd:], vd)
+			s.accValues(b.l, kvh, l, sr[l:cl], or)
 		}
 	}
 	if !common {
 		return
 	}
-	ggml.AccumulateTileF32(out, os, sc[cl:], ss, rows, vals[cl*vd:], vd, ch-cl, hdv)
+	s.accValueTile(b.l, kvh, cl, ch, sc, ss, rows, out, os)
 	for r := 0; r < rows; r++ {
 		if n := hi(r); n > ch {
-			ggml.AccumulateRows(out[r*os:r*os+hdv], sc[r*ss+ch:r*ss+n], vals[ch*vd:], vd)
+			s.accValues(b.l, kvh, ch, sc[r*ss+ch:r*ss+n], out[r*os:r*os+hdv])
 		}
+	}
+}
+
+// accValueTile adds the values of keys [cl, ch) of KV head kvh, weighted
+// by each of rows score rows (sc, stride ss, indexed by key), to the rows
+// of out (stride os): ggml.AccumulateTileF32 per run of consecutive
+// storage rows, in key order.
+func (s *State) accValueTile(l, kvh, cl, ch int, sc []float32, ss, rows int, out []float32, os int) {
+	vd, hdv := s.m.vDim(), s.m.HeadDimV
+	for j := cl; j < ch; {
+		r, n := s.run(j, ch)
+		ggml.AccumulateTileF32(out, os, sc[j:], ss, rows, s.vCache[l][r*vd+kvh*hdv:], vd, n, hdv)
+		j += n
 	}
 }
 

@@ -88,15 +88,8 @@ func TestBlockAttentionEncoder(t *testing.T) {
 		run := func(block bool) ([]float32, int) {
 			s := m.NewState(len(toks), len(toks))
 			s.SetBlockAttention(block)
-			s.embed(toks)
-			if m.useRope {
-				for t := range toks {
-					s.ropes[t].fill(t, m.RopeTheta, m.RopeFreqScale)
-				}
-			}
-			for l := range m.Layers {
-				s.layer(l, len(toks))
-			}
+			s.solo[0] = Segment{Seq: s, Tokens: toks}
+			s.forwardSegs(s.solo[:])
 			return s.x[:len(toks)*m.NEmbd], s.bt.calls
 		}
 		want, _ := run(false)

@@ -114,11 +114,31 @@ func (s *State) SetAttnSplit(minKeys, chunkKeys int) {
 	sp.sum, sp.max, sp.ok = make([]float64, n), make([]float32, n), make([]bool, n)
 }
 
-// attend computes the attention of the T rows of q into out.
+// attendRows computes the attention of the T rows of q (at positions
+// s.pos…) into out: prompt rows in blocks of queries where that path
+// applies, a decode row (T == 1, not prompt) split over chunks of a long
+// context, else per (token, head).
+func (s *State) attendRows(l, T int, q, out []float32, prompt bool) {
+	switch {
+	case s.attendBlocks(l, T, q, out):
+	case prompt:
+		s.attendTokens(l, T, q, out)
+	default:
+		s.attend(l, T, q, out)
+	}
+}
+
+// attend computes the attention of the T rows of q into out: split over
+// chunks for a decode row over a long context, else per (token, head).
 func (s *State) attend(l, T int, q, out []float32) {
 	if T == 1 && s.m.causal && s.splitAttend(l, q, out) {
 		return
 	}
+	s.attendTokens(l, T, q, out)
+}
+
+// attendTokens computes the attention one task per (token, head).
+func (s *State) attendTokens(l, T int, q, out []float32) {
 	s.attn = attnTask{s: s, l: l, T: T, q: q, out: out}
 	s.m.pool.Run(&s.attn, T*s.m.NHead)
 }
@@ -238,10 +258,12 @@ func (s *State) attnChunk(l, h, lo int, q, scores []float32, phi, bound float32,
 	kvh := h / (m.NHead / m.NHeadKV)
 	hd, hdv := m.HeadDim, m.HeadDimV
 	plain := m.AttnSoftcap == 0 && m.alibi == nil
-	if s.kv == nil && plain {
-		return ggml.AttnChunkF32(q, s.kCache[l][lo*m.kvDim()+kvh*hd:], m.kvDim(), s.vCache[l][lo*m.vDim()+kvh*hdv:], m.vDim(),
+	if r, n := s.run(lo, lo+len(scores)); s.kv == nil && plain && n == len(scores) {
+		return ggml.AttnChunkF32(q, s.kCache[l][r*m.kvDim()+kvh*hd:], m.kvDim(), s.vCache[l][r*m.vDim()+kvh*hdv:], m.vDim(),
 			m.attnScale, phi, bound, scores, part)
 	}
+	// The steps of AttnChunkF32 one by one (the same operations: a paged
+	// chunk spans several runs of storage rows).
 	s.scoreKeys(l, kvh, lo, q, scores, worker)
 	m.adjustScores(scores, h, s.pos, lo)
 	sum, maxv, ok := ggml.ExpBounded(scores, phi, bound)
@@ -250,7 +272,7 @@ func (s *State) attnChunk(l, h, lo int, q, scores []float32, phi, bound float32,
 	}
 	clear(part)
 	if s.kv == nil {
-		ggml.AccumulateRows(part, scores, s.vCache[l][lo*m.vDim()+kvh*hdv:], m.vDim())
+		s.accValues(l, kvh, lo, scores, part)
 	} else {
 		for j, w := range scores {
 			axpy(part, w, s.value(l, lo+j, kvh, worker))

@@ -31,15 +31,8 @@ func (m *Model) Embed(tokens []int32) (hidden, pooled []float32, err error) {
 	// One batch: every token must see every other.
 	s := m.NewState(len(tokens), len(tokens))
 	T, d := len(tokens), m.NEmbd
-	s.embed(tokens)
-	if m.useRope {
-		for t := 0; t < T; t++ {
-			s.ropes[t].fill(t, m.RopeTheta, m.RopeFreqScale)
-		}
-	}
-	for l := range m.Layers {
-		s.layer(l, T)
-	}
+	s.solo[0] = Segment{Seq: s, Tokens: tokens}
+	s.forwardSegs(s.solo[:])
 	hidden = s.x[:T*d]
 	normRows(m.OutNorm, hidden, hidden, d)
 	return hidden, pool(hidden, T, d, m.Spec.Network.Pooling), nil

@@ -33,44 +33,64 @@ func (s *State) KVType() ggml.Type {
 // be called while the cache is empty; Q8_0 needs the key and value rows to
 // be whole 32-element blocks.
 func (s *State) SetKVType(t ggml.Type) error {
+	if s.kvp != nil {
+		return fmt.Errorf("model: a pool sequence's cache type is the pool's")
+	}
 	if s.pos != 0 {
 		return fmt.Errorf("model: the KV cache type can only change while the cache is empty (%d tokens in it)", s.pos)
 	}
-	c := s.m.Config
 	switch {
 	case t == ggml.F32:
 		s.kv = nil
 		return nil
 	case s.sq != nil:
 		return fmt.Errorf("model: %s caches of encoder-decoder networks are not supported", t)
-	case t != ggml.F16 && t != ggml.Q8_0:
-		return fmt.Errorf("model: a KV cache of %s is not supported (F32, F16, Q8_0)", t)
-	case c.kvDim()%t.BlockSize() != 0 || c.vDim()%t.BlockSize() != 0:
-		return fmt.Errorf("model: %s KV cache rows of %d and %d values are not whole %d-blocks", t, c.kvDim(), c.vDim(), t.BlockSize())
 	}
-	q := &kvQuant{typ: t, kRow: t.RowSize(c.kvDim()), vRow: t.RowSize(c.vDim()), headKV: c.HeadDim}
-	for range c.NLayer {
-		q.k = append(q.k, make([]byte, s.nCtx*q.kRow))
-		q.v = append(q.v, make([]byte, s.nCtx*q.vRow))
-	}
-	for range s.m.pool.Size() {
-		q.kv = append(q.kv, make([]float32, c.HeadDim+c.HeadDimV))
+	q, err := newKVQuant(s.m, t, s.nCtx)
+	if err != nil {
+		return err
 	}
 	s.kv, s.kCache, s.vCache = q, nil, nil
 	return nil
 }
 
+// newKVQuant allocates an F16/Q8_0 cache of rows positions per layer.
+func newKVQuant(m *Model, t ggml.Type, rows int) (*kvQuant, error) {
+	c := m.Config
+	switch {
+	case t != ggml.F16 && t != ggml.Q8_0:
+		return nil, fmt.Errorf("model: a KV cache of %s is not supported (F32, F16, Q8_0)", t)
+	case c.kvDim()%t.BlockSize() != 0 || c.vDim()%t.BlockSize() != 0:
+		return nil, fmt.Errorf("model: %s KV cache rows of %d and %d values are not whole %d-blocks", t, c.kvDim(), c.vDim(), t.BlockSize())
+	}
+	q := &kvQuant{typ: t, kRow: t.RowSize(c.kvDim()), vRow: t.RowSize(c.vDim()), headKV: c.HeadDim}
+	for range c.NLayer {
+		q.k = append(q.k, make([]byte, rows*q.kRow))
+		q.v = append(q.v, make([]byte, rows*q.vRow))
+	}
+	for range m.pool.Size() {
+		q.kv = append(q.kv, make([]float32, c.HeadDim+c.HeadDimV))
+	}
+	return q, nil
+}
+
 // storeKV appends the T new rows of k and v to layer l's cache at s.pos.
 func (s *State) storeKV(l int, k, v []float32) {
 	kd, vd := s.m.kvDim(), s.m.vDim()
+	T := len(k) / kd
 	if s.kv == nil {
-		copy(s.kCache[l][s.pos*kd:], k)
-		copy(s.vCache[l][s.pos*vd:], v)
+		for j, hi := s.pos, s.pos+T; j < hi; {
+			r, n := s.run(j, hi)
+			t := j - s.pos
+			copy(s.kCache[l][r*kd:(r+n)*kd], k[t*kd:(t+n)*kd])
+			copy(s.vCache[l][r*vd:(r+n)*vd], v[t*vd:(t+n)*vd])
+			j += n
+		}
 		return
 	}
 	q := s.kv
-	for t := 0; t < len(k)/kd; t++ {
-		r := s.pos + t
+	for t := 0; t < T; t++ {
+		r := s.row(s.pos + t)
 		ggml.QuantizeActivation(q.typ, k[t*kd:(t+1)*kd], q.k[l][r*q.kRow:(r+1)*q.kRow])
 		ggml.QuantizeActivation(q.typ, v[t*vd:(t+1)*vd], q.v[l][r*q.vRow:(r+1)*q.vRow])
 	}
@@ -81,29 +101,30 @@ func (s *State) storeKV(l int, k, v []float32) {
 // on the float32 path, which is the attention's inner loop.)
 func (s *State) key(l, j, kvh, worker int) []float32 {
 	if s.kv != nil {
-		return s.kv.key(s.m, l, j, kvh, worker)
+		return s.kv.key(s.m, l, s.row(j), kvh, worker)
 	}
 	hd := s.m.HeadDim
-	o := (j*s.m.NHeadKV + kvh) * hd
+	o := (s.row(j)*s.m.NHeadKV + kvh) * hd
 	return s.kCache[l][o : o+hd]
 }
 
 // value returns head kvh of the value at position j of layer l ([HeadDimV]).
 func (s *State) value(l, j, kvh, worker int) []float32 {
 	if s.kv != nil {
-		return s.kv.value(s.m, l, j, kvh, worker)
+		return s.kv.value(s.m, l, s.row(j), kvh, worker)
 	}
 	hd := s.m.HeadDimV
-	o := (j*s.m.NHeadKV + kvh) * hd
+	o := (s.row(j)*s.m.NHeadKV + kvh) * hd
 	return s.vCache[l][o : o+hd]
 }
 
-func (q *kvQuant) key(m *Model, l, j, kvh, worker int) []float32 {
-	return q.decode(q.k[l], q.kRow, j, kvh*m.HeadDim, q.kv[worker][:m.HeadDim])
+// key and value take a storage row r (State.row of the position).
+func (q *kvQuant) key(m *Model, l, r, kvh, worker int) []float32 {
+	return q.decode(q.k[l], q.kRow, r, kvh*m.HeadDim, q.kv[worker][:m.HeadDim])
 }
 
-func (q *kvQuant) value(m *Model, l, j, kvh, worker int) []float32 {
-	return q.decode(q.v[l], q.vRow, j, kvh*m.HeadDimV, q.kv[worker][q.headKV:q.headKV+m.HeadDimV])
+func (q *kvQuant) value(m *Model, l, r, kvh, worker int) []float32 {
+	return q.decode(q.v[l], q.vRow, r, kvh*m.HeadDimV, q.kv[worker][q.headKV:q.headKV+m.HeadDimV])
 }
 
 // decode decodes len(dst) values from element off of row j of a layer's

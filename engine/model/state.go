@@ -16,8 +16,20 @@ type State struct {
 	maxBatch int
 	pos      int // tokens in the cache
 
-	kCache, vCache [][]float32 // [layer][nCtx × kvDim], [layer][nCtx × vDim]
+	kCache, vCache [][]float32 // [layer][rows × kvDim], [layer][rows × vDim]
 	kv             *kvQuant    // F16/Q8_0 cache instead of the above (kvcache.go)
+	// table maps the sequence's blocks of blockTokens positions to blocks of
+	// storage rows (paged.go); nil: the state owns its cache and position j
+	// is row j.
+	table   []int32
+	kvp     *KVPool  // the shared cache table's blocks come from (nil: own cache)
+	hashes  []uint64 // prefix-cache chain hash of each full block (prefix.go)
+	segs    []Segment
+	solo    [1]Segment // segs of a single-sequence Forward
+	rowPos  []int      // [maxBatch] position of each batch row in its sequence
+	rowSeg  []int32    // [maxBatch] segment of each batch row
+	tokBuf  []int32    // [maxBatch] a single-sequence Forward's tokens
+	scoreSt int        // stride of a blockScores row group (the longest context)
 
 	x, xn, tmp  []float32 // [maxBatch × nEmbd]
 	qkv         []float32 // fused projection output [maxBatch × (q+k+v)]
@@ -60,6 +72,18 @@ func (m *Model) NewState(nCtx, maxBatch int) *State {
 		s.kCache[i] = make([]float32, nCtx*c.kvDim())
 		s.vCache[i] = make([]float32, nCtx*c.vDim())
 	}
+	s = s.withBuffers(maxBatch)
+	if m.seq != nil {
+		s.sq = newSeqState(m, nCtx)
+	}
+	s.SetAttnSplit(m.defaultSplitKeys(), splitChunkKeys)
+	return s
+}
+
+// withBuffers sizes the forward pass's buffers for batches of up to
+// maxBatch rows (nCtx bounds the attention's score buffers).
+func (s *State) withBuffers(maxBatch int) *State {
+	m, c, nCtx := s.m, s.m.Config, s.nCtx
 	nff, maxCols := 0, c.NEmbd
 	for i := range m.Layers {
 		f := &m.Layers[i].FFN
@@ -75,28 +99,38 @@ func (m *Model) NewState(nCtx, maxBatch int) *State {
 	s.up, s.gate = make([]float32, T*nff), make([]float32, T*nff)
 	s.logits = make([]float32, c.NVocab) // grown on demand when every row is wanted
 	s.actBuf = make([]byte, T*maxActRowBytes(maxCols))
-	s.scores = make([][]float32, m.pool.Size())
-	for i := range s.scores {
-		s.scores[i] = make([]float32, nCtx)
-	}
-	if maxBatch > 1 {
-		s.blockScores = make([][]float32, m.pool.Size())
-		for i := range s.blockScores {
-			s.blockScores[i] = make([]float32, attnBlockRows*nCtx)
-		}
-		s.blockAttn = true
-	}
+	s.scores, s.blockScores = attnScratch(m, nCtx, maxBatch > 1)
+	s.blockAttn, s.scoreSt = maxBatch > 1, nCtx
+	s.allocRows(T)
 	half := c.NRot / 2
 	s.ropes = make([]ropeTable, T)
 	s.ropeStorage = make([]float32, 2*T*half)
 	for t := range s.ropes {
 		s.ropes[t] = ropeTable{cos: s.ropeStorage[2*t*half : (2*t+1)*half], sin: s.ropeStorage[(2*t+1)*half : (2*t+2)*half]}
 	}
-	if m.seq != nil {
-		s.sq = newSeqState(m, nCtx)
-	}
-	s.SetAttnSplit(m.defaultSplitKeys(), splitChunkKeys)
 	return s
+}
+
+// attnScratch allocates the attention's per-worker score buffers for
+// contexts of up to nCtx keys (blocks: also the prompt path's blocks of
+// query rows).
+func attnScratch(m *Model, nCtx int, blocks bool) (scores, blockScores [][]float32) {
+	scores = make([][]float32, m.pool.Size())
+	for i := range scores {
+		scores[i] = make([]float32, nCtx)
+	}
+	if blocks {
+		blockScores = make([][]float32, m.pool.Size())
+		for i := range blockScores {
+			blockScores[i] = make([]float32, attnBlockRows*nCtx)
+		}
+	}
+	return scores, blockScores
+}
+
+// allocRows sizes the per-row bookkeeping of a batch of T rows.
+func (s *State) allocRows(T int) {
+	s.rowPos, s.rowSeg, s.tokBuf = make([]int, T), make([]int32, T), make([]int32, T)
 }
 
 // maxActRowBytes bounds the bytes of one activation row of n elements in
@@ -118,6 +152,10 @@ func (s *State) Truncate(n int) {
 		s.seqTruncate(n)
 		return
 	}
+	if s.kvp != nil {
+		s.truncatePaged(max(0, min(n, s.pos)))
+		return
+	}
 	if n < s.pos {
 		s.pos = max(n, 0)
 	}
@@ -125,24 +163,35 @@ func (s *State) Truncate(n int) {
 
 // Forward evaluates tokens at the next positions and returns their logits:
 // [len(tokens) × NVocab] when all is true, else the last token's [NVocab].
-// The slice is reused by the next call.
+// The slice is reused by the next call. A sequence of a KVPool goes
+// through a Batch instead.
 func (s *State) Forward(tokens []int32, all bool) ([]float32, error) {
 	if s.sq != nil {
 		return s.seqForward(tokens, all)
 	}
+	if s.kvp != nil || s.x == nil {
+		return nil, errPagedForward
+	}
 	if s.pos+len(tokens) > s.nCtx {
 		return nil, fmt.Errorf("%w (%d tokens + %d new > %d)", ErrContextFull, s.pos, len(tokens), s.nCtx)
 	}
-	for _, t := range tokens {
-		if t < 0 || int(t) >= s.m.NVocab {
-			return nil, fmt.Errorf("token id %d outside the vocabulary (%d)", t, s.m.NVocab)
-		}
+	if err := checkTokens(tokens, s.m.NVocab); err != nil {
+		return nil, err
 	}
 	var out []float32
 	for len(tokens) > 0 {
 		n := min(len(tokens), s.maxBatch)
 		last := n == len(tokens)
-		logits := s.forwardBatch(tokens[:n], all, last)
+		want := LogitsNone
+		if all {
+			want = LogitsAll
+		} else if last {
+			want = LogitsLast
+		}
+		// A copy: tokens stored in s would escape, and a caller's
+		// []int32{tok} would then allocate every decode step.
+		s.solo[0] = Segment{Seq: s, Tokens: s.tokBuf[:copy(s.tokBuf, tokens[:n])], Logits: want}
+		logits := s.forwardSegs(s.solo[:])
 		if all {
 			out = append(out, logits...)
 		} else if last {
@@ -153,27 +202,75 @@ func (s *State) Forward(tokens []int32, all bool) ([]float32, error) {
 	return out, nil
 }
 
-// forwardBatch runs T ≤ maxBatch tokens through the network and returns the
-// logits of every row (all) or of the last row (last), else nil.
-func (s *State) forwardBatch(tokens []int32, all, last bool) []float32 {
-	m, T, d := s.m, len(tokens), s.m.NEmbd
-	s.embed(tokens)
+func checkTokens(tokens []int32, vocab int) error {
+	for _, t := range tokens {
+		if t < 0 || int(t) >= vocab {
+			return errTokenRange(t, vocab)
+		}
+	}
+	return nil
+}
+
+// forwardSegs runs the segments' tokens through the network as one batch
+// of rows (every segment's rows in order) and returns the logits the
+// segments ask for, in segment order. Each segment's sequence must have
+// room for its tokens (storage reserved, for paged sequences).
+func (s *State) forwardSegs(segs []Segment) []float32 {
+	m := s.m
+	T := s.layoutRows(segs)
+	s.embedRows(T)
 	if m.useRope {
 		for t := 0; t < T; t++ {
-			s.ropes[t].fill(s.pos+t, m.RopeTheta, m.RopeFreqScale)
+			s.ropes[t].fill(s.rowPos[t], m.RopeTheta, m.RopeFreqScale)
 		}
 	}
 	for l := range m.Layers {
 		s.layer(l, T)
 	}
-	s.pos += T
-	if !all && !last {
+	for i := range segs {
+		segs[i].Seq.pos += len(segs[i].Tokens)
+	}
+	return s.outputRows(T)
+}
+
+// layoutRows assigns the segments' tokens to batch rows and returns the
+// number of rows.
+func (s *State) layoutRows(segs []Segment) int {
+	s.segs = segs
+	T := 0
+	for i := range segs {
+		g := &segs[i]
+		g.row0 = T
+		for j := range g.Tokens {
+			s.rowPos[T+j], s.rowSeg[T+j] = g.Seq.pos+j, int32(i)
+		}
+		T += len(g.Tokens)
+	}
+	s.actSrc = nil // x's rows are new
+	return T
+}
+
+// outputRows computes the logits of the rows the segments want into
+// s.logits (rows gathered in order, normalized and projected).
+func (s *State) outputRows(T int) []float32 {
+	m, d := s.m, s.m.NEmbd
+	rows := 0
+	for i := range s.segs {
+		g := &s.segs[i]
+		n := len(g.Tokens)
+		switch g.Logits {
+		case LogitsLast:
+			copy(s.xn[rows*d:(rows+1)*d], s.x[(g.row0+n-1)*d:(g.row0+n)*d])
+			rows++
+		case LogitsAll:
+			copy(s.xn[rows*d:(rows+n)*d], s.x[g.row0*d:(g.row0+n)*d])
+			rows += n
+		}
+	}
+	if rows == 0 {
 		return nil
 	}
-	x, rows := s.x[:T*d], T
-	if !all {
-		x, rows = s.x[(T-1)*d:T*d], 1
-	}
+	x := s.xn[:rows*d]
 	s.normRows(m.OutNorm, x, x, d)
 	if len(s.logits) < rows*m.NVocab {
 		s.logits = make([]float32, rows*m.NVocab)
@@ -185,32 +282,42 @@ func (s *State) forwardBatch(tokens []int32, all, last bool) []float32 {
 	return s.logits[:rows*m.NVocab]
 }
 
-func (s *State) embed(tokens []int32) {
-	m, d := s.m, s.m.NEmbd
-	for t, tok := range tokens {
-		row := s.x[t*d : (t+1)*d]
-		ggml.DequantizeRow(m.TokEmbd.Type, m.TokEmbd.Row(int(tok)), row)
-		if m.embdScale != 1 {
-			for i := range row {
-				row[i] *= m.embdScale
-			}
+// embedRows writes the input rows of the batch laid out by layoutRows.
+func (s *State) embedRows(T int) {
+	for i := range s.segs {
+		g := &s.segs[i]
+		for j, tok := range g.Tokens {
+			s.embedRow(g.row0+j, tok)
 		}
-		if m.TypeEmbd != nil {
-			ggml.DequantizeRow(m.TypeEmbd.Type, m.TypeEmbd.Row(0), s.tmp[:d])
-			add(row, s.tmp[:d])
+	}
+}
+
+// embedRow writes token tok's input row at batch row t (position
+// s.rowPos[t]).
+func (s *State) embedRow(t int, tok int32) {
+	m, d, p := s.m, s.m.NEmbd, s.rowPos[t]
+	row := s.x[t*d : (t+1)*d]
+	ggml.DequantizeRow(m.TokEmbd.Type, m.TokEmbd.Row(int(tok)), row)
+	if m.embdScale != 1 {
+		for i := range row {
+			row[i] *= m.embdScale
 		}
-		if m.sinusoidal {
-			sinusoid(s.tmp[:d], s.pos+t)
-			add(row, s.tmp[:d])
-		}
-		if m.PosEmbd != nil {
-			p := min(s.pos+t, m.PosEmbd.Rows-1)
-			ggml.DequantizeRow(m.PosEmbd.Type, m.PosEmbd.Row(p), s.tmp[:d])
-			add(row, s.tmp[:d])
-		}
-		if m.EmbdNorm != nil {
-			m.EmbdNorm.Forward(row, row)
-		}
+	}
+	if m.TypeEmbd != nil {
+		ggml.DequantizeRow(m.TypeEmbd.Type, m.TypeEmbd.Row(0), s.tmp[:d])
+		add(row, s.tmp[:d])
+	}
+	if m.sinusoidal {
+		sinusoid(s.tmp[:d], p)
+		add(row, s.tmp[:d])
+	}
+	if m.PosEmbd != nil {
+		pp := min(p, m.PosEmbd.Rows-1)
+		ggml.DequantizeRow(m.PosEmbd.Type, m.PosEmbd.Row(pp), s.tmp[:d])
+		add(row, s.tmp[:d])
+	}
+	if m.EmbdNorm != nil {
+		m.EmbdNorm.Forward(row, row)
 	}
 }
 
@@ -282,10 +389,13 @@ func (s *State) attention(l, T int, xn []float32) {
 		s.linears(xn, T, a.Q, q, a.K, k, a.V, v)
 	}
 	s.prepareQK(a, T, q, k)
-	s.storeKV(l, k, v)
 	out := s.attnOut[:T*c.NHead*c.HeadDimV]
-	if !s.attendBlocks(l, T, q, out) {
-		s.attend(l, T, q, out)
+	qd, kd, vd, od := c.qDim(), c.kvDim(), c.vDim(), c.NHead*c.HeadDimV
+	for i := range s.segs {
+		g := &s.segs[i]
+		r0, r1 := g.row0, g.row0+len(g.Tokens)
+		g.Seq.storeKV(l, k[r0*kd:r1*kd], v[r0*vd:r1*vd])
+		g.Seq.attendRows(l, r1-r0, q[r0*qd:r1*qd], out[r0*od:r1*od], g.Prompt)
 	}
 	s.linear(s.tmp[:T*c.NEmbd], a.O, out, T)
 }
@@ -343,7 +453,7 @@ func (a *attnTask) Run(i, worker int) {
 	out := a.out[(t*m.NHead+h)*hdv : (t*m.NHead+h+1)*hdv]
 	clear(out)
 	if s.kv == nil {
-		ggml.AccumulateRows(out, scores, s.vCache[a.l][first*m.vDim()+kvh*hdv:], m.vDim())
+		s.accValues(a.l, kvh, first, scores, out)
 		return
 	}
 	for j, w := range scores {
@@ -356,7 +466,12 @@ func (a *attnTask) Run(i, worker int) {
 func (s *State) scoreKeys(l, kvh, first int, q, scores []float32, worker int) {
 	m := s.m
 	if s.kv == nil { // float32 cache: the vector kernels walk it in place
-		ggml.DotsF32(q, s.kCache[l][first*m.kvDim()+kvh*m.HeadDim:], m.kvDim(), scores)
+		kd := m.kvDim()
+		for j, hi := first, first+len(scores); j < hi; {
+			r, n := s.run(j, hi)
+			ggml.DotsF32(q, s.kCache[l][r*kd+kvh*m.HeadDim:], kd, scores[j-first:j-first+n])
+			j += n
+		}
 		return
 	}
 	for j := range scores {
@@ -376,6 +491,19 @@ func (m *Model) adjustScores(scores []float32, h, p, first int) {
 		for j := range scores {
 			scores[j] -= slope * float32(absInt(p-first-j))
 		}
+	}
+}
+
+// accValues adds Σ_j w[j]·v_j to out for the values of KV head kvh of
+// layer l at positions [first, first+len(w)) of a float32 cache, in key
+// order (one ggml.AccumulateRows per run of consecutive storage rows, which
+// adds in the same order as one call over all of them).
+func (s *State) accValues(l, kvh, first int, w, out []float32) {
+	vd, hdv := s.m.vDim(), s.m.HeadDimV
+	for j, hi := first, first+len(w); j < hi; {
+		r, n := s.run(j, hi)
+		ggml.AccumulateRows(out, w[j-first:j-first+n], s.vCache[l][r*vd+kvh*hdv:], vd)
+		j += n
 	}
 }
 
