@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"flowchat/engine/chat"
@@ -39,6 +40,9 @@ type LoadOptions struct {
 	// KVType is the KV cache's element type for new sessions: F32
 	// (default), F16 or Q8_0.
 	KVType ggml.Type
+	// Sched sizes the model's scheduler, which every Session shares
+	// (sequences at once, rows per step, KV budget; see SchedOptions).
+	Sched SchedOptions
 }
 
 // Model is a loaded model with its tokenizer and chat template.
@@ -53,6 +57,28 @@ type Model struct {
 	// Requant reports the load-time re-quantization (empty when none).
 	Requant quant.Report
 	kvType  ggml.Type
+
+	schedOpt  SchedOptions
+	schedOnce sync.Once
+	sched     *Scheduler
+	schedErr  error
+}
+
+// Scheduler returns the model's shared scheduler, started on first use.
+// Encoder-only and encoder-decoder networks have none (an error): their
+// sessions run one at a time on a cache of their own.
+func (m *Model) Scheduler() (*Scheduler, error) {
+	m.schedOnce.Do(func() {
+		o := m.schedOpt
+		if o.Ctx <= 0 { // blocks are taken as tokens come: a long limit costs little
+			o.Ctx = max(min(m.Net.NCtxTrain, 32768), 4096)
+		}
+		m.sched, m.schedErr = NewScheduler(m, o)
+		if m.sched != nil {
+			m.sched.Start()
+		}
+	})
+	return m.sched, m.schedErr
 }
 
 // Info describes a model for people.
@@ -77,7 +103,7 @@ func Load(path string, opt LoadOptions) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.kvType = opt.KVType
+	m.kvType, m.schedOpt = opt.KVType, opt.Sched
 	if opt.Quant.Type != 0 {
 		if m.Requant, err = m.Net.Requantize(opt.Quant); err != nil {
 			m.Close()
@@ -206,6 +232,10 @@ func quantSummary(types map[ggml.Type]int) string {
 // Close stops the model's workers and releases its weights: copies made at
 // load (huge pages) and the file mappings.
 func (m *Model) Close() error {
+	m.schedOnce.Do(func() {}) // no scheduler after Close
+	if m.sched != nil {
+		m.sched.Close()
+	}
 	m.Net.Close()
 	var err error
 	if m.release != nil {
@@ -252,18 +282,26 @@ func (m *Model) knowsChatML() bool {
 	return len(ids) == 1
 }
 
-// Session is one conversation's state: KV cache and the tokens in it.
+// Session is one conversation: a thin wrapper over the model's scheduler,
+// whose prefix cache keeps the conversation's tokens between turns (a new
+// turn evaluates only what is new). Encoder-decoder networks have no
+// scheduler; their session keeps a cache of its own (state).
 type Session struct {
 	m      *Model
+	nCtx   int
+	sched  *Scheduler
 	state  *model.State
-	tokens []int32 // what the cache holds
+	tokens []int32 // the conversation's tokens after the last generation
 }
 
-// NewSession allocates a sequence with a context of nCtx tokens (0 = the
+// NewSession starts a conversation with a context of nCtx tokens (0 = the
 // model's training context, capped at 4096).
 func (m *Model) NewSession(nCtx int) *Session {
 	if nCtx <= 0 {
 		nCtx = min(m.Net.NCtxTrain, 4096)
+	}
+	if sc, err := m.Scheduler(); err == nil {
+		return &Session{m: m, nCtx: min(nCtx, sc.opt.Ctx), sched: sc}
 	}
 	st := m.Net.NewState(nCtx, 256)
 	if m.kvType != 0 && m.kvType != ggml.F32 {
@@ -271,14 +309,14 @@ func (m *Model) NewSession(nCtx int) *Session {
 		// unsupported type keeps F32 rather than failing a session.
 		_ = st.SetKVType(m.kvType)
 	}
-	return &Session{m: m, state: st}
+	return &Session{m: m, nCtx: nCtx, state: st}
 }
 
 // Ctx is the session's context size in tokens.
-func (s *Session) Ctx() int { return s.state.Ctx() }
+func (s *Session) Ctx() int { return s.nCtx }
 
 // Used is the number of tokens in the context.
-func (s *Session) Used() int { return len(s.tokens) }
+func (s *Session) Used() int { return min(len(s.tokens), s.nCtx) }
 
 // GenerateOptions control one generation.
 type GenerateOptions struct {
@@ -296,6 +334,9 @@ type GenerateOptions struct {
 	// OnPrefill, if set, reports progress through the prompt: done of total
 	// tokens evaluated (those reused from the cache are not counted).
 	OnPrefill func(done, total int)
+	// ContextShift keeps generating past a full context by dropping the
+	// oldest tokens after the first few (Query.ContextShift).
+	ContextShift bool
 }
 
 // Stats describe one generation.
@@ -303,9 +344,11 @@ type Stats struct {
 	PromptTokens int // tokens evaluated for the prompt (after prefix reuse)
 	CachedTokens int // prompt tokens reused from the cache
 	GenTokens    int
-	PromptTime   time.Duration
+	PromptTime   time.Duration // admission to the first token (the batch's other work included)
 	GenTime      time.Duration
-	StopReason   string // "eog", "length", "context", "stopped", "cancelled"
+	QueueTime    time.Duration // waiting for a seat or KV blocks before the first step
+	Shifted      int           // tokens dropped by context shifts
+	StopReason   string        // "eog", "length", "context", "stopped", "cancelled", "explained", "error"
 }
 
 // PromptTPS and GenTPS are tokens per second.
@@ -325,6 +368,10 @@ var ErrContextFull = model.ErrContextFull
 // Generate evaluates prompt (reusing the longest cached prefix) and samples
 // up to opt.MaxTokens tokens.
 func (s *Session) Generate(ctx context.Context, prompt []int32, opt GenerateOptions) (Stats, error) {
+	if s.sched != nil {
+		return s.run(ctx, Query{Prompt: prompt, Sampling: opt.Sampling, MaxTokens: opt.MaxTokens, IgnoreEOG: opt.IgnoreEOG,
+			ContextShift: opt.ContextShift, OnToken: opt.OnToken, OnText: opt.OnPiece, OnExplain: opt.OnExplain, OnPrefill: opt.OnPrefill})
+	}
 	var st Stats
 	sm, err := sample.New(opt.Sampling, s.m.Net.NVocab, sample.WithVocab(s.m.Tok))
 	if err != nil {
@@ -387,6 +434,11 @@ func (s *Session) prefill(ctx context.Context, prompt []int32, st *Stats, progre
 // it: the data of the "next token" view. A following Generate on the same
 // prompt reuses the work.
 func (s *Session) Explain(ctx context.Context, prompt []int32, p sample.Params) (sample.Explanation, error) {
+	if s.sched != nil {
+		var ex sample.Explanation
+		_, err := s.run(ctx, Query{Prompt: prompt, Sampling: p, ExplainOnly: true, OnExplain: func(e sample.Explanation) { ex = e }})
+		return ex, err
+	}
 	sm, err := sample.New(p, s.m.Net.NVocab, sample.WithVocab(s.m.Tok))
 	if err != nil {
 		return sample.Explanation{}, err
@@ -403,6 +455,35 @@ func (s *Session) Explain(ctx context.Context, prompt []int32, p sample.Params) 
 		sm.Accept(t)
 	}
 	return sm.Explain(logits), nil
+}
+
+// run sends q to the scheduler and waits for it, cancelling it when ctx
+// ends; the session then holds the prompt and the generated tokens.
+func (s *Session) run(ctx context.Context, q Query) (Stats, error) {
+	if err := ctx.Err(); err != nil {
+		return Stats{StopReason: "cancelled"}, err
+	}
+	q.Ctx = s.nCtx
+	gen := []int32(nil)
+	onToken := q.OnToken
+	q.OnToken = func(id int32) {
+		gen = append(gen, id)
+		if onToken != nil {
+			onToken(id)
+		}
+	}
+	h, err := s.sched.AddQuery(q)
+	if err != nil {
+		return Stats{}, err
+	}
+	select {
+	case <-h.Done():
+	case <-ctx.Done():
+		h.Cancel()
+	}
+	st, err := h.Wait()
+	s.tokens = append(append(s.tokens[:0], q.Prompt...), gen...)
+	return st, err
 }
 
 func (s *Session) decode(ctx context.Context, sm *sample.Sampler, logits []float32, opt GenerateOptions, st *Stats) error {

@@ -105,7 +105,8 @@ func TestTinyModelGenerates(t *testing.T) {
 	p := sample.DefaultParams()
 	p.Seed = 1
 	var text strings.Builder
-	prompt := []int32{1, 262, 263, 264}
+	// 20 tokens: the prefix cache shares whole blocks of 16 positions.
+	prompt := []int32{1, 262, 263, 264, 265, 266, 267, 268, 269, 270, 271, 272, 273, 274, 275, 276, 277, 278, 279, 280}
 	st, err := s.Generate(context.Background(), prompt, GenerateOptions{
 		MaxTokens: 10, Sampling: p, IgnoreEOG: true,
 		OnPiece: func(s string) bool { text.WriteString(s); return true },
@@ -116,7 +117,7 @@ func TestTinyModelGenerates(t *testing.T) {
 	// A second turn that extends the first reuses the cached prefix.
 	ids := append(prompt, 261)
 	st2, err := s.Generate(context.Background(), ids, GenerateOptions{MaxTokens: 2, Sampling: p, IgnoreEOG: true})
-	if err != nil || st2.CachedTokens == 0 {
+	if err != nil || st2.CachedTokens != 16 {
 		t.Fatalf("no prefix reuse: %+v %v", st2, err)
 	}
 }
@@ -204,8 +205,13 @@ func TestPrefillProgressAndExplain(t *testing.T) {
 	p.Decoding = "greedy"
 	_, err = s.Generate(context.Background(), prompt, GenerateOptions{MaxTokens: 1, Sampling: p,
 		OnPrefill: func(done, total int) { reports = append(reports, [2]int{done, total}) }})
-	if err != nil || len(reports) != 3 || reports[2] != [2]int{300, 300} {
+	if err != nil || len(reports) == 0 || reports[len(reports)-1] != [2]int{300, 300} {
 		t.Fatalf("progress %v, err %v", reports, err)
+	}
+	for i := 1; i < len(reports); i++ {
+		if reports[i][0] <= reports[i-1][0] {
+			t.Fatalf("progress goes back: %v", reports)
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -220,7 +226,8 @@ func TestPrefillProgressAndExplain(t *testing.T) {
 	var first int32 = -1
 	st, err := s2.Generate(context.Background(), prompt[:50], GenerateOptions{MaxTokens: 1, Sampling: p, IgnoreEOG: true,
 		OnToken: func(id int32) { first = id }})
-	if err != nil || first != ex.Chosen || st.CachedTokens != 49 {
+	// Whole blocks of 16 of the first 49 tokens come from the prefix cache.
+	if err != nil || first != ex.Chosen || st.CachedTokens != 48 {
 		t.Fatalf("explain chose %d, generate drew %d (cached %d, err %v)", ex.Chosen, first, st.CachedTokens, err)
 	}
 }
