@@ -263,19 +263,20 @@ func (h *Handle) Wait() (Stats, error) {
 // query is a Query in the scheduler.
 type query struct {
 	Query
-	h       *Handle
-	sm      *sample.Sampler
-	dec     *tokenizer.Decoder
-	seq     *model.State
-	tokens  []int32 // what the cache holds, in order
-	feed    []int32 // tokens still to evaluate before the next draw
-	fed     int     // of feed, evaluated
-	resume  bool    // feed is a preempted query's tokens: no draw at its end
-	next    int32   // drawn, not yet evaluated (-1: none)
-	one     [1]int32
-	waited  bool
-	ended   bool
-	flushed bool
+	h        *Handle
+	sm       *sample.Sampler
+	dec      *tokenizer.Decoder
+	seq      *model.State
+	tokens   []int32 // what the cache holds, in order
+	feed     []int32 // tokens still to evaluate before the next draw
+	fed      int     // of feed, evaluated
+	resume   bool    // feed is a preempted query's tokens: no draw at its end
+	next     int32   // drawn, not yet evaluated (-1: none)
+	one      [1]int32
+	waited   bool
+	ended    bool
+	flushed  bool
+	accepted bool // the prompt went into the sampler's history
 
 	st      Stats
 	added   time.Time

@@ -73,19 +73,19 @@ func (s *Scheduler) reap() {
 }
 
 // admit moves waiting queries to running, first come first served, while
-// there are seats and the pool can hold the part of the prompt that is not
-// in the prefix cache plus one block to decode into.
+// there are seats and the pool holds the part of the prompt that is not in
+// the prefix cache: its blocks are reserved at once, so a prompt never
+// stalls halfway (decode rows take blocks as they go, preempting when
+// none is left).
 func (s *Scheduler) admit() {
 	for len(s.waiting) > 0 && len(s.running) < s.opt.MaxSeqs {
 		q := s.waiting[0]
 		seq := s.pool.NewSeq()
 		cached := seq.AdoptPrefix(q.feed)
-		b := s.pool.BlockTokens()
-		need := (len(q.feed)+b)/b - cached/b
-		if need > s.pool.Available() {
+		if err := seq.Reserve(len(q.feed) - cached); err != nil {
 			seq.Release()
 			if !q.waited && q.OnWait != nil {
-				q.OnWait(fmt.Sprintf("waiting for KV cache: %d blocks needed, %d free", need, s.pool.Available()))
+				q.OnWait(fmt.Sprintf("waiting for KV cache (%d free blocks of %d tokens): %v", s.pool.Available(), s.pool.BlockTokens(), err))
 			}
 			q.waited = true
 			return
@@ -94,9 +94,12 @@ func (s *Scheduler) admit() {
 		q.tokens = append(q.tokens[:0], q.feed[:cached]...)
 		if !q.resume {
 			q.st.CachedTokens = cached
+		}
+		if !q.accepted {
 			for _, t := range q.Prompt {
 				q.sm.Accept(t)
 			}
+			q.accepted = true
 		}
 		s.waiting = s.waiting[1:]
 		s.running = append(s.running, q)
@@ -189,8 +192,10 @@ func (s *Scheduler) preemptOther(q *query) bool {
 		}
 		v.seq.Release()
 		v.seq = nil
-		v.feed, v.fed, v.resume = append([]int32(nil), v.tokens...), 0, true
-		v.tokens = v.tokens[:0]
+		if v.next >= 0 { // decoding: recompute the cache, then decode v.next
+			v.feed, v.resume = append([]int32(nil), v.tokens...), true
+		} // else still in its prompt: evaluate it again from the start
+		v.fed, v.tokens = 0, v.tokens[:0]
 		s.running = append(s.running[:i], s.running[i+1:]...)
 		s.waiting = append([]*query{v}, s.waiting...)
 		if v.OnWait != nil {
