@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -43,6 +44,9 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	llamaArgs := fs.String("llama-bench-args", "", "with --llama-bench: extra arguments for it (e.g. \"-fa 1\")")
 	quietWait := fs.Duration("quiet-wait", 60*time.Second, "with --suite: wait up to this long before each file for the CPUs to be idle")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the measured runs to this file (go tool pprof)")
+	parallel := fs.String("parallel", "", "sequences at once, comma-separated (e.g. 1,2,4,8,16): aggregate throughput of a batch of sequences, as llama-batched-bench")
+	format := fs.String("o", "md", "output format: md (a table) or json (llama-bench's -o json objects, with parallel)")
+	serving := fs.Bool("serving", false, "measure the scheduler: time to first token while 8 queries stream, the prefix cache on a second chat turn, KV memory of 16 sequences")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -67,6 +71,22 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	kv, err := parseKVType(*kvType)
 	if err != nil {
 		return err
+	}
+	if *format != "md" && *format != "json" {
+		return fmt.Errorf("%w: -o %q: want md or json", errUsage, *format)
+	}
+	if *serving {
+		return runServingBench(mf, ths[0], stdout)
+	}
+	if *parallel != "" || *format == "json" {
+		if *parallel == "" {
+			*parallel = "1"
+		}
+		pars, err := parseInts(*parallel)
+		if err != nil || slices.Contains(pars, 0) {
+			return fmt.Errorf("%w: --parallel takes comma-separated counts ≥ 1", errUsage)
+		}
+		return runParallelBench(mf, ths, pars, pps, tgs, *reps, *format, stdout)
 	}
 	if *suite != "" {
 		if !flagSet(fs, "t") {
@@ -143,8 +163,10 @@ func benchRepeat(reps int, run func() float64) []float64 {
 
 // randomTokens avoids special tokens at the low ids; llama-bench also feeds
 // random ids.
-func randomTokens(m *engine.Model, n int) []int32 {
-	r := rand.New(rand.NewPCG(1, 2))
+func randomTokens(m *engine.Model, n int) []int32 { return randomTokensSeed(m, n, 1) }
+
+func randomTokensSeed(m *engine.Model, n int, seed uint64) []int32 {
+	r := rand.New(rand.NewPCG(seed, 2))
 	ids := make([]int32, n)
 	for i := range ids {
 		ids[i] = int32(r.IntN(m.Net.NVocab-3) + 3)

@@ -64,6 +64,9 @@ type Model struct {
 	schedErr  error
 }
 
+// KVType is the KV cache element type sessions use.
+func (m *Model) KVType() ggml.Type { return m.kvType }
+
 // Scheduler returns the model's shared scheduler, started on first use.
 // Encoder-only and encoder-decoder networks have none (an error): their
 // sessions run one at a time on a cache of their own.

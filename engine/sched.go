@@ -172,6 +172,9 @@ func blockBytes(m *Model, n int) int64 {
 	return int64(c.NLayer) * int64(n) * per * int64(c.NHeadKV*(c.HeadDim+c.HeadDimV))
 }
 
+// KVBytesPerToken is the KV cache memory of one position of one sequence.
+func (m *Model) KVBytesPerToken() int64 { return blockBytes(m, 1) }
+
 // Options are the scheduler's settings after defaults.
 func (s *Scheduler) Options() SchedOptions { return s.opt }
 
