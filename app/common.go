@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 
 	"github.com/adrg/xdg"
 
@@ -26,6 +27,10 @@ type modelFlags struct {
 	mmap    bool
 	quant   string // --quant: re-quantize at load
 	kvType  string // --kv-type
+	// kvBudget is --kv-budget: the scheduler's KV cache size ("2G",
+	// "512M", bytes); empty: derived from MaxSeqs, the context and free RAM.
+	kvBudget string
+	parallel int // sequences the scheduler runs at once (serve's --parallel); 0: 8
 }
 
 func (m *modelFlags) register(fs *flag.FlagSet) {
@@ -38,6 +43,7 @@ func (m *modelFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&m.ctx, "c", 0, "shorthand for --ctx")
 	fs.StringVar(&m.quant, "quant", "", "re-quantize the weight matrices at load: an Inferflow level (Q8, Q6, Q5, Q4, Q3H, Q3, Q2, or e.g. Q4_B32) or a GGML type (Q8_0, Q4_0, Q4_K, …)")
 	fs.StringVar(&m.kvType, "kv-type", "F32", "KV cache type: F32, F16 or Q8_0")
+	fs.StringVar(&m.kvBudget, "kv-budget", "", "KV cache memory shared by all sequences, e.g. 2G or 512M (default: enough for 8 full contexts, at most half the free RAM)")
 	fs.BoolVar(&m.mmap, "mmap", false, "read weights from the file mapping instead of copying them into huge pages (faster load, slower decode)")
 }
 
@@ -58,6 +64,10 @@ func (m *modelFlags) load() (*engine.Model, error) {
 	if opt.KVType, err = parseKVType(m.kvType); err != nil {
 		return nil, err
 	}
+	if opt.Sched.KVBudget, err = parseBytes(m.kvBudget); err != nil {
+		return nil, fmt.Errorf("%w: --kv-budget %q: %v", errUsage, m.kvBudget, err)
+	}
+	opt.Sched.MaxSeqs = m.parallel
 	if m.quant != "" {
 		if opt.Quant.Type, err = quant.ParseType(m.quant); err != nil {
 			return nil, err
@@ -65,6 +75,34 @@ func (m *modelFlags) load() (*engine.Model, error) {
 		opt.Quant.Threads = threads
 	}
 	return engine.Load(path, opt)
+}
+
+// parseBytes reads a size: a number of bytes with an optional K, M, G or
+// T suffix (powers of 1024); "" is 0.
+func parseBytes(s string) (int64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	mult := int64(1)
+	switch s[len(s)-1] | 0x20 {
+	case 'k':
+		mult = 1 << 10
+	case 'm':
+		mult = 1 << 20
+	case 'g':
+		mult = 1 << 30
+	case 't':
+		mult = 1 << 40
+	}
+	num := s
+	if mult > 1 {
+		num = s[:len(s)-1]
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || v <= 0 || v*float64(mult) > 1<<50 {
+		return 0, errors.New("want a positive size such as 2G or 512M")
+	}
+	return int64(v * float64(mult)), nil
 }
 
 // parseKVType accepts the KV cache types the engine implements.

@@ -14,15 +14,18 @@ import (
 	"flowchat/ui"
 )
 
-// guiEngine adapts a loaded engine.Model with one session to ui.Engine.
-// Generate, Explain and Close take mu, so one runs at a time and Close
-// waits for the others; the chat template and tokenizer have their own
-// lock so that counting tokens does not wait for a reply.
+// guiEngine adapts a loaded engine.Model to ui.Engine. Every Generate and
+// Explain is a session of its own on the model's scheduler, so replies of
+// several conversations stream at once (batched into one forward pass),
+// and a conversation's next turn finds its earlier tokens in the prefix
+// cache. They hold mu for reading; Close takes it for writing, so it waits
+// for them. The chat template and tokenizer have their own lock so that
+// counting tokens does not wait for a reply.
 type guiEngine struct {
-	mu      sync.Mutex
+	mu      sync.RWMutex
 	tokMu   sync.Mutex
 	m       *engine.Model
-	sess    *engine.Session
+	nCtx    int
 	path    string
 	threads int
 }
@@ -30,7 +33,7 @@ type guiEngine struct {
 var _ ui.Engine = (*guiEngine)(nil)
 
 func newGUIEngine(m *engine.Model, path string, nCtx, threads int) *guiEngine {
-	return &guiEngine{m: m, sess: m.NewSession(nCtx), path: path, threads: threads}
+	return &guiEngine{m: m, nCtx: m.NewSession(nCtx).Ctx(), path: path, threads: threads}
 }
 
 func (g *guiEngine) Info() ui.ModelInfo {
@@ -39,7 +42,7 @@ func (g *guiEngine) Info() ui.ModelInfo {
 		FileSize: i.FileSize, ContextTrain: i.ContextTrain, Layers: i.Layers}
 }
 
-func (g *guiEngine) ContextSize() int { return g.sess.Ctx() }
+func (g *guiEngine) ContextSize() int { return g.nCtx }
 
 func (g *guiEngine) Device() string { return fmt.Sprintf("CPU · %d threads", g.threads) }
 
@@ -66,8 +69,8 @@ func (g *guiEngine) CountTokens(msgs []ui.Message) (int, error) {
 }
 
 func (g *guiEngine) Generate(ctx context.Context, req ui.Request, onPiece func(string)) (ui.Stats, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
+	g.mu.RLock()
+	defer g.mu.RUnlock()
 	ids, err := g.encode(req.Messages)
 	if err != nil {
 		return ui.Stats{}, err
@@ -90,7 +93,7 @@ func (g *guiEngine) Generate(ctx context.Context, req ui.Request, onPiece func(s
 		opt.OnExplain = func(e sample.Explanation) { req.OnExplain(g.explanation(e)) }
 	}
 	opt.OnPrefill = req.OnPrefill
-	st, err := g.sess.Generate(ctx, ids, opt)
+	st, err := g.m.NewSession(g.nCtx).Generate(ctx, ids, opt)
 	out := ui.Stats{PromptTokens: st.PromptTokens, CachedTokens: st.CachedTokens, GenTokens: st.GenTokens,
 		TimeToFirstToken: first, Total: time.Since(t0), StopReason: stopReason(st.StopReason)}
 	if first == 0 {
@@ -121,14 +124,14 @@ func stopReason(s string) string {
 }
 
 // Explain computes what the first step of a reply to req would see, with
-// the session's Explain: the prompt costs only what changed since the
-// last call (the cache is shared with Generate, which then reuses it) and
-// no token is drawn.
+// a session's Explain: the prompt costs only what the prefix cache does
+// not hold (a following Generate then reuses it) and no token is drawn.
+// It runs beside replies being generated, in the same batches.
 func (g *guiEngine) Explain(ctx context.Context, req ui.Request) (ui.Explanation, error) {
-	if !g.mu.TryLock() {
-		return ui.Explanation{}, ui.ErrBusy
+	if !g.mu.TryRLock() {
+		return ui.Explanation{}, ui.ErrBusy // closing
 	}
-	defer g.mu.Unlock()
+	defer g.mu.RUnlock()
 	ids, err := g.encode(req.Messages)
 	if err != nil {
 		return ui.Explanation{}, err
@@ -137,7 +140,7 @@ func (g *guiEngine) Explain(ctx context.Context, req ui.Request) (ui.Explanation
 	if err != nil {
 		return ui.Explanation{}, err
 	}
-	exp, err := g.sess.Explain(ctx, ids, sp)
+	exp, err := g.m.NewSession(g.nCtx).Explain(ctx, ids, sp)
 	if err != nil {
 		if errors.Is(err, engine.ErrContextFull) {
 			err = fmt.Errorf("%w: %w", ui.ErrContextFull, err)
