@@ -1,0 +1,4 @@
+package cuda
+
+// DevicePtr is a device address (CUdeviceptr).
+type DevicePtr uint64
