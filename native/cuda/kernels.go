@@ -50,3 +50,20 @@ func KernelSource(name string) (Source, bool) {
 	}
 	return Source{}, false
 }
+
+// kernelNames lists the FC_KERNEL functions of a source (the name before
+// the parameter list, after any __launch_bounds__).
+func kernelNames(src Source) []string {
+	var names []string
+	lines := strings.Split(src.Code, "\n")
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "FC_KERNEL ") || i+1 >= len(lines) {
+			continue
+		}
+		decl := lines[i+1]
+		if name, _, ok := strings.Cut(decl, "("); ok && strings.HasPrefix(l, "FC_KERNEL void") {
+			names = append(names, strings.TrimSpace(name))
+		}
+	}
+	return names
+}

@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 	"reflect"
+	"unsafe"
 )
 
 // The C handle types of cuda.h and nvrtc.h. CUdevice is an int; the others
@@ -31,8 +32,8 @@ const (
 
 // driverAPI holds the raw driver entry points, named exactly as in cuda.h.
 // Pointer arguments are out-parameters unless named src; sizes are size_t
-// (uint64 here). Host pointers are uintptr because they may point into
-// pinned memory the driver allocated, which Go must not treat as its own.
+// (uint64 here). Host pointers point into Go memory or into pinned memory
+// the driver allocated.
 type driverAPI struct {
 	cuInit               func(flags uint32) Result
 	cuDriverGetVersion   func(version *int32) Result
@@ -55,10 +56,10 @@ type driverAPI struct {
 	cuCtxSynchronize     func() Result
 	cuMemAlloc_v2        func(dptr *DevicePtr, bytes uint64) Result
 	cuMemFree_v2         func(dptr DevicePtr) Result
-	cuMemAllocHost_v2    func(pp *uintptr, bytes uint64) Result
-	cuMemFreeHost        func(p uintptr) Result
-	cuMemcpyHtoDAsync_v2 func(dst DevicePtr, src uintptr, bytes uint64, s cuStream) Result
-	cuMemcpyDtoHAsync_v2 func(dst uintptr, src DevicePtr, bytes uint64, s cuStream) Result
+	cuMemAllocHost_v2    func(pp *unsafe.Pointer, bytes uint64) Result
+	cuMemFreeHost        func(p unsafe.Pointer) Result
+	cuMemcpyHtoDAsync_v2 func(dst DevicePtr, src unsafe.Pointer, bytes uint64, s cuStream) Result
+	cuMemcpyDtoHAsync_v2 func(dst unsafe.Pointer, src DevicePtr, bytes uint64, s cuStream) Result
 	cuMemcpyDtoDAsync_v2 func(dst, src DevicePtr, bytes uint64, s cuStream) Result
 	cuMemsetD32Async     func(dst DevicePtr, value uint32, n uint64, s cuStream) Result
 	cuStreamCreate       func(s *cuStream, flags uint32) Result
