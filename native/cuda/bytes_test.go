@@ -1,0 +1,9 @@
+package cuda
+
+import "unsafe"
+
+// f32Bytes views float32s as bytes (little-endian machines only, which is
+// every platform the driver exists for).
+func f32Bytes(f []float32) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(f))), 4*len(f))
+}
