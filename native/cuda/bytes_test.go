@@ -1,6 +1,9 @@
 package cuda
 
-import "unsafe"
+import (
+	"testing"
+	"unsafe"
+)
 
 // f32Bytes views float32s as bytes (little-endian machines only, which is
 // every platform the driver exists for).
@@ -10,4 +13,11 @@ func f32Bytes(f []float32) []byte {
 
 func int32Bytes(v []int32) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 4*len(v))
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -125,13 +125,6 @@ func fakeAxpy(t *testing.T, c *Context) error {
 	return nil
 }
 
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestFakeWithoutComputeAPI(t *testing.T) {
 	d := openFake(t, "FAKE_OMIT_COMPUTE")
 	if _, err := d.open(0); !errors.Is(err, ErrNotSupported) {
