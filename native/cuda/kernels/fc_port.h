@@ -44,8 +44,11 @@ FC_DEVICE double fc_shfl_xor_d(double v, int mask) { return __shfl_xor_sync(0xff
 #endif
 
 // fc_half_to_float widens an IEEE binary16 value exactly. CUDA: inline PTX,
-// since cuda_fp16.h is not available to NVRTC 11.x; HIP: clang's _Float16.
-#ifdef FC_HIP
+// since cuda_fp16.h is not available to NVRTC 11.x; HIP: clang's _Float16;
+// the CPU test shim (testdata/cpushim) brings its own.
+#if defined(FC_CPU_SHIM)
+FC_DEVICE float fc_half_to_float(fc_u16 h) { return fc_shim_half_to_float(h); }
+#elif defined(FC_HIP)
 FC_DEVICE float fc_half_to_float(fc_u16 h) {
 	union { fc_u16 u; _Float16 f; } c;
 	c.u = h;
