@@ -15,7 +15,7 @@ APT_PKGS := gcc pkg-config libgl1-mesa-dev libx11-dev libxext-dev libxcursor-dev
 TEST_PKGS := xvfb xdotool x11-apps
 ENGINE_PKGS := ./engine/... ./native/... ./specs/...
 
-.PHONY: all run build deps test-deps apt test test-arm64 fuzz vet bench bench-kernels clean
+.PHONY: all run build deps test-deps nvrtc apt test test-arm64 fuzz vet bench bench-kernels clean
 
 # Fuzz targets for every parser of outside bytes, run briefly by `make test`
 # (their seed corpora also run as plain tests). Each target has a budget in
@@ -58,6 +58,33 @@ deps:
 
 test-deps: deps
 	@$(MAKE) --no-print-directory apt PKGS="$(TEST_PKGS)" OPTIONAL=1
+	@$(MAKE) --no-print-directory nvrtc
+
+# nvrtc installs NVIDIA's runtime compiler (CUDA 11.8, Debian bookworm's
+# non-free libnvrtc11.2), with which native/cuda's tests compile every
+# kernel for sm_80 and sm_90; no GPU is needed. It runs only as root on
+# bookworm, reuses the Debian mirror the system is configured with, and
+# enables non-free for this install only: apt reads a sources file and a
+# package-list directory of its own (under /var/cache/flowchat-nvrtc), so
+# the system's sources stay as they are. Optional: on failure it says so
+# and the kernel-compile tests skip.
+NVRTC_PKGS := libnvrtc11.2 libnvrtc-builtins11.8
+NVRTC_APT  := /var/cache/flowchat-nvrtc
+nvrtc:
+	@if ldconfig -p 2>/dev/null | grep -q 'libnvrtc\.so'; then exit 0; fi; \
+	. /etc/os-release 2>/dev/null; \
+	if [ "$$(id -u)" != 0 ] || [ "$$VERSION_CODENAME" != bookworm ] || ! command -v apt-get >/dev/null 2>&1; then \
+	  echo "nvrtc: libnvrtc not found; kernel-compile tests will skip (as root on Debian bookworm, make test-deps installs $(NVRTC_PKGS) from non-free)"; exit 0; \
+	fi; \
+	mirror=$$(grep -hoE '^(URIs:|deb) *(\[[^]]*\] *)?https?://[^ ]+/debian/?( |$$)' /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null \
+	  | grep -oE 'https?://[^ ]+' | head -n1); \
+	mirror=$${mirror:-http://deb.debian.org/debian}; \
+	mkdir -p $(NVRTC_APT)/lists/partial; \
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $$mirror bookworm main non-free" > $(NVRTC_APT)/sources.list; \
+	opts="-o Dir::Etc::SourceList=$(NVRTC_APT)/sources.list -o Dir::Etc::SourceParts=/nonexistent -o Dir::State::Lists=$(NVRTC_APT)/lists"; \
+	echo "installing $(NVRTC_PKGS) from $$mirror (non-free, for this install only)"; \
+	(apt-get $$opts update && DEBIAN_FRONTEND=noninteractive apt-get $$opts install -y --no-install-recommends $(NVRTC_PKGS)) >$(NVRTC_APT)/apt.log 2>&1 \
+	  || echo "nvrtc: installing $(NVRTC_PKGS) failed (see $(NVRTC_APT)/apt.log); kernel-compile tests will skip"
 
 apt:
 	@missing=""; \

@@ -1,22 +1,39 @@
 package cuda
 
-import "fmt"
-
-// cuDevice is the C CUdevice (an int), cuContext the opaque CUcontext.
-type (
-	cuDevice  int32
-	cuContext uintptr
+import (
+	"fmt"
+	"reflect"
+	"unsafe"
 )
 
-// CUdevice_attribute values used here (cuda.h).
+// The C handle types of cuda.h and nvrtc.h. CUdevice is an int; the others
+// are opaque pointers, and CUdeviceptr is an unsigned 64-bit address (on
+// the 64-bit platforms the driver exists for).
+type (
+	cuDevice     int32
+	cuContext    uintptr
+	cuStream     uintptr
+	cuEvent      uintptr
+	cuModule     uintptr
+	cuFunction   uintptr
+	nvrtcProgram uintptr
+)
+
+// CUdevice_attribute values used here (cuda.h; stable since CUDA 6).
 const (
-	attrComputeCapabilityMajor = 75
-	attrComputeCapabilityMinor = 76
+	attrMaxThreadsPerBlock           = 1
+	attrMaxSharedMemoryPerBlock      = 8
+	attrWarpSize                     = 10
+	attrMultiprocessorCount          = 16
+	attrComputeCapabilityMajor       = 75
+	attrComputeCapabilityMinor       = 76
+	attrMaxSharedMemoryPerBlockOptin = 97
 )
 
 // driverAPI holds the raw driver entry points, named exactly as in cuda.h.
-// Pointer arguments are out-parameters; sizes are size_t (uint64 on the
-// 64-bit platforms the driver exists for).
+// Pointer arguments are out-parameters unless named src; sizes are size_t
+// (uint64 here). Host pointers point into Go memory or into pinned memory
+// the driver allocated.
 type driverAPI struct {
 	cuInit               func(flags uint32) Result
 	cuDriverGetVersion   func(version *int32) Result
@@ -33,6 +50,53 @@ type driverAPI struct {
 	cuCtxPushCurrent_v2          func(ctx cuContext) Result
 	cuCtxPopCurrent_v2           func(ctx *cuContext) Result
 	cuMemGetInfo_v2              func(free, total *uint64) Result
+
+	// The compute set (optional as a group; see hasComputeAPI).
+	cuCtxSetCurrent      func(ctx cuContext) Result
+	cuCtxSynchronize     func() Result
+	cuMemAlloc_v2        func(dptr *DevicePtr, bytes uint64) Result
+	cuMemFree_v2         func(dptr DevicePtr) Result
+	cuMemAllocHost_v2    func(pp *unsafe.Pointer, bytes uint64) Result
+	cuMemFreeHost        func(p unsafe.Pointer) Result
+	cuMemcpyHtoDAsync_v2 func(dst DevicePtr, src unsafe.Pointer, bytes uint64, s cuStream) Result
+	cuMemcpyDtoHAsync_v2 func(dst unsafe.Pointer, src DevicePtr, bytes uint64, s cuStream) Result
+	cuMemcpyDtoDAsync_v2 func(dst, src DevicePtr, bytes uint64, s cuStream) Result
+	cuMemsetD32Async     func(dst DevicePtr, value uint32, n uint64, s cuStream) Result
+	cuStreamCreate       func(s *cuStream, flags uint32) Result
+	cuStreamDestroy_v2   func(s cuStream) Result
+	cuStreamSynchronize  func(s cuStream) Result
+	cuStreamWaitEvent    func(s cuStream, e cuEvent, flags uint32) Result
+	cuEventCreate        func(e *cuEvent, flags uint32) Result
+	cuEventDestroy_v2    func(e cuEvent) Result
+	cuEventRecord        func(e cuEvent, s cuStream) Result
+	cuEventSynchronize   func(e cuEvent) Result
+	cuEventElapsedTime   func(ms *float32, start, end cuEvent) Result
+	cuModuleLoadData     func(m *cuModule, image *byte) Result
+	cuModuleUnload       func(m cuModule) Result
+	cuModuleGetFunction  func(f *cuFunction, m cuModule, name string) Result
+	cuLaunchKernel       func(f cuFunction, gx, gy, gz, bx, by, bz, sharedBytes uint32, s cuStream, params *uintptr, extra *uintptr) Result
+
+	cuOccupancyMaxActiveBlocksPerMultiprocessor func(blocks *int32, f cuFunction, blockSize int32, dynSharedBytes uint64) Result
+}
+
+// nvrtcAPI holds NVRTC's entry points, named as in nvrtc.h. Arrays of C
+// strings are **byte to NUL-terminated copies.
+type nvrtcAPI struct {
+	nvrtcVersion           func(major, minor *int32) NVRTCResult
+	nvrtcGetErrorString    func(r NVRTCResult) string
+	nvrtcCreateProgram     func(p *nvrtcProgram, src, name string, numHeaders int32, headers, includeNames **byte) NVRTCResult
+	nvrtcDestroyProgram    func(p *nvrtcProgram) NVRTCResult
+	nvrtcCompileProgram    func(p nvrtcProgram, numOptions int32, options **byte) NVRTCResult
+	nvrtcGetPTXSize        func(p nvrtcProgram, size *uint64) NVRTCResult
+	nvrtcGetPTX            func(p nvrtcProgram, ptx *byte) NVRTCResult
+	nvrtcGetProgramLogSize func(p nvrtcProgram, size *uint64) NVRTCResult
+	nvrtcGetProgramLog     func(p nvrtcProgram, log *byte) NVRTCResult
+
+	// Optional: CUBIN output (11.1+) and the architecture list (11.2+).
+	nvrtcGetCUBINSize         func(p nvrtcProgram, size *uint64) NVRTCResult
+	nvrtcGetCUBIN             func(p nvrtcProgram, cubin *byte) NVRTCResult
+	nvrtcGetNumSupportedArchs func(n *int32) NVRTCResult
+	nvrtcGetSupportedArchs    func(archs *int32) NVRTCResult
 }
 
 // symbol pairs a C name with the field that receives it.
@@ -54,27 +118,79 @@ func (a *driverAPI) required() []symbol {
 }
 
 func (a *driverAPI) optional() []symbol {
-	return []symbol{
+	return append([]symbol{
 		{"cuDevicePrimaryCtxRetain", &a.cuDevicePrimaryCtxRetain},
 		{"cuDevicePrimaryCtxRelease_v2", &a.cuDevicePrimaryCtxRelease_v2},
 		{"cuCtxPushCurrent_v2", &a.cuCtxPushCurrent_v2},
 		{"cuCtxPopCurrent_v2", &a.cuCtxPopCurrent_v2},
 		{"cuMemGetInfo_v2", &a.cuMemGetInfo_v2},
+	}, a.compute()...)
+}
+
+func (a *driverAPI) compute() []symbol {
+	return []symbol{
+		{"cuCtxSetCurrent", &a.cuCtxSetCurrent},
+		{"cuCtxSynchronize", &a.cuCtxSynchronize},
+		{"cuMemAlloc_v2", &a.cuMemAlloc_v2},
+		{"cuMemFree_v2", &a.cuMemFree_v2},
+		{"cuMemAllocHost_v2", &a.cuMemAllocHost_v2},
+		{"cuMemFreeHost", &a.cuMemFreeHost},
+		{"cuMemcpyHtoDAsync_v2", &a.cuMemcpyHtoDAsync_v2},
+		{"cuMemcpyDtoHAsync_v2", &a.cuMemcpyDtoHAsync_v2},
+		{"cuMemcpyDtoDAsync_v2", &a.cuMemcpyDtoDAsync_v2},
+		{"cuMemsetD32Async", &a.cuMemsetD32Async},
+		{"cuStreamCreate", &a.cuStreamCreate},
+		{"cuStreamDestroy_v2", &a.cuStreamDestroy_v2},
+		{"cuStreamSynchronize", &a.cuStreamSynchronize},
+		{"cuStreamWaitEvent", &a.cuStreamWaitEvent},
+		{"cuEventCreate", &a.cuEventCreate},
+		{"cuEventDestroy_v2", &a.cuEventDestroy_v2},
+		{"cuEventRecord", &a.cuEventRecord},
+		{"cuEventSynchronize", &a.cuEventSynchronize},
+		{"cuEventElapsedTime", &a.cuEventElapsedTime},
+		{"cuModuleLoadData", &a.cuModuleLoadData},
+		{"cuModuleUnload", &a.cuModuleUnload},
+		{"cuModuleGetFunction", &a.cuModuleGetFunction},
+		{"cuLaunchKernel", &a.cuLaunchKernel},
+		{"cuOccupancyMaxActiveBlocksPerMultiprocessor", &a.cuOccupancyMaxActiveBlocksPerMultiprocessor},
 	}
 }
 
-// bind resolves every symbol in handle. A missing required symbol is an
-// error (an old or foreign libcuda); a missing optional one leaves its
+func (a *nvrtcAPI) required() []symbol {
+	return []symbol{
+		{"nvrtcVersion", &a.nvrtcVersion},
+		{"nvrtcGetErrorString", &a.nvrtcGetErrorString},
+		{"nvrtcCreateProgram", &a.nvrtcCreateProgram},
+		{"nvrtcDestroyProgram", &a.nvrtcDestroyProgram},
+		{"nvrtcCompileProgram", &a.nvrtcCompileProgram},
+		{"nvrtcGetPTXSize", &a.nvrtcGetPTXSize},
+		{"nvrtcGetPTX", &a.nvrtcGetPTX},
+		{"nvrtcGetProgramLogSize", &a.nvrtcGetProgramLogSize},
+		{"nvrtcGetProgramLog", &a.nvrtcGetProgramLog},
+	}
+}
+
+func (a *nvrtcAPI) optional() []symbol {
+	return []symbol{
+		{"nvrtcGetCUBINSize", &a.nvrtcGetCUBINSize},
+		{"nvrtcGetCUBIN", &a.nvrtcGetCUBIN},
+		{"nvrtcGetNumSupportedArchs", &a.nvrtcGetNumSupportedArchs},
+		{"nvrtcGetSupportedArchs", &a.nvrtcGetSupportedArchs},
+	}
+}
+
+// bindSymbols resolves every symbol in handle. A missing required symbol is
+// an error (an old or foreign library); a missing optional one leaves its
 // field nil.
-func (a *driverAPI) bind(handle uintptr) error {
-	for _, s := range a.required() {
+func bindSymbols(handle uintptr, required, optional []symbol) error {
+	for _, s := range required {
 		sym, err := lookup(handle, s.name)
 		if err != nil {
 			return fmt.Errorf("missing symbol %s: %w", s.name, err)
 		}
 		register(s.fptr, sym)
 	}
-	for _, s := range a.optional() {
+	for _, s := range optional {
 		if sym, err := lookup(handle, s.name); err == nil {
 			register(s.fptr, sym)
 		}
@@ -82,8 +198,36 @@ func (a *driverAPI) bind(handle uintptr) error {
 	return nil
 }
 
+func (a *driverAPI) bind(handle uintptr) error {
+	return bindSymbols(handle, a.required(), a.optional())
+}
+
+func (a *nvrtcAPI) bind(handle uintptr) error {
+	return bindSymbols(handle, a.required(), a.optional())
+}
+
 // hasContextAPI reports whether the optional context entry points are bound.
 func (a *driverAPI) hasContextAPI() bool {
 	return a.cuDevicePrimaryCtxRetain != nil && a.cuDevicePrimaryCtxRelease_v2 != nil &&
 		a.cuCtxPushCurrent_v2 != nil && a.cuCtxPopCurrent_v2 != nil && a.cuMemGetInfo_v2 != nil
 }
+
+// hasComputeAPI reports whether everything Context needs is bound (every
+// driver since CUDA 11 has all of it; a partial set means a foreign or
+// stub library).
+func (a *driverAPI) hasComputeAPI() bool {
+	return a.hasContextAPI() && a.missingCompute() == ""
+}
+
+// missingCompute names the first unbound compute entry point, or "".
+func (a *driverAPI) missingCompute() string {
+	for _, s := range a.compute() {
+		if reflectNil(s.fptr) {
+			return s.name
+		}
+	}
+	return ""
+}
+
+// reflectNil reports whether the function that fptr points to is unbound.
+func reflectNil(fptr any) bool { return reflect.ValueOf(fptr).Elem().IsNil() }

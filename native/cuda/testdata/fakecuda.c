@@ -8,8 +8,17 @@
 //   FAKE_INIT_RESULT=r    what cuInit returns (default 0, CUDA_SUCCESS)
 //   FAKE_OMIT_TOTALMEM    leave out cuDeviceTotalMem_v2 (a required symbol)
 //   FAKE_OMIT_CONTEXT     leave out the optional context entry points
+//   FAKE_OMIT_COMPUTE     leave out the compute set (memory, streams, modules…)
+//
+// The compute set runs on the host: device memory is malloc'd, copies are
+// memcpy, and the one module ("FAKEMOD" images) has one kernel, axpy(float*
+// y, const float* x, float a, int n), executed over the launch's threads,
+// so the tests see kernel arguments arrive through cuLaunchKernel's
+// kernelParams exactly as a GPU would.
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #ifndef FAKE_DEVICES
 #define FAKE_DEVICES 2
@@ -114,4 +123,93 @@ CUresult cuMemGetInfo_v2(size_t *free, size_t *total) {
 /* Test hooks: the references and stack depth left behind. */
 int fakeRetained(int ordinal) { return retained[ordinal]; }
 int fakeDepth(void) { return depth; }
+#endif
+
+#if !defined(FAKE_OMIT_COMPUTE) && !defined(FAKE_OMIT_CONTEXT)
+typedef unsigned long long CUdeviceptr;
+typedef void *CUstream, *CUevent, *CUmodule, *CUfunction;
+
+static int allocs, streams, events, modules;
+static unsigned lastLaunch[9];
+static CUstream lastStream;
+
+CUresult cuCtxSetCurrent(CUcontext c) { return 0; }
+CUresult cuCtxSynchronize(void) { return depth ? 0 : 201; }
+
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
+	if (depth == 0) return 201;
+	void *m = malloc(n);
+	if (!m) return 2;
+	*p = (CUdeviceptr)m;
+	allocs++;
+	return 0;
+}
+CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)p); allocs--; return 0; }
+CUresult cuMemAllocHost_v2(void **pp, size_t n) { return cuMemAlloc_v2((CUdeviceptr *)pp, n); }
+CUresult cuMemFreeHost(void *p) { return cuMemFree_v2((CUdeviceptr)p); }
+
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s) { memcpy((void *)dst, src, n); return 0; }
+CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s) { memcpy(dst, (void *)src, n); return 0; }
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) { memmove((void *)dst, (void *)src, n); return 0; }
+CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned v, size_t n, CUstream s) {
+	for (size_t i = 0; i < n; i++) ((unsigned *)dst)[i] = v;
+	return 0;
+}
+
+CUresult cuStreamCreate(CUstream *s, unsigned flags) {
+	if (flags != 1) return 1; /* the package asks for CU_STREAM_NON_BLOCKING */
+	*s = (CUstream)(size_t)(0x5000 + ++streams);
+	return 0;
+}
+CUresult cuStreamDestroy_v2(CUstream s) { streams--; return 0; }
+CUresult cuStreamSynchronize(CUstream s) { return 0; }
+CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags) { return e ? 0 : 400; }
+
+CUresult cuEventCreate(CUevent *e, unsigned flags) { *e = (CUevent)(size_t)(0x6000 + ++events); return 0; }
+CUresult cuEventDestroy_v2(CUevent e) { events--; return 0; }
+CUresult cuEventRecord(CUevent e, CUstream s) { return e ? 0 : 400; }
+CUresult cuEventSynchronize(CUevent e) { return e ? 0 : 400; }
+CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b) { *ms = 1.5f; return 0; }
+
+static int fakeModule;
+CUresult cuModuleLoadData(CUmodule *m, const void *image) {
+	if (memcmp(image, "FAKEMOD", 8) != 0) return 200; /* CUDA_ERROR_INVALID_IMAGE */
+	*m = &fakeModule;
+	modules++;
+	return 0;
+}
+CUresult cuModuleUnload(CUmodule m) { modules--; return 0; }
+
+static int axpyFunction;
+CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
+	if (m != &fakeModule) return 400;
+	if (strcmp(name, "axpy") != 0) return 500; /* CUDA_ERROR_NOT_FOUND */
+	*f = &axpyFunction;
+	return 0;
+}
+
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+	unsigned bz, unsigned shared, CUstream s, void **params, void **extra) {
+	if (f != &axpyFunction || extra != NULL) return 1;
+	unsigned dims[9] = {gx, gy, gz, bx, by, bz, shared};
+	memcpy(lastLaunch, dims, sizeof dims);
+	lastStream = s;
+	float *y = *(float **)params[0];
+	const float *x = *(const float **)params[1];
+	float a = *(float *)params[2];
+	int n = *(int *)params[3];
+	for (unsigned i = 0; i < gx * bx; i++)
+		if ((int)i < n) y[i] += a * x[i];
+	return 0;
+}
+
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction f, int blockSize, size_t dyn) {
+	*n = (int)((65536 - dyn) / (size_t)blockSize / 32);
+	return 0;
+}
+
+int fakeAllocs(void) { return allocs; }
+int fakeObjects(void) { return streams + events + modules; }
+unsigned fakeLastLaunch(int i) { return lastLaunch[i]; }
+size_t fakeLastStream(void) { return (size_t)lastStream; }
 #endif

@@ -1,0 +1,116 @@
+// Matrix-vector and small-batch products: Y[c][r] = Σ_i W[r][i] · X[c][i]
+// for weight rows r < rows and activation columns c < cols (1–16 for decode
+// and batched decode), dequantizing GGML blocks in registers.
+//
+// Launch: block (FC_WARP_SIZE, MM_WARPS), one warp per weight row; grid
+// (ceil(rows / MM_WARPS), ceil(cols / MM_MAX_COLS)). X is cols rows of n
+// float32, Y cols rows of `rows` float32. Lane l takes the blocks (or, for
+// float weights, the elements) l, l + W, l + 2W, … of its row and keeps one
+// accumulator per column; the lanes' accumulators are then summed by
+// fc_warp_sum. Weight rows are read once per launch whatever cols is.
+//
+// Products are explicit fmaf and the sources are compiled with --fmad=false,
+// so twin.go (mmTwin) reproduces every result bit for bit.
+#include "fc_port.h"
+
+#define MM_WARPS 4
+#define MM_MAX_COLS 8
+
+#define MM_PROLOGUE                                                   \
+	const int lane = threadIdx.x;                                     \
+	const int row = blockIdx.x * MM_WARPS + threadIdx.y;              \
+	const int c0 = blockIdx.y * MM_MAX_COLS;                          \
+	const int nc = min(cols - c0, MM_MAX_COLS);                       \
+	if (row >= rows) return;                                          \
+	const float* x0 = X + (fc_size)c0 * n;                            \
+	float acc[MM_MAX_COLS];                                           \
+	_Pragma("unroll") for (int c = 0; c < MM_MAX_COLS; c++) acc[c] = 0.0f;
+
+#define MM_EPILOGUE                                                   \
+	_Pragma("unroll") for (int c = 0; c < MM_MAX_COLS; c++) {         \
+		if (c < nc) {                                                 \
+			float s = fc_warp_sum(acc[c]);                            \
+			if (lane == 0) Y[(fc_size)(c0 + c) * rows + row] = s;     \
+		}                                                             \
+	}
+
+// F32 weights: row r at W + r·n.
+FC_KERNEL void __launch_bounds__(FC_WARP_SIZE * MM_WARPS)
+mm_f32(const float* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y, int n, int rows, int cols) {
+	MM_PROLOGUE
+	const float* w = W + (fc_size)row * n;
+	for (int i = lane; i < n; i += FC_WARP_SIZE) {
+		float wi = w[i];
+#pragma unroll
+		for (int c = 0; c < MM_MAX_COLS; c++)
+			if (c < nc) acc[c] = fmaf(wi, x0[(fc_size)c * n + i], acc[c]);
+	}
+	MM_EPILOGUE
+}
+
+// F16 weights: row r at W + r·n halves.
+FC_KERNEL void __launch_bounds__(FC_WARP_SIZE * MM_WARPS)
+mm_f16(const fc_u16* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y, int n, int rows, int cols) {
+	MM_PROLOGUE
+	const fc_u16* w = W + (fc_size)row * n;
+	for (int i = lane; i < n; i += FC_WARP_SIZE) {
+		float wi = fc_half_to_float(w[i]);
+#pragma unroll
+		for (int c = 0; c < MM_MAX_COLS; c++)
+			if (c < nc) acc[c] = fmaf(wi, x0[(fc_size)c * n + i], acc[c]);
+	}
+	MM_EPILOGUE
+}
+
+// Q8_0 (block_q8_0: fp16 d, 32 int8 q; 34 bytes): w_i = d·q_i. The block's
+// Σ q_i·x_i is accumulated first, then scaled by d once.
+FC_KERNEL void __launch_bounds__(FC_WARP_SIZE * MM_WARPS)
+mm_q8_0(const fc_u8* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y, int n, int rows, int cols) {
+	MM_PROLOGUE
+	const int nb = n / 32;
+	const fc_u8* w = W + (fc_size)row * nb * 34;
+	for (int b = lane; b < nb; b += FC_WARP_SIZE) {
+		const fc_u8* blk = w + (fc_size)b * 34;
+		const float d = fc_half_to_float(fc_load_u16(blk));
+		const fc_i8* q = (const fc_i8*)(blk + 2);
+#pragma unroll
+		for (int c = 0; c < MM_MAX_COLS; c++) {
+			if (c < nc) {
+				const float* x = x0 + (fc_size)c * n + b * 32;
+				float s = 0.0f;
+#pragma unroll
+				for (int j = 0; j < 32; j++) s = fmaf((float)q[j], x[j], s);
+				acc[c] = fmaf(d, s, acc[c]);
+			}
+		}
+	}
+	MM_EPILOGUE
+}
+
+// Q4_0 (block_q4_0: fp16 d, 16 bytes of nibbles; 18 bytes): element j is
+// the low nibble of byte j, element j+16 its high nibble, w = d·(q − 8).
+FC_KERNEL void __launch_bounds__(FC_WARP_SIZE * MM_WARPS)
+mm_q4_0(const fc_u8* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y, int n, int rows, int cols) {
+	MM_PROLOGUE
+	const int nb = n / 32;
+	const fc_u8* w = W + (fc_size)row * nb * 18;
+	for (int b = lane; b < nb; b += FC_WARP_SIZE) {
+		const fc_u8* blk = w + (fc_size)b * 18;
+		const float d = fc_half_to_float(fc_load_u16(blk));
+		const fc_u8* qs = blk + 2;
+#pragma unroll
+		for (int c = 0; c < MM_MAX_COLS; c++) {
+			if (c < nc) {
+				const float* x = x0 + (fc_size)c * n + b * 32;
+				float s = 0.0f;
+#pragma unroll
+				for (int j = 0; j < 16; j++) {
+					s = fmaf((float)((int)(qs[j] & 0xf) - 8), x[j], s);
+					s = fmaf((float)((int)(qs[j] >> 4) - 8), x[j + 16], s);
+				}
+				acc[c] = fmaf(d, s, acc[c]);
+			}
+		}
+	}
+	MM_EPILOGUE
+}

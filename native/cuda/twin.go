@@ -1,0 +1,244 @@
+package cuda
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+)
+
+// The plain-Go twins of the kernels in kernels/*.cu. Each twin runs the
+// kernel's arithmetic for a given warp size (32 on NVIDIA, 32 or 64 on AMD)
+// in the kernel's order of operations: the lanes' partial sums, the
+// butterfly reductions (fc_warp_sum), the block reductions through shared
+// memory (fc_block_sum), fused multiply-adds where the source writes fmaf
+// and nowhere else (the kernels are compiled with --fmad=false). The CPU
+// tests check the twins against engine/ggml; the GPU tests check the
+// kernels against the twins.
+//
+// They are test oracles, not fast paths: they allocate, and they exist so
+// that the kernels' arithmetic is pinned down where no GPU is.
+
+// Launch constants shared with the kernel sources (#define values there;
+// TestKernelConstants checks they agree).
+const (
+	mmWarps     = 4   // MM_WARPS: weight rows (one per warp) per block
+	mmMaxCols   = 8   // MM_MAX_COLS: activation columns per block
+	normThreads = 256 // NORM_THREADS
+	ropeThreads = 64  // ROPE_THREADS
+	actThreads  = 256 // ACT_THREADS
+	attnThreads = 128 // ATTN_THREADS
+)
+
+// WeightType is a weight layout the matrix kernels read: GGML's, with the
+// same block structure (see engine/ggml).
+type WeightType int
+
+const (
+	WeightF32 WeightType = iota
+	WeightF16
+	WeightQ8_0 // 32 elements: fp16 d, 32 × int8
+	WeightQ4_0 // 32 elements: fp16 d, 16 bytes of nibbles, value d·(q − 8)
+)
+
+var weightTypes = [...]struct {
+	name        string
+	kernel      string
+	block, size int // elements and bytes per block
+}{
+	WeightF32:  {"F32", "mm_f32", 1, 4},
+	WeightF16:  {"F16", "mm_f16", 1, 2},
+	WeightQ8_0: {"Q8_0", "mm_q8_0", 32, 34},
+	WeightQ4_0: {"Q4_0", "mm_q4_0", 32, 18},
+}
+
+func (t WeightType) String() string { return weightTypes[t].name }
+
+// Kernel is the name of the matrix kernel for t in matmul.cu.
+func (t WeightType) Kernel() string { return weightTypes[t].kernel }
+
+// BlockSize is the number of elements per block (1 for float types).
+func (t WeightType) BlockSize() int { return weightTypes[t].block }
+
+// RowBytes is the size of a row of n elements (n a multiple of BlockSize).
+func (t WeightType) RowBytes(n int) int { return n / weightTypes[t].block * weightTypes[t].size }
+
+// mmTwin is mm_<t>: y[c·rows + r] = Σ_i w[r][i] · x[c·n + i].
+func mmTwin(t WeightType, warp int, w []byte, x []float32, y []float32, n, rows, cols int) {
+	if n%t.BlockSize() != 0 || len(w) < rows*t.RowBytes(n) || len(x) < cols*n || len(y) < cols*rows {
+		panic(fmt.Sprintf("cuda: mmTwin %v n=%d rows=%d cols=%d: bad operand sizes", t, n, rows, cols))
+	}
+	lanes := make([]float32, warp)
+	for r := range rows {
+		row := w[r*t.RowBytes(n) : (r+1)*t.RowBytes(n)]
+		for c := range cols {
+			for l := range lanes {
+				lanes[l] = mmLane(t, warp, l, row, x[c*n:(c+1)*n])
+			}
+			y[c*rows+r] = warpSum(lanes)
+		}
+	}
+}
+
+// mmLane is one lane's accumulator for one column.
+func mmLane(t WeightType, warp, lane int, row []byte, x []float32) float32 {
+	var acc float32
+	switch t {
+	case WeightF32, WeightF16:
+		for i := lane; i < len(x); i += warp {
+			acc = fmaf(floatWeight(t, row, i), x[i], acc)
+		}
+	case WeightQ8_0:
+		for b := lane; b < len(x)/32; b += warp {
+			blk, xb := row[b*34:], x[b*32:]
+			var s float32
+			for j := range 32 {
+				s = fmaf(float32(int8(blk[2+j])), xb[j], s)
+			}
+			acc = fmaf(halfToFloat(le16(blk)), s, acc)
+		}
+	case WeightQ4_0:
+		for b := lane; b < len(x)/32; b += warp {
+			blk, xb := row[b*18:], x[b*32:]
+			var s float32
+			for j := range 16 {
+				q := blk[2+j]
+				s = fmaf(float32(int(q&0xf)-8), xb[j], s)
+				s = fmaf(float32(int(q>>4)-8), xb[j+16], s)
+			}
+			acc = fmaf(halfToFloat(le16(blk)), s, acc)
+		}
+	}
+	return acc
+}
+
+func floatWeight(t WeightType, row []byte, i int) float32 {
+	if t == WeightF16 {
+		return halfToFloat(le16(row[2*i:]))
+	}
+	return math.Float32frombits(binary.LittleEndian.Uint32(row[4*i:]))
+}
+
+func le16(b []byte) uint16 { return binary.LittleEndian.Uint16(b) }
+
+// rmsNormTwin is rms_norm_f32 over rows of n: y = x · (1/sqrtf(mean(x²)+eps)) · g
+// (g nil: no gain). y may alias x.
+func rmsNormTwin(warp int, x, g, y []float32, n int, eps float32) {
+	part := make([]float64, normThreads)
+	for r := 0; r < len(x)/n; r++ {
+		xr, yr := x[r*n:(r+1)*n], y[r*n:(r+1)*n]
+		for k := range part {
+			part[k] = 0
+			for i := k; i < n; i += normThreads {
+				part[k] += float64(xr[i] * xr[i])
+			}
+		}
+		mean := float32(blockSum(part, warp) / float64(n))
+		scale := 1 / float32(math.Sqrt(float64(mean+eps)))
+		for i, v := range xr {
+			v = v * scale
+			if g != nil {
+				v = v * g[i]
+			}
+			yr[i] = v
+		}
+	}
+}
+
+// ropeTwin is rope_f32 over tokens rows of rowStride floats, nHeads heads each.
+func ropeTwin(x []float32, pos []int32, rowStride, nHeads, headDim, nRot int, thetaScale, freqScale float32, neox bool) {
+	half := nRot / 2
+	for t, p := range pos {
+		for h := range nHeads {
+			xh := x[t*rowStride+h*headDim:]
+			for i := range half {
+				theta := float32(p)
+				for range i {
+					theta *= thetaScale
+				}
+				a := float64(freqScale * theta)
+				c, s := float32(math.Cos(a)), float32(math.Sin(a))
+				i0, i1 := 2*i, 2*i+1
+				if neox {
+					i0, i1 = i, i+half
+				}
+				x0, x1 := xh[i0], xh[i1]
+				// Explicit conversions keep Go from fusing (it may on arm64).
+				xh[i0] = float32(x0*c) - float32(x1*s)
+				xh[i1] = float32(x0*s) + float32(x1*c)
+			}
+		}
+	}
+}
+
+// siluMulTwin is silu_mul_f32: h = g / (1 + e^−g) · u.
+func siluMulTwin(h, g, u []float32) {
+	for i := range h {
+		x := g[i]
+		e := float32(math.Exp(-float64(x)))
+		h[i] = float32(x/(1+e)) * u[i]
+	}
+}
+
+// softmaxTwin is softmax_f32 over rows of n, in place.
+func softmaxTwin(warp int, x []float32, n int) {
+	part := make([]float32, actThreads)
+	for r := 0; r < len(x)/n; r++ {
+		xr := x[r*n : (r+1)*n]
+		inv := softmaxRow(warp, xr, part)
+		for i := range xr {
+			xr[i] *= inv
+		}
+	}
+}
+
+// softmaxRow is the part of softmax_f32 and attn_decode_f32 that runs with
+// len(part) threads: it replaces x by e_i = exp(x_i − max x) and returns
+// 1/Σe (softmax_f32 then scales x, attention its output).
+func softmaxRow(warp int, x, part []float32) float32 {
+	nt := len(part)
+	for k := range part {
+		part[k] = negInf
+		for i := k; i < len(x); i += nt {
+			part[k] = fmaxf(part[k], x[i])
+		}
+	}
+	m := blockMax(part, warp)
+	for k := range part {
+		part[k] = 0
+		for i := k; i < len(x); i += nt {
+			x[i] = expGGML(x[i] - m)
+			part[k] += x[i]
+		}
+	}
+	return 1 / blockSumF(part, warp)
+}
+
+// attnTwin is attn_decode_f32 for one query token.
+func attnTwin(warp int, q, k, v, out []float32, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) {
+	lanes := make([]float32, warp)
+	part := make([]float32, attnThreads)
+	s := make([]float32, nKV)
+	for h := range nHead {
+		g := h / (nHead / nKVHead)
+		qh := q[h*headDim : (h+1)*headDim]
+		for j := range nKV {
+			kj := k[j*kvStride+g*headDim:]
+			for l := range lanes {
+				var d float32
+				for i := l; i < headDim; i += warp {
+					d = fmaf(qh[i], kj[i], d)
+				}
+				lanes[l] = d
+			}
+			s[j] = warpSum(lanes) * scale
+		}
+		inv := softmaxRow(warp, s, part)
+		for i := range headDim {
+			var acc float32
+			for j := range nKV {
+				acc = fmaf(s[j], v[j*kvStride+g*headDim+i], acc)
+			}
+			out[h*headDim+i] = acc * inv
+		}
+	}
+}
