@@ -19,10 +19,14 @@ type Message struct {
 	Content string `json:"content"`
 }
 
-// Request is one reply to stream.
+// Request is one reply to stream: to Messages through the chat
+// endpoint, or, when Messages is nil, a continuation of Prompt through
+// the text completions endpoint (/v1/completions; Ollama's /api/generate
+// in raw mode), with no chat template.
 type Request struct {
 	Model     string
 	Messages  []Message
+	Prompt    string
 	Sampling  sample.Params
 	MaxTokens int // 0 = the server's default
 	// TopLogprobs asks for that many alternatives per token (OpenAI allows
@@ -77,13 +81,7 @@ func (c *Client) Chat(ctx context.Context, req Request, onPiece func(Piece)) (Re
 	}
 	res := Result{Dialect: d, Dropped: Dropped(d, req.Sampling)}
 	t0 := time.Now()
-	var path string
-	var body map[string]any
-	if d == Ollama {
-		path, body = "/api/chat", ollamaBody(req)
-	} else {
-		path, body = "/v1/chat/completions", chatBody(d, req)
-	}
+	path, body := requestBody(d, req)
 	r, err := c.do(ctx, http.MethodPost, path, body)
 	if err != nil {
 		return res, err
@@ -101,9 +99,9 @@ func (c *Client) Chat(ctx context.Context, req Request, onPiece func(Piece)) (Re
 		onPiece(p)
 	}
 	if d == Ollama {
-		err = readOllama(r.body, &res, emit)
+		err = readOllama(ctx, r.body, &res, emit)
 	} else {
-		err = readSSE(r.body, &res, emit)
+		err = readSSE(ctx, r.body, &res, emit)
 	}
 	res.Total = time.Since(t0)
 	return res, c.streamError(ctx, r, err)
@@ -129,6 +127,27 @@ func (c *Client) streamError(ctx context.Context, r *response, err error) error 
 
 // errNoEnd is a stream that ended cleanly but without its last event.
 var errNoEnd = errors.New("stream ended early")
+
+// requestBody is the endpoint and JSON body for req in dialect d.
+func requestBody(d Dialect, req Request) (string, map[string]any) {
+	switch {
+	case d == Ollama && req.Messages == nil:
+		b := ollamaBody(req)
+		delete(b, "messages")
+		b["prompt"], b["raw"] = req.Prompt, true
+		return "/api/generate", b
+	case d == Ollama:
+		return "/api/chat", ollamaBody(req)
+	case req.Messages == nil:
+		b := chatBody(d, req)
+		delete(b, "messages")
+		delete(b, "logprobs")
+		delete(b, "top_logprobs")
+		b["prompt"] = req.Prompt
+		return "/v1/completions", b
+	}
+	return "/v1/chat/completions", chatBody(d, req)
+}
 
 func chatBody(d Dialect, req Request) map[string]any {
 	f := openAIFields(req.Sampling, req.MaxTokens)
@@ -167,6 +186,7 @@ type chunk struct {
 		Delta struct {
 			Content string `json:"content"`
 		} `json:"delta"`
+		Text     string `json:"text"` // text completions' chunks
 		Logprobs *struct {
 			Content []TokenLogprobs `json:"content"`
 		} `json:"logprobs"`
@@ -182,10 +202,10 @@ type chunk struct {
 // readSSE reads a chat completions event stream: "data: {chunk}" events
 // until "data: [DONE]". A stream that stops before a finish reason has
 // broken off.
-func readSSE(body io.Reader, res *Result, emit func(Piece)) error {
+func readSSE(ctx context.Context, body io.Reader, res *Result, emit func(Piece)) error {
 	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	for sc.Scan() {
+	for sc.Scan() && ctx.Err() == nil {
 		line := sc.Text()
 		data, ok := strings.CutPrefix(line, "data:")
 		if !ok {
@@ -207,6 +227,9 @@ func readSSE(body io.Reader, res *Result, emit func(Piece)) error {
 	}
 	if err := sc.Err(); err != nil {
 		return err
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
 	return finished(res)
 }
@@ -230,7 +253,7 @@ func (res *Result) addChunk(data []byte, emit func(Piece)) error {
 		res.PromptTokens, res.GenTokens = ch.Usage.PromptTokens, ch.Usage.CompletionTokens
 	}
 	for _, c := range ch.Choices[:min(len(ch.Choices), 1)] {
-		p := Piece{Text: c.Delta.Content}
+		p := Piece{Text: c.Delta.Content + c.Text}
 		if c.Logprobs != nil {
 			p.Logprobs = c.Logprobs.Content
 		}
@@ -255,6 +278,7 @@ type ollamaLine struct {
 	Message struct {
 		Content string `json:"content"`
 	} `json:"message"`
+	Response        string          `json:"response"` // /api/generate's text
 	Done            bool            `json:"done"`
 	DoneReason      string          `json:"done_reason"`
 	PromptEvalCount int             `json:"prompt_eval_count"`
@@ -265,10 +289,10 @@ type ollamaLine struct {
 
 // readOllama reads Ollama's native stream: one JSON object a line, the
 // last with "done": true.
-func readOllama(body io.Reader, res *Result, emit func(Piece)) error {
+func readOllama(ctx context.Context, body io.Reader, res *Result, emit func(Piece)) error {
 	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	for sc.Scan() {
+	for sc.Scan() && ctx.Err() == nil {
 		if len(strings.TrimSpace(sc.Text())) == 0 {
 			continue
 		}
@@ -279,8 +303,8 @@ func readOllama(body io.Reader, res *Result, emit func(Piece)) error {
 		if l.Error != "" {
 			return &Error{Kind: ErrServer, Detail: "in the middle of the reply: " + l.Error}
 		}
-		if l.Message.Content != "" || len(l.Logprobs) > 0 {
-			emit(Piece{Text: l.Message.Content, Logprobs: l.Logprobs})
+		if text := l.Message.Content + l.Response; text != "" || len(l.Logprobs) > 0 {
+			emit(Piece{Text: text, Logprobs: l.Logprobs})
 		}
 		if l.Done {
 			res.FinishReason = l.DoneReason
@@ -293,6 +317,9 @@ func readOllama(body io.Reader, res *Result, emit func(Piece)) error {
 	}
 	if err := sc.Err(); err != nil {
 		return err
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
 	return errNoEnd
 }

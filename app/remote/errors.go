@@ -104,7 +104,7 @@ func transportError(host string, err, cause error) *Error {
 		return &Error{Kind: ErrConnect, Host: host, Detail: innermost(err), Err: err}
 	case errors.As(err, &op) && op.Op == "dial":
 		return &Error{Kind: ErrConnect, Host: host, Detail: innermost(err), Err: err}
-	case strings.Contains(err.Error(), "tls:"):
+	case strings.Contains(err.Error(), "tls:"), strings.Contains(err.Error(), "HTTP response to HTTPS client"):
 		return &Error{Kind: ErrTLS, Host: host, Detail: innermost(err), Err: err}
 	}
 	return &Error{Kind: ErrDisconnected, Host: host, Detail: innermost(err), Err: err}
