@@ -29,6 +29,9 @@ type Request struct {
 	Prompt    string
 	Sampling  sample.Params
 	MaxTokens int // 0 = the server's default
+	// IgnoreEOS keeps generating past end-of-generation tokens (vLLM,
+	// llama-server and flowchat take it; Dropped says when it is lost).
+	IgnoreEOS bool
 	// TopLogprobs asks for that many alternatives per token (OpenAI allows
 	// up to 20); 0 asks for none.
 	TopLogprobs int
@@ -80,6 +83,9 @@ func (c *Client) Chat(ctx context.Context, req Request, onPiece func(Piece)) (Re
 		return Result{}, err
 	}
 	res := Result{Dialect: d, Dropped: Dropped(d, req.Sampling)}
+	if req.IgnoreEOS && (d == Generic || d == Ollama) {
+		res.Dropped = append(res.Dropped, Unsupported{Param: "ignore_eos", Reason: string(d) + " servers have no ignore_eos"})
+	}
 	t0 := time.Now()
 	path, body := requestBody(d, req)
 	r, err := c.do(ctx, http.MethodPost, path, body)
@@ -158,6 +164,9 @@ func chatBody(d Dialect, req Request) map[string]any {
 		llamaFields(f, req.Sampling)
 	case Flowchat:
 		flowchatFields(f, req.Sampling)
+	}
+	if req.IgnoreEOS && d != Generic {
+		f["ignore_eos"] = true
 	}
 	f["model"] = req.Model
 	f["messages"] = req.Messages

@@ -257,7 +257,7 @@ var (
 	vllmExtra  = []string{"top_k", "min_p", "repetition_penalty", "length_penalty", "min_tokens", "ignore_eos", "stop_token_ids", "skip_special_tokens"}
 	llamaExtra = []string{"top_k", "min_p", "typical_p", "min_keep", "mirostat", "mirostat_tau", "mirostat_eta",
 		"repeat_penalty", "repeat_last_n", "dry_multiplier", "dry_base", "dry_allowed_length", "dry_penalty_last_n",
-		"dry_sequence_breakers", "xtc_probability", "xtc_threshold", "samplers", "n_probs", "n_predict", "cache_prompt"}
+		"dry_sequence_breakers", "xtc_probability", "xtc_threshold", "samplers", "n_probs", "n_predict", "cache_prompt", "ignore_eos"}
 	flowchatExtra = append(slices.Clone(llamaExtra), "tfs_z", "decoding", "fsd_alpha", "fsd_k", "fsd_n", "fsd_beta", "fsd_random_steps")
 	ollamaFields  = []string{"model", "messages", "prompt", "raw", "stream", "options", "format", "keep_alive", "tools", "think", "logprobs", "top_logprobs", "system", "template"}
 	// OllamaOptions are the "options" keys of Ollama's docs/api.md
