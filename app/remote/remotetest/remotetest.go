@@ -49,6 +49,8 @@ type Server struct {
 	CutAfter int
 	// Stall makes chat requests wait for the client to give up.
 	Stall bool
+	// Delay is the pause before each piece of Reply.
+	Delay time.Duration
 	// Logprobs makes chat streams carry top_logprobs when asked for.
 	Logprobs bool
 
@@ -234,6 +236,11 @@ func (s *Server) pieces(r *http.Request, body map[string]any, emit func(string) 
 		return
 	}
 	for _, p := range s.Reply {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(s.Delay):
+		}
 		if !emit(p) {
 			return
 		}
