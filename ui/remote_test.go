@@ -11,8 +11,8 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 
-	"flowchat/app/remote/remoteui"
 	"flowchat/app/remote/remotetest"
+	"flowchat/app/remote/remoteui"
 	"flowchat/app/store"
 	"flowchat/ui"
 )
