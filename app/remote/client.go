@@ -175,7 +175,7 @@ func (c *Client) do(ctx context.Context, method, path string, body any) (*respon
 		}
 	}
 	for attempt := 0; ; attempt++ {
-		r, err := c.once1(ctx, method, path, payload)
+		r, err := c.attempt(ctx, method, path, payload)
 		rl, ok := err.(*Error)
 		if !ok || rl.Kind != ErrRateLimited || attempt >= c.MaxRetries || rl.RetryAfter > c.MaxWait {
 			return r, err
@@ -192,8 +192,8 @@ func (c *Client) do(ctx context.Context, method, path string, body any) (*respon
 	}
 }
 
-// once1 is one attempt of do.
-func (c *Client) once1(ctx context.Context, method, path string, payload []byte) (*response, error) {
+// attempt is one try of do.
+func (c *Client) attempt(ctx context.Context, method, path string, payload []byte) (*response, error) {
 	wctx, dog := c.watch(ctx)
 	req, err := http.NewRequestWithContext(wctx, method, c.base.JoinPath(path).String(), bytes.NewReader(payload))
 	if err != nil {

@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -119,12 +120,11 @@ func (k Keys) Load(id string) (string, error) {
 	if st.Mode().Perm()&0o077 != 0 {
 		return "", fmt.Errorf("api keys: %s is readable by other users (mode %v); chmod 600 it", path, st.Mode().Perm())
 	}
-	b := make([]byte, min(st.Size(), 64<<10))
-	n, err := f.Read(b)
-	if err != nil && n == 0 && st.Size() > 0 {
+	b, err := io.ReadAll(io.LimitReader(f, 64<<10))
+	if err != nil {
 		return "", fmt.Errorf("api keys: %w", err)
 	}
-	return strings.TrimSpace(string(b[:n])), nil
+	return strings.TrimSpace(string(b)), nil
 }
 
 // Delete removes endpoint id's key.
