@@ -210,3 +210,140 @@ func remoteChat(c *remote.Client, tc *termChat, in io.Reader) error {
 	tc.remote = c
 	return tc.loop(in)
 }
+
+func init() {
+	register(command{name: "remote", summary: "remote endpoints: list, add NAME URL, rm NAME, models URL|NAME", run: cmdRemote})
+}
+
+// cmdRemote manages the endpoints the app and --remote NAME use. A key
+// is read from $FLOWCHAT_API_KEY or, with --api-key-stdin, from the first
+// line of stdin, so it never appears in the process list or history.
+func cmdRemote(args []string, stdout, stderr io.Writer) error {
+	return cmdRemoteIn(args, os.Stdin, stdout, stderr)
+}
+
+func cmdRemoteIn(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlags("remote", stderr)
+	dialect := fs.String("dialect", "", "add: the server's dialect (default: detect)")
+	keyStdin := fs.Bool("api-key-stdin", false, "add: read the API key from the first line of stdin (default: $FLOWCHAT_API_KEY)")
+	var rf remoteFlags
+	fs.StringVar(&rf.key, "api-key", "", "models: API key for a URL")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	loc := store.DefaultLocations()
+	sf := store.SettingsFile{Path: loc.Settings}
+	keys := store.Keys{Dir: loc.Keys}
+	a := fs.Args()
+	switch {
+	case len(a) == 1 && a[0] == "list":
+		return listEndpoints(sf, keys, stdout)
+	case len(a) == 3 && a[0] == "add":
+		key := os.Getenv("FLOWCHAT_API_KEY")
+		if *keyStdin {
+			line, err := readLine(stdin)
+			if err != nil {
+				return err
+			}
+			key = line
+		}
+		return addEndpoint(sf, keys, store.Endpoint{Name: a[1], BaseURL: a[2], Dialect: *dialect}, key, stdout)
+	case len(a) == 2 && a[0] == "rm":
+		return removeEndpoint(sf, keys, a[1], stdout)
+	case len(a) == 2 && a[0] == "models":
+		rf.url, rf.dialect = a[1], "auto"
+		return listRemoteModels(&rf, stdout)
+	}
+	return fmt.Errorf("%w: flowchat remote list | add NAME URL [--dialect D] [--api-key-stdin] | rm NAME | models URL|NAME", errUsage)
+}
+
+func readLine(r io.Reader) (string, error) {
+	b, err := io.ReadAll(io.LimitReader(r, 64<<10))
+	if err != nil {
+		return "", err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	return strings.TrimSpace(line), nil
+}
+
+func listEndpoints(sf store.SettingsFile, keys store.Keys, w io.Writer) error {
+	s, err := sf.Load()
+	if err != nil {
+		return err
+	}
+	for _, e := range s.Endpoints {
+		k, err := keys.Load(e.ID)
+		has := map[bool]string{true: "key", false: "no key"}[k != ""]
+		if err != nil {
+			has = "key unreadable: " + err.Error()
+		}
+		fmt.Fprintf(w, "%-16s %-40s %-10s %s\n", e.Name, e.BaseURL, cmpOr(e.Dialect, "detect"), has)
+	}
+	return nil
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func addEndpoint(sf store.SettingsFile, keys store.Keys, e store.Endpoint, key string, w io.Writer) error {
+	if _, err := remote.New(e.BaseURL, ""); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if _, err := remote.ParseDialect(e.Dialect); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	s, err := sf.Load()
+	if err != nil {
+		return err
+	}
+	if old, ok := s.Endpoint(e.Name); ok {
+		e.ID = old.ID // replacing keeps the key file's name
+	}
+	if e, err = s.SetEndpoint(e); err != nil {
+		return err
+	}
+	if err := keys.Save(e.ID, key); err != nil {
+		return err
+	}
+	if err := sf.Save(s); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "saved %s (%s)%s\n", e.Name, e.BaseURL, map[bool]string{true: " with its API key", false: ""}[key != ""])
+	return nil
+}
+
+func removeEndpoint(sf store.SettingsFile, keys store.Keys, name string, w io.Writer) error {
+	s, err := sf.Load()
+	if err != nil {
+		return err
+	}
+	e, ok := s.Endpoint(name)
+	if !ok {
+		return fmt.Errorf("%w: no endpoint called %q", errUsage, name)
+	}
+	s.RemoveEndpoint(e.ID)
+	if err := sf.Save(s); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "removed %s\n", name)
+	return keys.Delete(e.ID)
+}
+
+func listRemoteModels(rf *remoteFlags, w io.Writer) error {
+	c, err := rf.client()
+	if err != nil {
+		return err
+	}
+	ms, err := c.Models(context.Background())
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		fmt.Fprintf(w, "%s\t%s\n", m.ID, m.OwnedBy)
+	}
+	return nil
+}

@@ -201,3 +201,46 @@ func TestRemoteChatLoop(t *testing.T) {
 		t.Errorf("unknown model: %v", err)
 	}
 }
+
+// TestRemoteCommand: endpoints saved from the command line, the key from
+// stdin into its 0600 file, then used by --remote NAME.
+func TestRemoteCommand(t *testing.T) {
+	s := remotetest.New(remotetest.LlamaCpp, "m.gguf")
+	defer s.Close()
+	s.APIKey = "sk-stdin"
+	loc := store.DefaultLocations()
+	t.Cleanup(func() { store.SettingsFile{Path: loc.Settings}.Save(store.Settings{}) })
+	var out, errOut strings.Builder
+	if err := cmdRemoteIn([]string{"add", "box", s.URL, "--api-key-stdin"}, strings.NewReader("sk-stdin\n"), &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "saved box") || strings.Contains(out.String(), "sk-stdin") {
+		t.Errorf("add said %q", out.String())
+	}
+	list, _, _ := run(t, "remote", "list")
+	if !strings.Contains(list, "box") || !strings.Contains(list, s.URL) || strings.Contains(list, "no key") || strings.Contains(list, "sk-stdin") {
+		t.Errorf("list: %q", list)
+	}
+	models, errs, code := run(t, "remote", "models", "box")
+	if code != 0 || models != "m.gguf\tllamacpp\n" {
+		t.Errorf("models: %d %q %s", code, models, errs)
+	}
+	got, errs, code := run(t, "run", "--remote", "box", "--model", "m.gguf", "-p", "x", "--explain-sampling")
+	if code != 0 || got != "Hello, world!" || !strings.Contains(errs, "no top_logprobs") {
+		t.Errorf("run: %d %q %s", code, got, errs)
+	}
+	s.Logprobs = true
+	_, errs, _ = run(t, "run", "--remote", "box", "--model", "m.gguf", "-p", "x", "--chat", "--explain-sampling")
+	if strings.Count(errs, `"top_logprobs":[`) != 4 {
+		t.Errorf("explain: %s", errs)
+	}
+	if _, errs, code := run(t, "remote", "rm", "box"); code != 0 {
+		t.Errorf("rm: %d %s", code, errs)
+	}
+	if _, errs, code := run(t, "remote", "models", "box"); code != 2 || !strings.Contains(errs, "neither a URL") {
+		t.Errorf("after rm: %d %s", code, errs)
+	}
+	if _, errs, code := run(t, "remote", "add", "x", "not a url"); code != 2 || !strings.Contains(errs, "not an http") {
+		t.Errorf("bad url: %d %s", code, errs)
+	}
+}
