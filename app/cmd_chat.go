@@ -11,6 +11,7 @@ import (
 
 	"github.com/charmbracelet/glamour"
 
+	"flowchat/app/remote"
 	"flowchat/engine"
 	"flowchat/engine/chat"
 )
@@ -23,8 +24,10 @@ func cmdChat(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("chat", stderr)
 	var mf modelFlags
 	var sf samplingFlags
+	var rf remoteFlags
 	mf.register(fs)
 	sf.register(fs)
+	rf.register(fs)
 	system := fs.String("system", "", "system prompt")
 	maxTokens := fs.Int("n", 512, "maximum tokens per reply")
 	plain := fs.Bool("plain", false, "print raw text instead of rendered markdown")
@@ -34,6 +37,9 @@ func cmdChat(args []string, stdout, stderr io.Writer) error {
 	params, err := sf.params()
 	if err != nil {
 		return err
+	}
+	if rf.url != "" {
+		return chatRemote(&rf, &mf, params, *system, *maxTokens, *plain, stdout, stderr)
 	}
 	m, err := mf.load()
 	if err != nil {
@@ -46,6 +52,16 @@ func cmdChat(args []string, stdout, stderr io.Writer) error {
 		tc.msgs = append(tc.msgs, chat.Message{Role: "system", Content: *system})
 	}
 	return tc.loop(os.Stdin)
+}
+
+// render prints a reply again as rendered markdown, unless plain.
+func (c *termChat) render(reply string) {
+	if c.plain {
+		return
+	}
+	if r, err := glamour.Render(reply, "auto"); err == nil {
+		fmt.Fprint(c.out, "\n"+r)
+	}
 }
 
 func isTTY(w io.Writer) bool {
@@ -62,14 +78,15 @@ type termChat struct {
 	out    io.Writer
 	errOut io.Writer
 	plain  bool
+
+	// remote, when set, answers instead of m (cmd_remote.go).
+	remote    *remote.Client
+	remoteReq remote.Request
+	noted     bool // the parameters the server drops were listed
 }
 
 func (c *termChat) loop(in io.Reader) error {
-	i := c.m.Info
-	fmt.Fprintf(c.out, "flowchat — %s (%s, %s, %d-token context). /help for commands, Ctrl-D to quit.\n", i.Name, i.Arch, i.Quant, c.sess.Ctx())
-	if !i.HasTemplate {
-		fmt.Fprintln(c.out, "(this model has no chat template: it continues your text rather than answering it)")
-	}
+	c.greet()
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for {
@@ -94,6 +111,18 @@ func (c *termChat) loop(in io.Reader) error {
 	}
 }
 
+func (c *termChat) greet() {
+	if c.remote != nil {
+		fmt.Fprintf(c.out, "flowchat — %s on %s. /help for commands, Ctrl-D to quit.\n", c.remoteReq.Model, c.remote)
+		return
+	}
+	i := c.m.Info
+	fmt.Fprintf(c.out, "flowchat — %s (%s, %s, %d-token context). /help for commands, Ctrl-D to quit.\n", i.Name, i.Arch, i.Quant, c.sess.Ctx())
+	if !i.HasTemplate {
+		fmt.Fprintln(c.out, "(this model has no chat template: it continues your text rather than answering it)")
+	}
+}
+
 // command handles /help, /reset, /quit; it reports whether to quit.
 func (c *termChat) command(line string) bool {
 	switch strings.Fields(line)[0] {
@@ -109,6 +138,9 @@ func (c *termChat) command(line string) bool {
 }
 
 func (c *termChat) turn(user string) error {
+	if c.remote != nil {
+		return c.remoteTurn(user)
+	}
 	c.msgs = append(c.msgs, chat.Message{Role: "user", Content: user})
 	prompt, err := c.m.RenderChat(c.msgs, true)
 	if err != nil {
@@ -132,11 +164,7 @@ func (c *termChat) turn(user string) error {
 	}
 	c.msgs = append(c.msgs, chat.Message{Role: "assistant", Content: reply.String()})
 	fmt.Fprintln(c.out)
-	if !c.plain {
-		if r, err := glamour.Render(reply.String(), "auto"); err == nil {
-			fmt.Fprint(c.out, "\n"+r)
-		}
-	}
+	c.render(reply.String())
 	note := ""
 	if st.StopReason == "context" {
 		note = " — the context is full; /reset to start over"

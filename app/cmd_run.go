@@ -21,8 +21,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("run", stderr)
 	var mf modelFlags
 	var sf samplingFlags
+	var rf remoteFlags
 	mf.register(fs)
 	sf.register(fs)
+	rf.register(fs)
 	prompt := fs.String("prompt", "", "the prompt text")
 	fs.StringVar(prompt, "p", "", "shorthand for --prompt")
 	n := fs.Int("n", -1, "tokens to generate: exactly N when given (end-of-generation tokens don't stop it, as in llama.cpp's reference runs); default: until end of generation")
@@ -40,6 +42,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	params, err := sf.params()
 	if err != nil {
 		return err
+	}
+	if rf.url != "" {
+		return cmdRunRemote(&rf, mf.model, params, *prompt, *n, *asChat, *ignoreEOS, sf.explain, stdout, stderr)
 	}
 	m, err := mf.load()
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	fyneapp "fyne.io/fyne/v2/app"
 
 	"flowchat/app/hub"
+	"flowchat/app/remote/remoteui"
 	"flowchat/app/store"
 	"flowchat/assets"
 	"flowchat/ui"
@@ -67,6 +68,7 @@ func gui(args []string, stdout, stderr io.Writer) error {
 	w, app := ui.NewMainWindow(a, ui.Deps{
 		Library: lib, Storage: files, Model: mf.model, DefaultModel: demo, PollMemory: memoryPoll,
 		Hub: hubs, Downloads: hubs, Lab: newGUILab(quantlabCacheDir(), mf.threads),
+		Remotes: remoteui.New(files.Keys()),
 	})
 	window.Store(app)
 	w.ShowAndRun()

@@ -36,6 +36,8 @@ type Deps struct {
 	Downloads Downloader
 	// Lab, when set, adds the Quantization Lab screen.
 	Lab Lab
+	// Remotes, when set, adds the Remote tab: endpoints and their models.
+	Remotes Remotes
 }
 
 // App is the main window's state and screens. Every field is owned by the
@@ -70,6 +72,7 @@ type App struct {
 	discover  *discoverView      // nil without a Hub
 	downloads *downloadsView     // nil without a Downloader
 	lab       *labView           // nil without a Lab
+	remote    *remotePanel       // nil without Remotes
 	screens   *container.AppTabs // Chat, Discover, Downloads…; nil when only Chat
 	content   fyne.CanvasObject
 	stopPoll  chan struct{}
@@ -112,6 +115,10 @@ func (a *App) build() {
 		container.NewTabItem("Sampling", samplingSplit(a.panel.content, a.next.content)),
 		container.NewTabItem("Model", a.models.content),
 	)
+	if a.deps.Remotes != nil {
+		a.remote = newRemotePanel(a, a.deps.Remotes)
+		a.tabs.Append(container.NewTabItem("Remote", a.remote.content))
+	}
 	inner := container.NewHSplit(a.chat.content, a.tabs)
 	inner.Offset = 0.62
 	outer := container.NewHSplit(a.side.content, inner)

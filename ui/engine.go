@@ -122,6 +122,43 @@ type Engine interface {
 	Close() error
 }
 
+// EngineLocal names the local engine in store.Message.Engine.
+const EngineLocal = "local"
+
+// RemoteEngine is an Engine that runs on another server (an
+// OpenAI-compatible endpoint the user saved).
+type RemoteEngine interface {
+	Engine
+	// Endpoint is the saved endpoint's name.
+	Endpoint() string
+	// Unsupported maps the sampling panel's keys the server cannot honour
+	// to the reason; the panel disables them and shows it.
+	Unsupported() map[string]string
+}
+
+// engineName is what a reply records as its engine: "local", or
+// "remote:" and the endpoint's name.
+func engineName(e Engine) string {
+	if r, ok := e.(RemoteEngine); ok {
+		return "remote:" + r.Endpoint()
+	}
+	return EngineLocal
+}
+
+// Remotes connects to remote inference servers. Keys go straight to the
+// app's key files: the UI holds one only while it is typed.
+type Remotes interface {
+	// SaveKey stores endpoint id's API key ("" removes it).
+	SaveKey(id, key string) error
+	// Models lists the endpoint's models; it talks to the network, off
+	// the UI goroutine.
+	Models(ctx context.Context, e store.Endpoint) ([]string, error)
+	// Connect returns an engine answering with model on e.
+	Connect(ctx context.Context, e store.Endpoint, model string) (RemoteEngine, error)
+	// Dialects are the choices of the endpoint form ("" = detect first).
+	Dialects() []string
+}
+
 // ErrBusy is returned by Engine.Explain while the model is generating.
 var ErrBusy = errors.New("the model is busy")
 

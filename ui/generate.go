@@ -90,10 +90,14 @@ func (a *App) switchBranch(id string, delta int) {
 // startReply generates a reply to user turn parent of conv.
 func (a *App) startReply(conv *store.Conversation, parent string) {
 	conv.Select(parent)
+	conv.Engine, conv.Model = "", ""
+	if _, ok := a.engine.(RemoteEngine); ok {
+		conv.Engine, conv.Model = engineName(a.engine), a.engine.Info().Name
+	}
 	msgs, ids := requestMessages(conv, parent)
 	ctx, cancel := context.WithCancel(context.Background())
 	g := &generation{conv: conv, parent: parent, cancel: cancel, reply: store.Message{
-		ID: store.NewID(), Parent: parent, Role: RoleAssistant, Model: a.engine.Info().Name, Created: time.Now().UTC(),
+		ID: store.NewID(), Parent: parent, Role: RoleAssistant, Model: a.engine.Info().Name, Engine: engineName(a.engine), Created: time.Now().UTC(),
 	}}
 	g.journal = &store.Conversation{ID: conv.ID, Title: conv.Title}
 	if q := conv.Lookup(parent); q != nil {

@@ -448,6 +448,7 @@ func (a *App) modelLoaded(path string, o LoadOptions, old, e Engine, err error) 
 	a.saveSettings()
 	a.sampling, a.preset = m.Sampling.Clone(), m.Preset
 	a.panel.SetParams(a.sampling, a.preset)
+	a.panel.SetUnsupported(unsupportedOf(e))
 	info := e.Info()
 	a.models.setLoading("")
 	a.models.state.SetText(fmt.Sprintf("Loaded %s · context %s tokens · %s", info.Name, groupDigits(e.ContextSize()), e.Device()))
@@ -475,6 +476,7 @@ func (a *App) unloadModel() {
 	a.models.updateButtons()
 	a.models.list.Refresh()
 	a.status.SetModel("no model", "")
+	a.panel.SetUnsupported(nil)
 	a.chat.setContext(0, 0)
 	a.chat.updateEmpty()
 }

@@ -39,17 +39,20 @@ type samplingPanel struct {
 	content      fyne.CanvasObject
 }
 
-// paramField is one setting: label, value entry, slider and help.
+// paramField is one setting: label, value entry, slider and help; why
+// says why the engine cannot honour it, when it cannot.
 type paramField struct {
 	spec   paramSpec
 	slider *widget.Slider
 	entry  *widget.Entry
+	why    *widget.Label
 }
 
 // textField is a setting typed as text.
 type textField struct {
 	spec  textSpec
 	entry *widget.Entry
+	why   *widget.Label
 }
 
 type groupView struct {
@@ -128,7 +131,7 @@ func (p *samplingPanel) layout() fyne.CanvasObject {
 }
 
 func (p *samplingPanel) newField(s paramSpec) *paramField {
-	f := &paramField{spec: s, slider: widget.NewSlider(s.min, s.max), entry: widget.NewEntry()}
+	f := &paramField{spec: s, slider: widget.NewSlider(s.min, s.max), entry: widget.NewEntry(), why: whyLabel()}
 	// No scroller inside the entry: its text then clips with the panel's
 	// scroll (and the software painter of screenshots clips it too).
 	f.entry.Wrapping, f.entry.Scroll = fyne.TextWrapOff, container.ScrollNone
@@ -140,12 +143,41 @@ func (p *samplingPanel) newField(s paramSpec) *paramField {
 }
 
 func (p *samplingPanel) newTextField(s textSpec) fyne.CanvasObject {
-	f := &textField{spec: s, entry: widget.NewEntry()}
+	f := &textField{spec: s, entry: widget.NewEntry(), why: whyLabel()}
 	f.entry.SetPlaceHolder(s.placeholder)
 	f.entry.Wrapping, f.entry.Scroll = fyne.TextWrapOff, container.ScrollNone
 	f.entry.OnChanged = func(t string) { p.textTyped(f, t) }
 	p.texts[s.key] = f
-	return container.NewVBox(widget.NewLabel(s.label), f.entry, helpLabel(s.help))
+	return container.NewVBox(widget.NewLabel(s.label), f.entry, f.why, helpLabel(s.help))
+}
+
+// whyLabel is a field's hidden note saying why the engine ignores it.
+func whyLabel() *widget.Label {
+	l := helpLabel("")
+	l.Importance = widget.WarningImportance
+	l.Hide()
+	return l
+}
+
+// SetUnsupported disables the settings the engine cannot honour (a
+// remote server's dialect), each with the reason; nil enables them all.
+func (p *samplingPanel) SetUnsupported(why map[string]string) {
+	for key, f := range p.fields {
+		p.limit(why[key], f.why, f.slider, f.entry)
+	}
+	for key, f := range p.texts {
+		p.limit(why[key], f.why, f.entry)
+	}
+}
+
+func (p *samplingPanel) limit(why string, note *widget.Label, ws ...fyne.Disableable) {
+	for _, w := range ws {
+		setEnabled(w, why == "")
+	}
+	if why != "" {
+		why = "Not sent to this server: " + why + "."
+	}
+	setOptional(note, why)
 }
 
 func (p *samplingPanel) textTyped(f *textField, text string) {
@@ -164,6 +196,7 @@ func (f *paramField) view() fyne.CanvasObject {
 	value := container.NewGridWrap(fyne.NewSize(84, f.entry.MinSize().Height), f.entry)
 	return container.NewVBox(
 		container.NewBorder(nil, nil, name, value, f.slider),
+		f.why,
 		helpLabel(f.spec.help),
 	)
 }

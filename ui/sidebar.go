@@ -213,6 +213,7 @@ func (a *App) openConversation(c *store.Conversation) {
 	a.chat.show()
 	a.side.refresh()
 	a.requestExplain()
+	a.followConversation(c)
 }
 
 // openInitialConversation reopens the conversation of the last session,

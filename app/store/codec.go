@@ -149,6 +149,8 @@ func speaker(m Message) string {
 	switch {
 	case m.Role == RoleUser:
 		return "You"
+	case m.Model != "" && strings.HasPrefix(m.Engine, "remote:"):
+		return "Assistant (" + m.Model + " on " + strings.TrimPrefix(m.Engine, "remote:") + ")"
 	case m.Model != "":
 		return "Assistant (" + m.Model + ")"
 	}

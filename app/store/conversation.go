@@ -53,8 +53,11 @@ type Message struct {
 	Content string    `json:"content"` // markdown
 	Created time.Time `json:"created"`
 	Model   string    `json:"model,omitempty"` // who wrote an assistant turn
-	Stats   *Stats    `json:"stats,omitempty"`
-	Error   string    `json:"error,omitempty"`
+	// Engine is where Model ran: "local", or "remote:" and the endpoint's
+	// name.
+	Engine string `json:"engine,omitempty"`
+	Stats  *Stats `json:"stats,omitempty"`
+	Error  string `json:"error,omitempty"`
 	// Interrupted marks a reply cut short: stopped, or recovered from the
 	// journal after a crash.
 	Interrupted bool `json:"interrupted,omitempty"`
@@ -70,6 +73,11 @@ type Conversation struct {
 	Created  time.Time `json:"created"`
 	Updated  time.Time `json:"updated"`
 	Messages []Message `json:"messages"` // every branch, in creation order
+	// Engine and Model are the engine chosen for this conversation
+	// ("remote:NAME" for a saved endpoint; "" for the local one) and the
+	// remote model, so reopening it reconnects.
+	Engine string `json:"engine,omitempty"`
+	Model  string `json:"model,omitempty"`
 	// Selected maps a parent ID ("" for the first turn) to the child shown.
 	Selected map[string]string `json:"selected,omitempty"`
 }

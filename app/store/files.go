@@ -1,11 +1,14 @@
 package store
 
+import "path/filepath"
+
 // Files is the whole store as the GUI uses it: a conversation directory, a
 // settings file, and a Saver writing both in the background.
 type Files struct {
 	*Dir
 	settings SettingsFile
 	saver    *Saver
+	keys     Keys
 }
 
 // Open opens the store at loc; onErr receives failed background writes
@@ -16,8 +19,14 @@ func Open(loc Locations, onErr func(error)) (*Files, error) {
 		return nil, err
 	}
 	sf := SettingsFile{Path: loc.Settings}
-	return &Files{Dir: d, settings: sf, saver: NewSaver(d, sf, onErr)}, nil
+	if loc.Keys == "" {
+		loc.Keys = filepath.Join(filepath.Dir(loc.Settings), "keys")
+	}
+	return &Files{Dir: d, settings: sf, saver: NewSaver(d, sf, onErr), keys: Keys{Dir: loc.Keys}}, nil
 }
+
+// Keys are the endpoints' API keys.
+func (f *Files) Keys() Keys { return f.keys }
 
 // SaveAsync queues a snapshot of c; then runs once it is on disk.
 func (f *Files) SaveAsync(c *Conversation, then func()) { f.saver.Save(c, then) }

@@ -26,6 +26,9 @@ type Settings struct {
 	// ExplainLive makes the next-token chart follow a reply as it streams
 	// (an explanation per token costs decode speed on large vocabularies).
 	ExplainLive bool `json:"explain_live,omitempty"`
+	// Endpoints are the remote inference servers the user named (their
+	// API keys are in Keys, never here).
+	Endpoints []Endpoint `json:"endpoints,omitempty"`
 }
 
 // ModelSettings are remembered per model.
@@ -71,6 +74,7 @@ func (s *Settings) SetModel(path string, m ModelSettings) {
 // Clone returns a deep copy, safe to hand to the saving goroutine.
 func (s Settings) Clone() Settings {
 	s.ModelFiles = append([]string(nil), s.ModelFiles...)
+	s.Endpoints = append([]Endpoint(nil), s.Endpoints...)
 	models := make(map[string]ModelSettings, len(s.Models))
 	for k, m := range s.Models {
 		m.Sampling = m.Sampling.Clone()
@@ -128,6 +132,7 @@ func (f SettingsFile) Save(s Settings) error {
 type Locations struct {
 	Conversations string // directory
 	Settings      string // file
+	Keys          string // directory of API keys, 0700
 }
 
 // DefaultLocations follow the XDG base directory spec (and its macOS and
@@ -137,5 +142,6 @@ func DefaultLocations() Locations {
 	return Locations{
 		Conversations: filepath.Join(xdg.DataHome, "flowchat", "conversations"),
 		Settings:      filepath.Join(xdg.ConfigHome, "flowchat", "settings.json"),
+		Keys:          filepath.Join(xdg.ConfigHome, "flowchat", "keys"),
 	}
 }
