@@ -148,14 +148,11 @@ func (s *State) attendTokens(l, T int, q, out []float32) {
 func (s *State) splitAttend(l int, q, out []float32) bool {
 	m, sp := s.m, &s.sp
 	p := s.pos
-	first := 0
-	if m.slidingLayer(l) {
-		first = max(0, p-m.SlidingWindow+1)
-	}
-	keys := p + 1 - first
-	if sp.maxChunks == 0 || keys < sp.minKeys {
+	first, ok := s.splits(l)
+	if !ok {
 		return false
 	}
+	keys := p + 1 - first
 	chunks := (keys + sp.chunkKeys - 1) / sp.chunkKeys
 	sp.task = splitTask{s: s, l: l, first: first, n: p + 1, chunks: chunks, q: q}
 	m.pool.Run(&sp.task, m.NHead*chunks)
@@ -174,6 +171,16 @@ func (s *State) splitAttend(l int, q, out []float32) bool {
 		sp.combine(m, l, int(h), chunks, out, true)
 	}
 	return true
+}
+
+// splits reports whether a decode row of layer l at the state's position
+// takes the split path, and the first key it sees.
+func (s *State) splits(l int) (first int, ok bool) {
+	m, sp, p := s.m, &s.sp, s.pos
+	if m.slidingLayer(l) {
+		first = max(0, p-m.SlidingWindow+1)
+	}
+	return first, m.causal && sp.maxChunks > 0 && p+1-first >= sp.minKeys
 }
 
 // combine writes head h's output, Σ_c acc_c / Σ_c sum_c. Unless force, it

@@ -373,3 +373,31 @@ func TestTruncateThenWriteKeepsCache(t *testing.T) {
 	want := soloRun(t, m, seqPlan{prompt: append(append([]int32(nil), toks...), 1)}, ggml.F32, 0)[0]
 	sameLogits(t, "shared block after the other sequence rewrote its copy", [][]float32{lg}, [][]float32{want})
 }
+
+// TestBatchDecodeAllocatesNothing: a batch step of several sequences'
+// decode rows allocates nothing (reservations inside a block included).
+func TestBatchDecodeAllocatesNothing(t *testing.T) {
+	m, p, b := poolFixture(t, 64)
+	seqs := make([]*State, 4)
+	segs := make([]Segment, len(seqs))
+	tok := []int32{5}
+	for i := range seqs {
+		seqs[i] = p.NewSeq()
+		feed(t, b, seqs[i], tokensOf(3+i, uint64(i), m.NVocab))
+		segs[i] = Segment{Seq: seqs[i], Tokens: tok, Logits: LogitsLast}
+	}
+	allocs := testing.AllocsPerRun(20, func() {
+		for _, s := range seqs {
+			if err := s.Reserve(1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := b.Forward(segs); err != nil {
+			t.Fatal(err)
+		}
+	})
+	// Reserve appends to a table with capacity for the whole context.
+	if allocs != 0 {
+		t.Fatalf("%v allocations per batch decode step", allocs)
+	}
+}

@@ -49,6 +49,9 @@ type State struct {
 	ropes       []ropeTable // per batch row
 	ropeStorage []float32
 
+	rowAttn []int32      // segments of one row attended together (decode steps of a batch)
+	ra      rowsAttnTask // their attention
+
 	mm   matmulTask
 	rt   rowsTask // per-row steps (rows.go)
 	attn attnTask
@@ -391,11 +394,20 @@ func (s *State) attention(l, T int, xn []float32) {
 	s.prepareQK(a, T, q, k)
 	out := s.attnOut[:T*c.NHead*c.HeadDimV]
 	qd, kd, vd, od := c.qDim(), c.kvDim(), c.vDim(), c.NHead*c.HeadDimV
+	s.rowAttn = s.rowAttn[:0]
 	for i := range s.segs {
 		g := &s.segs[i]
 		r0, r1 := g.row0, g.row0+len(g.Tokens)
 		g.Seq.storeKV(l, k[r0*kd:r1*kd], v[r0*vd:r1*vd])
+		if _, split := g.Seq.splits(l); r1-r0 == 1 && (g.Prompt || !split) && len(s.segs) > 1 {
+			s.rowAttn = append(s.rowAttn, int32(i)) // one pool pass for all of them, below
+			continue
+		}
 		g.Seq.attendRows(l, r1-r0, q[r0*qd:r1*qd], out[r0*od:r1*od], g.Prompt)
+	}
+	if len(s.rowAttn) > 0 {
+		s.ra = rowsAttnTask{d: s, l: l, q: q, out: out}
+		m.pool.Run(&s.ra, len(s.rowAttn)*m.NHead)
 	}
 	s.linear(s.tmp[:T*c.NEmbd], a.O, out, T)
 }
@@ -459,6 +471,24 @@ func (a *attnTask) Run(i, worker int) {
 	for j, w := range scores {
 		axpy(out, w, s.value(a.l, first+j, kvh, worker))
 	}
+}
+
+// rowsAttnTask computes the attention of the one-row segments listed in
+// d.rowAttn, one task per (segment, head): a batch's decode rows share one
+// hand-off to the pool instead of one per sequence. Each task is attnTask's
+// work for that sequence, row and head, so the numbers are the same.
+type rowsAttnTask struct {
+	d      *State
+	l      int
+	q, out []float32 // the batch's rows
+}
+
+func (r *rowsAttnTask) Run(i, worker int) {
+	m := r.d.m
+	g := &r.d.segs[r.d.rowAttn[i/m.NHead]]
+	qd, od := m.qDim(), m.NHead*m.HeadDimV
+	at := attnTask{s: g.Seq, l: r.l, T: 1, q: r.q[g.row0*qd : (g.row0+1)*qd], out: r.out[g.row0*od : (g.row0+1)*od]}
+	at.Run(i%m.NHead, worker)
 }
 
 // scoreKeys puts q·k for keys [first, first+len(scores)) of KV head kvh
