@@ -92,10 +92,10 @@ func (g *guiEngine) Generate(ctx context.Context, req ui.Request, onPiece func(s
 	if req.OnExplain != nil {
 		opt.OnExplain = func(e sample.Explanation) { req.OnExplain(g.explanation(e)) }
 	}
-	opt.OnPrefill = req.OnPrefill
+	opt.OnPrefill, opt.ContextShift, opt.OnWait = req.OnPrefill, req.ContextShift, req.OnWait
 	st, err := g.m.NewSession(g.nCtx).Generate(ctx, ids, opt)
 	out := ui.Stats{PromptTokens: st.PromptTokens, CachedTokens: st.CachedTokens, GenTokens: st.GenTokens,
-		TimeToFirstToken: first, Total: time.Since(t0), StopReason: stopReason(st.StopReason)}
+		TimeToFirstToken: first, Total: time.Since(t0), StopReason: stopReason(st.StopReason), Shifted: st.Shifted}
 	if first == 0 {
 		out.TimeToFirstToken = st.PromptTime
 	}

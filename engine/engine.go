@@ -340,6 +340,8 @@ type GenerateOptions struct {
 	// ContextShift keeps generating past a full context by dropping the
 	// oldest tokens after the first few (Query.ContextShift).
 	ContextShift bool
+	// OnWait hears why the generation waits to start (Query.OnWait).
+	OnWait func(reason string)
 }
 
 // Stats describe one generation.
@@ -373,7 +375,7 @@ var ErrContextFull = model.ErrContextFull
 func (s *Session) Generate(ctx context.Context, prompt []int32, opt GenerateOptions) (Stats, error) {
 	if s.sched != nil {
 		return s.run(ctx, Query{Prompt: prompt, Sampling: opt.Sampling, MaxTokens: opt.MaxTokens, IgnoreEOG: opt.IgnoreEOG,
-			ContextShift: opt.ContextShift, OnToken: opt.OnToken, OnText: opt.OnPiece, OnExplain: opt.OnExplain, OnPrefill: opt.OnPrefill})
+			ContextShift: opt.ContextShift, OnToken: opt.OnToken, OnText: opt.OnPiece, OnExplain: opt.OnExplain, OnPrefill: opt.OnPrefill, OnWait: opt.OnWait})
 	}
 	var st Stats
 	sm, err := sample.New(opt.Sampling, s.m.Net.NVocab, sample.WithVocab(s.m.Tok))

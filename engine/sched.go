@@ -157,6 +157,8 @@ func (o SchedOptions) withDefaults(m *Model) SchedOptions {
 		full := int64(o.MaxSeqs) * int64(o.Ctx+o.BlockTokens) * blockBytes(m, 1)
 		if avail := availableMemory(); avail > 0 {
 			full = min(full, max(avail/2, blockBytes(m, o.BlockTokens)*int64(o.Ctx/o.BlockTokens+2)))
+		} else { // free memory unknown (not Linux): at most 4 GiB, or one context
+			full = min(full, max(4<<30, blockBytes(m, o.BlockTokens)*int64(o.Ctx/o.BlockTokens+2)))
 		}
 		o.KVBudget = full
 	}

@@ -18,6 +18,7 @@ import (
 var policyLabels = map[string]string{
 	store.PolicyStop:       "Stop and tell me",
 	store.PolicyDropOldest: "Leave out the oldest turns",
+	store.PolicyShift:      "Shift: keep the start, drop the oldest text",
 }
 
 // chatView is the middle column: the conversation shown, its system
@@ -53,7 +54,7 @@ func newChatView(a *App) *chatView {
 	c.system.Wrapping = fyne.TextWrapWord
 	c.system.SetMinRowsVisible(2)
 	c.system.OnChanged = c.systemChanged
-	c.policy = widget.NewSelect([]string{policyLabels[store.PolicyStop], policyLabels[store.PolicyDropOldest]}, c.policyChanged)
+	c.policy = widget.NewSelect([]string{policyLabels[store.PolicyStop], policyLabels[store.PolicyDropOldest], policyLabels[store.PolicyShift]}, c.policyChanged)
 	c.ctxBar = newMeter()
 	c.ctxLabel = widget.NewLabel("")
 	c.ctxLabel.SizeName = theme.SizeNameCaptionText
@@ -291,9 +292,12 @@ func (c *chatView) setContext(n, size int) {
 	defer func() { c.ctxBar.Set(float64(n)/float64(size), c.ctxLabel.Importance) }()
 	if n >= size {
 		c.ctxLabel.Importance = widget.DangerImportance
-		if policyOf(c.a.ensureConv()) == store.PolicyStop {
+		switch policyOf(c.a.ensureConv()) {
+		case store.PolicyStop:
 			text += " · full: sending stops"
-		} else {
+		case store.PolicyShift:
+			text += " · full: the oldest text shifts out"
+		default:
 			text += " · full: oldest turns left out"
 		}
 	} else if n*10 >= size*9 {

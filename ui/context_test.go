@@ -66,3 +66,28 @@ func TestReplyCutByContextIsVisible(t *testing.T) {
 		t.Errorf("banner %q", h.a.Banner())
 	}
 }
+
+// TestContextShiftPolicy: the third policy asks the engine to shift the
+// context while replying, leaves out the oldest turns of a prompt that
+// does not fit, and says in the banner when text left the context.
+func TestContextShiftPolicy(t *testing.T) {
+	e := smallContext("fine")
+	e.Shifted = 12
+	h := newHarness(t, e)
+	h.a.PolicySelect().SetSelected("Shift: keep the start, drop the oldest text")
+	h.say("one two three")
+	h.say("four five six")
+	h.say("seven eight nine")
+	calls := h.eng.Calls()
+	for i, c := range calls {
+		if !c.ContextShift {
+			t.Fatalf("request %d without ContextShift", i)
+		}
+	}
+	if got := calls[len(calls)-1].Messages; len(got) != 3 || got[0].Content != "four five six" {
+		t.Fatalf("third request %+v; want the first turn left out", got)
+	}
+	if !strings.Contains(h.a.Banner(), "context shift") || !strings.Contains(h.a.Banner(), "12") {
+		t.Errorf("banner %q", h.a.Banner())
+	}
+}

@@ -41,6 +41,13 @@ type Request struct {
 	// generating goroutine: done of total tokens (those reused from the
 	// cache are not counted).
 	OnPrefill func(done, total int)
+	// ContextShift asks the engine to keep generating past a full context
+	// by dropping the oldest tokens after the first few (Stats.Shifted
+	// counts them).
+	ContextShift bool
+	// OnWait, when set, hears why the reply waits before it starts (the
+	// engine's KV cache is full of other conversations' replies).
+	OnWait func(reason string)
 }
 
 // Stop reasons an Engine reports in Stats.StopReason.
@@ -60,6 +67,7 @@ type Stats struct {
 	// to the last token.
 	TimeToFirstToken, Total time.Duration
 	StopReason              string
+	Shifted                 int // tokens a context shift dropped during the reply
 }
 
 // Explanation is one step of the sampler chain seen stage by stage: what

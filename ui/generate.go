@@ -113,6 +113,13 @@ func (a *App) startReply(conv *store.Conversation, parent string) {
 		req.OnExplain = a.explainer.live
 	}
 	req.OnPrefill = a.prefillReporter(g)
+	req.OnWait = func(reason string) {
+		a.post(func() {
+			if a.gen == g {
+				a.status.SetBusy(reason)
+			}
+		})
+	}
 	go a.generate(ctx, g, a.engine, req, ids, policyOf(conv))
 }
 
@@ -155,6 +162,10 @@ func (a *App) stopReply() {
 
 // generate runs on its own goroutine: it touches no widget, only post.
 func (a *App) generate(ctx context.Context, g *generation, e Engine, req Request, ids []string, policy string) {
+	if policy == store.PolicyShift {
+		req.ContextShift = true
+		policy = store.PolicyDropOldest // a prompt that does not fit leaves out its oldest turns
+	}
 	msgs, dropped, err := fitContext(e, req.Messages, ids, policy, req.Sampling.MaxTokens)
 	if err != nil {
 		a.post(func() { a.finishReply(g, "", Stats{}, err, nil) })
@@ -229,6 +240,9 @@ func (a *App) finishReply(g *generation, text string, st Stats, err error, j jou
 	}
 	a.status.SetBusy("")
 	a.status.SetSpeed(speedText(st, err))
+	if st.Shifted > 0 {
+		a.chat.setBanner(fmt.Sprintf("The context filled up while replying: %d of the oldest tokens after the start left it (context shift), so the model no longer sees them.", st.Shifted))
+	}
 	if st.StopReason == StopContext {
 		a.chat.setBanner("The context window filled up and the reply was cut off. Start a new chat, or choose “Leave out the oldest turns” under System prompt & context.")
 	}

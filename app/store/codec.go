@@ -52,7 +52,7 @@ func (c *Conversation) validate() error {
 	if c.Selected == nil {
 		c.Selected = map[string]string{}
 	}
-	if c.Policy != "" && c.Policy != PolicyStop && c.Policy != PolicyDropOldest {
+	if c.Policy != "" && c.Policy != PolicyStop && c.Policy != PolicyDropOldest && c.Policy != PolicyShift {
 		c.Policy = ""
 	}
 	return nil

@@ -29,6 +29,11 @@ const (
 const (
 	PolicyStop       = "stop"        // refuse to send, and say so
 	PolicyDropOldest = "drop-oldest" // leave the oldest turns out, and mark them
+	// PolicyShift keeps generating past a full context: the first tokens
+	// stay and the oldest text after them leaves the context (StreamingLLM,
+	// llama.cpp's context shift); prompts too long to send leave out their
+	// oldest turns, as under PolicyDropOldest.
+	PolicyShift = "shift"
 )
 
 // Version is the format of conversation files this package writes.

@@ -35,6 +35,8 @@ type Engine struct {
 	// Stop is the stop reason reported when the whole reply was streamed;
 	// "" means ui.StopEOG.
 	Stop string
+	// Shifted is what Stats.Shifted reports for requests with ContextShift.
+	Shifted int
 	// Context is the context window in tokens; 0 means 4096.
 	Context int
 	// Explanation returns the next-token view of req; nil uses Distribution.
@@ -136,6 +138,9 @@ func (e *Engine) Generate(ctx context.Context, req ui.Request, onPiece func(stri
 	st.Total = time.Since(start)
 	if e.Stop != "" && st.StopReason == ui.StopEOG {
 		st.StopReason = e.Stop
+	}
+	if req.ContextShift {
+		st.Shifted = e.Shifted
 	}
 	return st, e.Err
 }
