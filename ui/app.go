@@ -56,7 +56,7 @@ type App struct {
 	engine    Engine // nil when no model is loaded
 	modelPath string
 	loading   bool
-	gen       *generation // the reply being generated, if any
+	gens      map[*store.Conversation]*generation // replies being generated, one per conversation at most
 
 	sampling presets.Params // for the loaded model
 	preset   string         // name of the preset it came from ("" = edited)
@@ -220,9 +220,7 @@ func (a *App) Start(w fyne.Window) {
 // Close stops a reply in progress and background work, and flushes
 // pending writes.
 func (a *App) Close() {
-	if a.gen != nil {
-		a.gen.cancel()
-	}
+	a.stopAll()
 	if a.stopPoll != nil {
 		close(a.stopPoll)
 		a.stopPoll = nil
@@ -280,8 +278,25 @@ func (a *App) saveConv(c *store.Conversation, then func()) {
 	a.storage.SaveAsync(c, then)
 }
 
-// busy reports whether a reply is being generated.
-func (a *App) busy() bool { return a.gen != nil }
+// cur is the reply being generated in the conversation shown, if any.
+// Replies of other conversations go on at the same time (the engine
+// batches them); each conversation has at most one.
+func (a *App) cur() *generation { return a.gens[a.conv] }
+
+// busy reports whether a reply of the conversation shown is being
+// generated.
+func (a *App) busy() bool { return a.cur() != nil }
+
+// anyBusy reports whether any conversation's reply is being generated.
+func (a *App) anyBusy() bool { return len(a.gens) > 0 }
+
+// stopAll cancels every reply being generated (closing, or changing the
+// model).
+func (a *App) stopAll() {
+	for _, g := range a.gens {
+		g.cancel()
+	}
+}
 
 // samplingChanged is the sampling panel's report of new settings.
 func (a *App) samplingChanged(p presets.Params, preset string) {

@@ -149,8 +149,8 @@ func policyOf(c *store.Conversation) string {
 // answers, followed by the reply so far.
 func (c *chatView) render() {
 	conv := c.a.conv
-	g := c.a.gen
-	generating := g != nil && g.conv == conv
+	g := c.a.cur()
+	generating := g != nil
 	leaf := ""
 	if generating {
 		leaf = g.parent

@@ -26,6 +26,7 @@ type explainer struct {
 
 	mu          sync.Mutex
 	latest      Explanation // newest step of the reply being generated
+	latestGen   *generation // the reply it belongs to
 	livePending bool        // a render of latest is posted
 }
 
@@ -73,11 +74,16 @@ func (x *explainer) done(e Engine, exp Explanation, err error) {
 	}
 }
 
-// live receives a step of the reply being generated, on the generating
-// goroutine, and shows the newest at most once per UI frame.
-func (x *explainer) live(exp Explanation) {
+// liveFor returns the OnExplain of generation g: each step of its reply,
+// on the generating goroutine, shown (the newest at most once per UI
+// frame) while g's conversation is the one on screen.
+func (x *explainer) liveFor(g *generation) func(Explanation) {
+	return func(exp Explanation) { x.live(g, exp) }
+}
+
+func (x *explainer) live(g *generation, exp Explanation) {
 	x.mu.Lock()
-	x.latest = exp
+	x.latest, x.latestGen = exp, g
 	schedule := !x.livePending
 	x.livePending = true
 	x.mu.Unlock()
@@ -88,10 +94,10 @@ func (x *explainer) live(exp Explanation) {
 
 func (x *explainer) showLive() {
 	x.mu.Lock()
-	exp := x.latest
+	exp, g := x.latest, x.latestGen
 	x.livePending = false
 	x.mu.Unlock()
-	if x.a.busy() {
+	if g != nil && x.a.cur() == g {
 		x.a.next.Set(exp, true)
 	}
 }

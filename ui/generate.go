@@ -103,19 +103,22 @@ func (a *App) startReply(conv *store.Conversation, parent string) {
 	if q := conv.Lookup(parent); q != nil {
 		g.journal.Messages = []store.Message{*q}
 	}
-	a.gen = g
+	if a.gens == nil {
+		a.gens = map[*store.Conversation]*generation{}
+	}
+	a.gens[conv] = g
 	a.chat.outside = map[string]bool{}
 	a.chat.setBanner("")
 	a.chat.render()
 	a.status.SetBusy("processing the prompt…")
 	req := Request{Messages: msgs, Sampling: a.sampling.Clone()}
 	if a.settings.ExplainLive {
-		req.OnExplain = a.explainer.live
+		req.OnExplain = a.explainer.liveFor(g)
 	}
 	req.OnPrefill = a.prefillReporter(g)
 	req.OnWait = func(reason string) {
 		a.post(func() {
-			if a.gen == g {
+			if a.cur() == g {
 				a.status.SetBusy(reason)
 			}
 		})
@@ -136,7 +139,7 @@ func (a *App) prefillReporter(g *generation) func(done, total int) {
 		d, t := done, total
 		pending = false
 		mu.Unlock()
-		if a.gen == g && g.text == "" {
+		if a.cur() == g && g.text == "" {
 			a.status.SetPrefill(d, t)
 		}
 	}
@@ -155,8 +158,8 @@ func (a *App) prefillReporter(g *generation) func(done, total int) {
 // stopReply cancels the reply being generated; the engine returns soon
 // after and finishReply shows what was produced.
 func (a *App) stopReply() {
-	if a.gen != nil {
-		a.gen.cancel()
+	if g := a.cur(); g != nil {
+		g.cancel()
 	}
 }
 
@@ -197,15 +200,15 @@ func (a *App) generate(ctx context.Context, g *generation, e Engine, req Request
 
 // showPiece renders the reply so far, following it if it was in view.
 func (a *App) showPiece(g *generation, text string) {
-	if a.gen != g {
+	if a.gens[g.conv] != g {
 		return // finished: finishReply showed the whole text
 	}
 	g.text = text
-	a.status.SetBusy("generating…")
 	v := a.chat.pending
 	if v == nil || a.conv != g.conv {
-		return
+		return // another conversation is shown: render() picks g.text up
 	}
+	a.status.SetBusy("generating…")
 	follow := a.chat.atBottom()
 	v.SetMarkdown(text)
 	if follow {
@@ -217,7 +220,9 @@ func (a *App) showPiece(g *generation, text string) {
 // conversation and then drops the journal.
 func (a *App) finishReply(g *generation, text string, st Stats, err error, j journal) {
 	g.cancel()
-	a.gen = nil
+	if a.gens[g.conv] == g {
+		delete(a.gens, g.conv)
+	}
 	reply := g.reply
 	reply.Content = text
 	reply.Stats = toStoreStats(st)
@@ -238,6 +243,10 @@ func (a *App) finishReply(g *generation, text string, st Stats, err error, j jou
 	} else if then != nil {
 		then() // deleted while the reply streamed: keep nothing
 	}
+	a.side.refresh()
+	if a.conv != g.conv {
+		return // a conversation in the background: shown when it is opened
+	}
 	a.status.SetBusy("")
 	a.status.SetSpeed(speedText(st, err))
 	if st.Shifted > 0 {
@@ -246,11 +255,8 @@ func (a *App) finishReply(g *generation, text string, st Stats, err error, j jou
 	if st.StopReason == StopContext {
 		a.chat.setBanner("The context window filled up and the reply was cut off. Start a new chat, or choose “Leave out the oldest turns” under System prompt & context.")
 	}
-	if a.conv == g.conv {
-		a.chat.render()
-		a.chat.focusComposer()
-	}
-	a.side.refresh()
+	a.chat.render()
+	a.chat.focusComposer()
 	a.refreshContext()
 	a.requestExplain()
 }
@@ -260,9 +266,12 @@ type journal interface{ Discard() error }
 
 // markOutside notes which turns the request left out.
 func (a *App) markOutside(g *generation, ids []string) {
+	if a.conv != g.conv {
+		return
+	}
 	for _, id := range ids {
 		a.chat.outside[id] = true
-		if v := a.chat.views[id]; v != nil && a.conv == g.conv {
+		if v := a.chat.views[id]; v != nil {
 			v.SetNote(outsideNote)
 		}
 	}

@@ -407,8 +407,8 @@ func (a *App) loadModel(path string, o LoadOptions) {
 	if a.loading {
 		return
 	}
-	if a.busy() {
-		a.stopReply()
+	if a.anyBusy() {
+		a.stopAll()
 	}
 	a.loading = true
 	name := filepath.Base(path)
@@ -464,8 +464,8 @@ func (a *App) unloadModel() {
 	if a.engine == nil || a.loading {
 		return
 	}
-	if a.busy() {
-		a.stopReply()
+	if a.anyBusy() {
+		a.stopAll()
 	}
 	e := a.engine
 	a.engine, a.modelPath = nil, ""

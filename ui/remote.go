@@ -188,8 +188,8 @@ func (a *App) connectRemote(e store.Endpoint, model string) {
 	if a.loading || a.deps.Remotes == nil {
 		return
 	}
-	if a.busy() {
-		a.stopReply()
+	if a.anyBusy() {
+		a.stopAll()
 	}
 	a.loading = true
 	a.status.SetBusy("connecting to " + e.Name + "…")

@@ -211,6 +211,11 @@ func (a *App) openConversation(c *store.Conversation) {
 	a.settings.LastConversation = c.ID
 	a.saveSettings()
 	a.chat.show()
+	if a.busy() { // its reply streams on; others go on in the background
+		a.status.SetBusy("generating…")
+	} else {
+		a.status.SetBusy("")
+	}
 	a.side.refresh()
 	a.requestExplain()
 	a.followConversation(c)
@@ -242,8 +247,8 @@ func (a *App) renameConversation(c *store.Conversation, title string) {
 }
 
 func (a *App) deleteConversation(c *store.Conversation) {
-	if a.gen != nil && a.gen.conv == c {
-		a.stopReply()
+	if g := a.gens[c]; g != nil {
+		g.cancel()
 	}
 	a.convs = slices.DeleteFunc(a.convs, func(x *store.Conversation) bool { return x == c })
 	a.storage.DeleteAsync(c.ID)
