@@ -36,6 +36,7 @@ FUZZ_TARGETS := \
 	./engine/spec:FuzzParse:25000x \
 	./engine/chat:FuzzRender:2500x \
 	./engine:FuzzLoad:150x \
+	./engine:FuzzScheduler:400x \
 	./engine/eval:FuzzBaseHeader:60000x \
 	./app/hub:FuzzParseHeader:10000x \
 	./app/hub:FuzzParseFileName:30000x \
