@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"flowchat/engine/ggml"
 	"flowchat/engine/model"
 	"flowchat/engine/sample"
 	"flowchat/engine/tokenizer"
@@ -165,17 +166,16 @@ func (o SchedOptions) withDefaults(m *Model) SchedOptions {
 	return o
 }
 
-// blockBytes is the KV memory of n positions.
+// blockBytes is the KV memory of n positions (keys and values of every
+// layer, in the cache's element type).
 func blockBytes(m *Model, n int) int64 {
 	c := m.Net.Config
-	per := int64(4)
-	switch m.kvType.String() {
-	case "F16":
-		per = 2
-	case "Q8_0":
-		per = 1
+	t := m.kvType
+	if t != ggml.F16 && t != ggml.Q8_0 {
+		t = ggml.F32
 	}
-	return int64(c.NLayer) * int64(n) * per * int64(c.NHeadKV*(c.HeadDim+c.HeadDimV))
+	row := t.RowSize(c.NHeadKV*c.HeadDim) + t.RowSize(c.NHeadKV*c.HeadDimV)
+	return int64(c.NLayer) * int64(n) * int64(row)
 }
 
 // KVBytesPerToken is the KV cache memory of one position of one sequence.
