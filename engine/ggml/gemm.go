@@ -114,7 +114,7 @@ func (a *Act) begin(t Type, n int, x []byte, cols int, kind prepKind, off int32,
 		}
 	case kind == prepKindQ8 && n >= 32:
 		g := 1
-		if group > 1 && cols >= group {
+		if group > 1 && cols >= min(group, groupMin) {
 			g = group
 		}
 		groups := (cols + g - 1) / g
@@ -251,7 +251,10 @@ var (
 	gemmImpl    [32]gemmFunc
 	prepKinds   [32]prepKind
 	prepOffsets [32]int32
-	prepGroups  [32]int // the kernels take column groups of this size (≥ 2) for batches as large
+	prepGroups  [32]int // the kernels take column groups of this size (≥ 2), padded with zero columns
+	// groupMin is the fewest columns prepared in groups (the flat kernels
+	// take a group of 2-7); a variable so that benchmarks can compare.
+	groupMin = 2
 )
 
 // gemmFor is t's matrix kernel, nil when it has none (registered external

@@ -1,0 +1,93 @@
+package ggml
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"flowchat/engine/parallel"
+)
+
+// BenchmarkBatchDecode is a batched decode step's matrix products on
+// TinyLlama's shapes: a set of copies of one rows×n matrix (about
+// streamMiB, more than the last-level cache) each multiplied by T prepared
+// columns, split into row chunks over a persistent pool as engine/model
+// does (its chunkRows: 16 tasks per thread for one column, 64-row chunks
+// for more). GB/s is weights streamed per second; colGB/s is T times that,
+// so colGB/s at T over GB/s at T=1 is the aggregate speed-up of a batch of
+// T sequences over one.
+func BenchmarkBatchDecode(b *testing.B) {
+	for _, tp := range []Type{Q4_0, Q8_0, Q4_K, Q6_K, F16} {
+		for _, sh := range [][2]int{{2048, 2048}, {5632, 2048}, {2048, 5632}, {32000, 2048}} {
+			rows, n := sh[0], sh[1]
+			b.Run(fmt.Sprintf("%v/%dx%d", tp, rows, n), func(b *testing.B) {
+				set, w, _ := streamSet(b, tp, rows, n, 1)
+				for _, th := range []int{1, 2} {
+					for _, T := range []int{1, 2, 3, 4, 6, 8, 12, 16} {
+						b.Run(fmt.Sprintf("t%d/T%d", th, T), func(b *testing.B) {
+							benchBatch(b, tp, rows, n, th, T, set, len(w))
+						})
+					}
+				}
+			})
+		}
+	}
+}
+
+type batchTask struct {
+	tp          Type
+	n, rows, rs int
+	chunk       int
+	w           []byte
+	a           *Act
+	dst         []float32
+}
+
+func (t *batchTask) Run(i, worker int) {
+	r0 := i * t.chunk
+	r1 := min(r0+t.chunk, t.rows)
+	MatMulAct(t.tp, t.n, t.w[r0*t.rs:r1*t.rs], r1-r0, t.a, t.dst[r0:], t.rows)
+}
+
+func benchChunkRows(rows, T, threads, rowBytes int) int {
+	if threads == 1 && T == 1 {
+		return rows
+	}
+	per := 4
+	if T == 1 {
+		per = 16
+	}
+	c := (rows + per*threads - 1) / (per * threads)
+	if T == 1 {
+		c = max(c, (48<<10+rowBytes-1)/max(rowBytes, 1))
+	} else {
+		c = min(c, 64)
+	}
+	c = max(16, (c+15)/16*16)
+	return min(c, rows)
+}
+
+func benchBatch(b *testing.B, tp Type, rows, n, threads, T int, set []byte, wlen int) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var x []byte
+	for c := 0; c < T; c++ {
+		x = append(x, randomActivation(r, tp.VecDotType(), n)...)
+	}
+	pool := parallel.New(threads)
+	defer pool.Close()
+	var a Act
+	rs := tp.RowSize(n)
+	task := &batchTask{tp: tp, n: n, rows: rows, rs: rs, a: &a, dst: make([]float32, T*rows),
+		chunk: benchChunkRows(rows, T, threads, rs)}
+	tasks := (rows + task.chunk - 1) / task.chunk
+	b.SetBytes(int64(len(set) / wlen * wlen))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for off := 0; off+wlen <= len(set); off += wlen {
+			a.Prepare(tp, n, x, T)
+			task.w = set[off : off+wlen]
+			pool.Run(task, tasks)
+		}
+	}
+	b.ReportMetric(float64(T)*float64(len(set)/wlen*wlen)*float64(b.N)/b.Elapsed().Seconds()/1e9, "colGB/s")
+}
