@@ -11,11 +11,12 @@ import (
 // BenchmarkBatchDecode is a batched decode step's matrix products on
 // TinyLlama's shapes: a set of copies of one rows×n matrix (about
 // streamMiB, more than the last-level cache) each multiplied by T prepared
-// columns, split into row chunks over a persistent pool as engine/model
-// does (its chunkRows: 16 tasks per thread for one column, 64-row chunks
-// for more). GB/s is weights streamed per second; colGB/s is T times that,
-// so colGB/s at T over GB/s at T=1 is the aggregate speed-up of a batch of
-// T sequences over one.
+// columns in row chunks as engine/model's chunkRows gives them (16 tasks
+// per thread for one column, 64-row chunks for more): over a persistent
+// pool at 2 threads (wall time), inline at 1 thread (timed by CPU time,
+// robust on a shared machine). colGB/s is T times the weight bytes
+// streamed per second, so colGB/s at T over colGB/s at T=1 is the
+// aggregate speed-up of a batch of T sequences over one.
 func BenchmarkBatchDecode(b *testing.B) {
 	for _, tp := range []Type{Q4_0, Q8_0, Q4_K, Q6_K, F16} {
 		for _, sh := range [][2]int{{2048, 2048}, {5632, 2048}, {2048, 5632}, {32000, 2048}} {
@@ -25,6 +26,10 @@ func BenchmarkBatchDecode(b *testing.B) {
 				for _, th := range []int{1, 2} {
 					for _, T := range []int{1, 2, 3, 4, 6, 8, 12, 16} {
 						b.Run(fmt.Sprintf("t%d/T%d", th, T), func(b *testing.B) {
+							if th == 1 {
+								benchBatchCPU(b, tp, rows, n, T, set, len(w))
+								return
+							}
 							benchBatch(b, tp, rows, n, th, T, set, len(w))
 						})
 					}
@@ -90,4 +95,30 @@ func benchBatch(b *testing.B, tp Type, rows, n, threads, T int, set []byte, wlen
 		}
 	}
 	b.ReportMetric(float64(T)*float64(len(set)/wlen*wlen)*float64(b.N)/b.Elapsed().Seconds()/1e9, "colGB/s")
+}
+
+// benchBatchCPU is benchBatch on one thread timed by its CPU time (robust
+// on a shared machine): 64-row chunks for T > 1, as engine/model's
+// chunkRows gives them.
+func benchBatchCPU(b *testing.B, tp Type, rows, n, T int, set []byte, wlen int) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var x []byte
+	for c := 0; c < T; c++ {
+		x = append(x, randomActivation(r, tp.VecDotType(), n)...)
+	}
+	var a Act
+	rs := tp.RowSize(n)
+	chunk := benchChunkRows(rows, T, 1, rs)
+	dst := make([]float32, T*rows)
+	ns := cpuTimed(b, func() {
+		for off := 0; off+wlen <= len(set); off += wlen {
+			a.Prepare(tp, n, x, T)
+			w := set[off : off+wlen]
+			for r0 := 0; r0 < rows; r0 += chunk {
+				r1 := min(r0+chunk, rows)
+				MatMulAct(tp, n, w[r0*rs:r1*rs], r1-r0, &a, dst[r0:], rows)
+			}
+		}
+	})
+	b.ReportMetric(float64(T)*float64(len(set)/wlen*wlen)/ns, "colGB/s")
 }

@@ -219,36 +219,62 @@ func (k *tileSet) dot(n int, w, x []byte) float32 {
 // through a scratch tile when nc is odd; the 1-row kernel always takes the
 // 4 pairs (zero columns past the end) through the scratch tile.
 func (k *tileSet) runZ(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
-	nb := n / 32
 	rs := k.rowSize(n)
-	var part [8 * 4]float32 // a partial group's rows, 4 per column
-	for g := 0; 8*g < a.cols; g++ {
-		slot := g * nb * 8
-		qs, dx, corr := &a.qs[32*slot], &a.dx8[8*slot], &a.corr[8*slot]
-		c0, nc := 8*g, min(8, a.cols-8*g)
-		pairs := (nc + 1) / 2
-		if !flatGEMM {
-			pairs = 4
+	for r := 0; r < rows; {
+		nr := 1
+		if r+4 <= rows {
+			nr = 4
 		}
+		if rowsOuter {
+			for g := 0; 8*g < a.cols; g++ {
+				k.zgroup(n, &w[r*rs], nr, a, g, dst[r:], ldd)
+			}
+		}
+		r += nr
+	}
+	if rowsOuter {
+		return
+	}
+	for g := 0; 8*g < a.cols; g++ {
 		for r := 0; r < rows; {
 			nr := 1
 			if r+4 <= rows {
 				nr = 4
 			}
-			if nr == 4 && nc == 2*pairs {
-				k.ztile(pairs, &w[r*rs], rs, qs, dx, corr, nb, &dst[c0*ldd+r], 4*ldd)
-			} else {
-				p := pairs
-				if nr == 1 {
-					p = 0
-				}
-				k.ztile(p, &w[r*rs], rs, qs, dx, corr, nb, &part[0], 16)
-				for c := 0; c < nc; c++ {
-					copy(dst[(c0+c)*ldd+r:(c0+c)*ldd+r+nr], part[4*c:4*c+nr])
-				}
-			}
+			k.zgroup(n, &w[r*rs], nr, a, g, dst[r:], ldd)
 			r += nr
 		}
+	}
+}
+
+// rowsOuter runs every column group over a 4-row tile before the next
+// tile (false: each group over all rows).
+var rowsOuter = true
+
+// zgroup computes nr (4 or 1) rows at w against column group g into
+// dst[c·ldd + r] for the group's columns c.
+func (k *tileSet) zgroup(n int, w *byte, nr int, a *Act, g int, dst []float32, ldd int) {
+	nb := n / 32
+	rs := k.rowSize(n)
+	slot := g * nb * 8
+	qs, dx, corr := &a.qs[32*slot], &a.dx8[8*slot], &a.corr[8*slot]
+	c0, nc := 8*g, min(8, a.cols-8*g)
+	pairs := (nc + 1) / 2
+	if !flatGEMM {
+		pairs = 4
+	}
+	if nr == 4 && nc == 2*pairs {
+		k.ztile(pairs, w, rs, qs, dx, corr, nb, &dst[c0*ldd], 4*ldd)
+		return
+	}
+	var part [8 * 4]float32 // a partial group's rows, 4 per column
+	p := pairs
+	if nr == 1 {
+		p = 0
+	}
+	k.ztile(p, w, rs, qs, dx, corr, nb, &part[0], 16)
+	for c := 0; c < nc; c++ {
+		copy(dst[(c0+c)*ldd:(c0+c)*ldd+nr], part[4*c:4*c+nr])
 	}
 }
 

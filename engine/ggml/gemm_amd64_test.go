@@ -27,8 +27,9 @@ func TestTilesMatchLanes(t *testing.T) {
 				{64, 5, 2}, {96, 6, 3}, {128, 9, 7}, {64, 12, 6}, {160, 17, 12}, {32, 3, 2}} {
 				n, rows, cols := shape[0], shape[1], shape[2]
 				g := newGemmCase(r, tp, n, rows, cols)
-				for i, group := range []int{1, zGroup(k), zGroup(k)} {
-					zFull = i == 2 // the full groups through gemmz_amd64.s
+				for i, group := range []int{1, zGroup(k), zGroup(k), zGroup(k)} {
+					zFull = i == 2     // the full groups through gemmz_amd64.s
+					rowsOuter = i != 3 // each group over all rows
 					var a Act
 					a.prepare(tp, n, g.x, cols, prepKindQ8, k.off, group)
 					ldd := rows + 2
@@ -37,7 +38,7 @@ func TestTilesMatchLanes(t *testing.T) {
 					name := fmt.Sprintf("%v %s group %d n=%d %dx%d", tp, k.tier, a.group, n, rows, cols)
 					checkGemm(t, name, got, g.want(tp, lanesTwin[tp], ldd), rows, ldd)
 				}
-				zFull = false
+				zFull, rowsOuter = false, true
 			}
 		}
 	}
@@ -81,7 +82,8 @@ func zGroup(k *tileSet) int {
 // BenchmarkFlat compares, in one run, the Q4_0/Q8_0 batched decode step of
 // BenchmarkBatchDecode under the previous dispatch (old: strips and 256-bit
 // tiles below 8 columns, the 4×8 tile padded for a partial group of 8) and
-// the flat kernels (flat; flatz: with the 4×8 tile for full groups).
+// the flat kernels (flat; flatz: with the 4×8 tile for full groups;
+// flatg: each column group over all rows before the next).
 func BenchmarkFlat(b *testing.B) {
 	if !hasVNNI {
 		b.Skip("no AVX-512 VNNI")
@@ -94,7 +96,7 @@ func BenchmarkFlat(b *testing.B) {
 				set, w, _ := streamSet(b, tp, rows, n, 1)
 				for _, th := range []int{1, 2} {
 					for _, T := range []int{1, 2, 3, 4, 6, 8, 12, 16} {
-						for _, v := range []string{"old", "flat", "flatz"} {
+						for _, v := range []string{"old", "flat", "flatz", "flatg"} {
 							b.Run(fmt.Sprintf("t%d/T%d/%s", th, T, v), func(b *testing.B) {
 								setFlat(v)
 								if th == 1 {
@@ -112,34 +114,8 @@ func BenchmarkFlat(b *testing.B) {
 }
 
 func setFlat(v string) {
-	flatGEMM, zFull, groupMin = v != "old", v != "flat", 2
+	flatGEMM, zFull, groupMin, rowsOuter = v != "old", v == "old" || v == "flatz", 2, v == "flat"
 	if v == "old" {
 		groupMin = 8
 	}
-}
-
-// benchBatchCPU is benchBatch on one thread timed by its CPU time (robust
-// on a shared machine): 64-row chunks for T > 1, as engine/model's
-// chunkRows gives them.
-func benchBatchCPU(b *testing.B, tp Type, rows, n, T int, set []byte, wlen int) {
-	r := rand.New(rand.NewPCG(3, 4))
-	var x []byte
-	for c := 0; c < T; c++ {
-		x = append(x, randomActivation(r, tp.VecDotType(), n)...)
-	}
-	var a Act
-	rs := tp.RowSize(n)
-	chunk := benchChunkRows(rows, T, 1, rs)
-	dst := make([]float32, T*rows)
-	ns := cpuTimed(b, func() {
-		for off := 0; off+wlen <= len(set); off += wlen {
-			a.Prepare(tp, n, x, T)
-			w := set[off : off+wlen]
-			for r0 := 0; r0 < rows; r0 += chunk {
-				r1 := min(r0+chunk, rows)
-				MatMulAct(tp, n, w[r0*rs:r1*rs], r1-r0, &a, dst[r0:], rows)
-			}
-		}
-	})
-	b.ReportMetric(float64(T)*float64(len(set)/wlen*wlen)/ns, "colGB/s")
 }
