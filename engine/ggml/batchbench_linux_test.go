@@ -122,3 +122,22 @@ func benchBatchCPU(b *testing.B, tp Type, rows, n, T int, set []byte, wlen int) 
 	})
 	b.ReportMetric(float64(T)*float64(len(set)/wlen*wlen)/ns, "colGB/s")
 }
+
+// BenchmarkActPrepare is the activation preparation of a batched decode
+// step's matrix product (Act.Prepare of T Q8_0 columns for Q4_0 weights),
+// to set against BenchmarkBatchDecode's time per matrix.
+func BenchmarkActPrepare(b *testing.B) {
+	for _, n := range []int{2048, 5632} {
+		for _, T := range []int{1, 2, 8, 16} {
+			b.Run(fmt.Sprintf("n%d/T%d", n, T), func(b *testing.B) {
+				r := rand.New(rand.NewPCG(3, 4))
+				var x []byte
+				for c := 0; c < T; c++ {
+					x = append(x, randomActivation(r, Q8_0, n)...)
+				}
+				var a Act
+				cpuTimed(b, func() { a.Prepare(Q4_0, n, x, T) })
+			})
+		}
+	}
+}
