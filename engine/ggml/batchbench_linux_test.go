@@ -3,6 +3,8 @@ package ggml
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
+	"sync"
 	"testing"
 
 	"flowchat/engine/parallel"
@@ -140,4 +142,49 @@ func BenchmarkActPrepare(b *testing.B) {
 			})
 		}
 	}
+}
+
+// benchBatchCPU2 is benchBatchCPU on two goroutines, each on its own
+// locked thread over its own half of the set (both cores loading memory
+// as a 2-thread decode does): colGB/s counts the set's bytes by the larger
+// of the two threads' CPU times, which, unlike the pool's wall time, the
+// other processes of a shared machine barely change.
+func benchBatchCPU2(b *testing.B, tp Type, rows, n, T int, set []byte, wlen int) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var x []byte
+	for c := 0; c < T; c++ {
+		x = append(x, randomActivation(r, tp.VecDotType(), n)...)
+	}
+	rs := tp.RowSize(n)
+	chunk := benchChunkRows(rows, T, 1, rs)
+	copies := len(set) / wlen
+	var cpu [2]int64
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for t := 0; t < 2; t++ {
+		wg.Add(1)
+		go func(t int) {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			var a Act
+			dst := make([]float32, T*rows)
+			t0 := threadCPU()
+			for i := 0; i < b.N; i++ {
+				for k := t; k < copies; k += 2 {
+					a.Prepare(tp, n, x, T)
+					w := set[k*wlen : (k+1)*wlen]
+					for r0 := 0; r0 < rows; r0 += chunk {
+						r1 := min(r0+chunk, rows)
+						MatMulAct(tp, n, w[r0*rs:r1*rs], r1-r0, &a, dst[r0:], rows)
+					}
+				}
+			}
+			cpu[t] = threadCPU() - t0
+		}(t)
+	}
+	wg.Wait()
+	ns := float64(max(cpu[0], cpu[1])) / float64(b.N)
+	b.ReportMetric(ns, "cpu-ns/op")
+	b.ReportMetric(float64(T)*float64(copies*wlen)/ns, "colGB/s")
 }

@@ -83,7 +83,8 @@ func zGroup(k *tileSet) int {
 // BenchmarkBatchDecode under the previous dispatch (old: strips and 256-bit
 // tiles below 8 columns, the 4×8 tile padded for a partial group of 8) and
 // the flat kernels (flat; flatz: with the 4×8 tile for full groups;
-// flatg: each column group over all rows before the next).
+// flatg: each column group over all rows before the next). t1 and t2 are
+// one and two threads timed by CPU time (benchBatchCPU, benchBatchCPU2).
 func BenchmarkFlat(b *testing.B) {
 	if !hasVNNI {
 		b.Skip("no AVX-512 VNNI")
@@ -103,7 +104,7 @@ func BenchmarkFlat(b *testing.B) {
 									benchBatchCPU(b, tp, rows, n, T, set, len(w))
 									return
 								}
-								benchBatch(b, tp, rows, n, th, T, set, len(w))
+								benchBatchCPU2(b, tp, rows, n, T, set, len(w))
 							})
 						}
 					}
