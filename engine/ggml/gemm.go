@@ -114,7 +114,7 @@ func (a *Act) begin(t Type, n int, x []byte, cols int, kind prepKind, off int32,
 		}
 	case kind == prepKindQ8 && n >= 32:
 		g := 1
-		if group > 1 && cols >= group {
+		if group > 1 && cols >= min(group, groupMin) {
 			g = group
 		}
 		groups := (cols + g - 1) / g
@@ -153,21 +153,35 @@ func (a *Act) Fill(c0, c1 int) {
 // column c, block b is ((c/g)·nb + b)·g + c%g (g = 1: column after column).
 func (a *Act) fillQ8(c int) {
 	nb, g := a.n/32, a.group
+	// hi16: lanes 4-7 take d_x/16 and 16·corr (exact: powers of two).
+	hs, hc := float32(1), int32(1)
+	if a.hi16 {
+		hs, hc = 1.0/16, 16
+	}
 	for b := 0; b < nb; b++ {
 		slot := ((c/g)*nb+b)*g + c%g
-		qs, dx, corr := a.qs[32*slot:32*slot+32], a.dx8[8*slot:8*slot+8], a.corr[8*slot:8*slot+8]
+		qs := a.qs[32*slot : 32*slot+32]
+		dx, corr := (*[8]float32)(a.dx8[8*slot:]), (*[8]int32)(a.corr[8*slot:])
 		if c >= a.cols {
 			clear(qs)
-			clear(dx)
-			clear(corr)
+			clear(dx[:])
+			clear(corr[:])
 			continue
 		}
-		prepQ8Into(a.x[c*a.xs+34*b:c*a.xs+34*b+34], 1, a.off, qs, dx, corr)
-		if a.hi16 {
-			for l := 4; l < 8; l++ {
-				dx[l] /= 16
-				corr[l] *= 16
+		blk := a.x[c*a.xs+34*b:][:34]
+		copy(qs, blk[2:])
+		d := f16(blk)
+		dh := d * hs
+		for l := 0; l < 4; l++ {
+			dx[l], dx[l+4] = d, dh
+		}
+		for l := 0; l < 8; l++ {
+			q := blk[2+4*l : 6+4*l]
+			s := int32(int8(q[0])) + int32(int8(q[1])) + int32(int8(q[2])) + int32(int8(q[3]))
+			if l >= 4 {
+				s *= hc
 			}
+			corr[l] = a.off * s
 		}
 	}
 }
@@ -213,24 +227,6 @@ func (a *Act) Column(c int) []byte { return a.x[c*a.xs : (c+1)*a.xs] }
 // Cols is the number of prepared columns.
 func (a *Act) Cols() int { return a.cols }
 
-// prepQ8Into unpacks the Q8_0 row x (nb blocks) into qs, dx8 and, unless
-// off is 0, corr = off·Σ(4 consecutive values) per lane.
-func prepQ8Into(x []byte, nb int, off int32, qs []byte, dx8 []float32, corr []int32) {
-	for b := 0; b < nb; b++ {
-		blk := x[34*b : 34*b+34]
-		copy(qs[32*b:32*b+32], blk[2:])
-		d := f16(blk)
-		for l := 0; l < 8; l++ {
-			dx8[8*b+l] = d
-		}
-		if off != 0 {
-			prepCorr(blk[2:34], corr[8*b:8*b+8], off)
-		} else {
-			clear(corr[8*b : 8*b+8])
-		}
-	}
-}
-
 // prepCorr sets corr[l] = offset·Σ qs[4l:4l+4] (int8 values).
 func prepCorr(qs []byte, corr []int32, offset int32) {
 	for l := 0; l < 8; l++ {
@@ -251,7 +247,10 @@ var (
 	gemmImpl    [32]gemmFunc
 	prepKinds   [32]prepKind
 	prepOffsets [32]int32
-	prepGroups  [32]int // the kernels take column groups of this size (≥ 2) for batches as large
+	prepGroups  [32]int // the kernels take column groups of this size (≥ 2), padded with zero columns
+	// groupMin is the fewest columns prepared in groups (the flat kernels
+	// take a group of 2-7); a variable so that benchmarks can compare.
+	groupMin = 2
 )
 
 // gemmFor is t's matrix kernel, nil when it has none (registered external

@@ -59,6 +59,30 @@ func q80z48(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *fl
 //go:noescape
 func q80z18(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
 
+//go:noescape
+func q40f4p1(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q40f4p2(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q40f4p3(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q40f4p4(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q80f4p1(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q80f4p2(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q80f4p3(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q80f4p4(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
+
 // tileSet is one weight type's kernels in one tier: a tr×tc tile, a strip
 // of 4 rows by one column (decode) and one row by one column; off is the
 // activation correction they expect (Act.corr = off·Σ4).
@@ -190,46 +214,114 @@ func (k *tileSet) dot(n int, w, x []byte) float32 {
 }
 
 // runZ walks the column groups of 8 (a.group == 8), each over all rows in
-// 4-row tiles, leftover rows one by one; a last partial group goes through
-// a scratch tile.
+// 4-row tiles, leftover rows one by one. A last partial group of nc
+// columns runs the flat kernel of ⌈nc/2⌉ column pairs (gemmflat_amd64.s),
+// through a scratch tile when nc is odd; the 1-row kernel always takes the
+// 4 pairs (zero columns past the end) through the scratch tile.
 func (k *tileSet) runZ(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
-	nb := n / 32
 	rs := k.rowSize(n)
-	var part [8 * 4]float32 // a partial group's rows, 4 per column
+	for r := 0; r < rows; {
+		nr := 1
+		if r+4 <= rows {
+			nr = 4
+		}
+		if rowsOuter {
+			for g := 0; 8*g < a.cols; g++ {
+				k.zgroup(n, &w[r*rs], nr, a, g, dst[r:], ldd)
+			}
+		}
+		r += nr
+	}
+	if rowsOuter {
+		return
+	}
 	for g := 0; 8*g < a.cols; g++ {
-		slot := g * nb * 8
-		qs, dx, corr := &a.qs[32*slot], &a.dx8[8*slot], &a.corr[8*slot]
-		c0, nc := 8*g, min(8, a.cols-8*g)
 		for r := 0; r < rows; {
 			nr := 1
 			if r+4 <= rows {
 				nr = 4
 			}
-			if nc == 8 {
-				k.ztile(nr == 4, &w[r*rs], rs, qs, dx, corr, nb, &dst[c0*ldd+r], 4*ldd)
-			} else {
-				k.ztile(nr == 4, &w[r*rs], rs, qs, dx, corr, nb, &part[0], 16)
-				for c := 0; c < nc; c++ {
-					copy(dst[(c0+c)*ldd+r:(c0+c)*ldd+r+nr], part[4*c:4*c+nr])
-				}
-			}
+			k.zgroup(n, &w[r*rs], nr, a, g, dst[r:], ldd)
 			r += nr
 		}
 	}
 }
 
-// ztile calls the 4-row or 1-row 512-bit kernel of k's type directly (a
-// call through a func value would make out escape).
-func (k *tileSet) ztile(four bool, w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, out *float32, ldo int) {
+// rowsOuter runs every column group over a 4-row tile before the next
+// tile (false: each group over all rows).
+var rowsOuter = true
+
+// zgroup computes nr (4 or 1) rows at w against column group g into
+// dst[c·ldd + r] for the group's columns c.
+func (k *tileSet) zgroup(n int, w *byte, nr int, a *Act, g int, dst []float32, ldd int) {
+	nb := n / 32
+	rs := k.rowSize(n)
+	slot := g * nb * 8
+	qs, dx, corr := &a.qs[32*slot], &a.dx8[8*slot], &a.corr[8*slot]
+	c0, nc := 8*g, min(8, a.cols-8*g)
+	pairs := (nc + 1) / 2
+	if !flatGEMM {
+		pairs = 4
+	}
+	if nr == 4 && nc == 2*pairs {
+		k.ztile(pairs, w, rs, qs, dx, corr, nb, &dst[c0*ldd], 4*ldd)
+		return
+	}
+	var part [8 * 4]float32 // a partial group's rows, 4 per column
+	p := pairs
+	if nr == 1 {
+		p = 0
+	}
+	k.ztile(p, w, rs, qs, dx, corr, nb, &part[0], 16)
+	for c := 0; c < nc; c++ {
+		copy(dst[(c0+c)*ldd:(c0+c)*ldd+nr], part[4*c:4*c+nr])
+	}
+}
+
+// flatGEMM selects the flat kernels for batches of 2-7 columns and for a
+// last partial group of 8 (false: 256-bit tiles and strips below 8
+// columns, the 4×8 tile padded with zero columns for a partial group; kept
+// for comparison in the benchmarks). zFull selects the 4×8 tile of
+// gemmz_amd64.s for full groups of 8 (false: the flat kernel of 4 pairs).
+var flatGEMM, zFull = true, false
+
+// ztile calls k's kernel for 4 rows by pairs column pairs (pairs = 0: the
+// 1-row kernel over 4 pairs) directly (a call through a func value would
+// make out escape).
+func (k *tileSet) ztile(pairs int, w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, out *float32, ldo int) {
 	tab := &fp16Table[0]
-	switch {
-	case k.t == Q4_0 && four:
-		q40z48(w, rs, qs, dx, corr, nb, tab, out, ldo)
-	case k.t == Q4_0:
-		q40z18(w, rs, qs, dx, corr, nb, tab, out, ldo)
-	case four:
-		q80z48(w, rs, qs, dx, corr, nb, tab, out, ldo)
-	default:
+	if pairs == 4 && zFull {
+		pairs = 5
+	}
+	if k.t == Q4_0 {
+		switch pairs {
+		case 0:
+			q40z18(w, rs, qs, dx, corr, nb, tab, out, ldo)
+		case 1:
+			q40f4p1(w, rs, qs, dx, corr, nb, tab, out, ldo)
+		case 2:
+			q40f4p2(w, rs, qs, dx, corr, nb, tab, out, ldo)
+		case 3:
+			q40f4p3(w, rs, qs, dx, corr, nb, tab, out, ldo)
+		case 4:
+			q40f4p4(w, rs, qs, dx, corr, nb, tab, out, ldo)
+		default:
+			q40z48(w, rs, qs, dx, corr, nb, tab, out, ldo)
+		}
+		return
+	}
+	switch pairs {
+	case 0:
 		q80z18(w, rs, qs, dx, corr, nb, tab, out, ldo)
+	case 1:
+		q80f4p1(w, rs, qs, dx, corr, nb, tab, out, ldo)
+	case 2:
+		q80f4p2(w, rs, qs, dx, corr, nb, tab, out, ldo)
+	case 3:
+		q80f4p3(w, rs, qs, dx, corr, nb, tab, out, ldo)
+	case 4:
+		q80f4p4(w, rs, qs, dx, corr, nb, tab, out, ldo)
+	default:
+		q80z48(w, rs, qs, dx, corr, nb, tab, out, ldo)
 	}
 }

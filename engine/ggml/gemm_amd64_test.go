@@ -23,10 +23,13 @@ func TestTilesMatchLanes(t *testing.T) {
 	r := rand.New(rand.NewPCG(25, 26))
 	for _, tier := range tiers {
 		for tp, k := range tier {
-			for _, shape := range [][3]int{{32, 1, 1}, {64, 2, 4}, {96, 7, 5}, {256, 8, 8}, {1024, 11, 13}, {64, 9, 16}, {128, 4, 21}, {32, 6, 8}} {
+			for _, shape := range [][3]int{{32, 1, 1}, {64, 2, 4}, {96, 7, 5}, {256, 8, 8}, {1024, 11, 13}, {64, 9, 16}, {128, 4, 21}, {32, 6, 8},
+				{64, 5, 2}, {96, 6, 3}, {128, 9, 7}, {64, 12, 6}, {160, 17, 12}, {32, 3, 2}} {
 				n, rows, cols := shape[0], shape[1], shape[2]
 				g := newGemmCase(r, tp, n, rows, cols)
-				for _, group := range []int{1, zGroup(k)} {
+				for i, group := range []int{1, zGroup(k), zGroup(k), zGroup(k)} {
+					zFull = i == 2     // the full groups through gemmz_amd64.s
+					rowsOuter = i != 3 // each group over all rows
 					var a Act
 					a.prepare(tp, n, g.x, cols, prepKindQ8, k.off, group)
 					ldd := rows + 2
@@ -35,6 +38,7 @@ func TestTilesMatchLanes(t *testing.T) {
 					name := fmt.Sprintf("%v %s group %d n=%d %dx%d", tp, k.tier, a.group, n, rows, cols)
 					checkGemm(t, name, got, g.want(tp, lanesTwin[tp], ldd), rows, ldd)
 				}
+				zFull, rowsOuter = false, true
 			}
 		}
 	}
@@ -73,4 +77,46 @@ func zGroup(k *tileSet) int {
 		return 8
 	}
 	return 1
+}
+
+// BenchmarkFlat compares, in one run, the Q4_0/Q8_0 batched decode step of
+// BenchmarkBatchDecode under the previous dispatch (old: strips and 256-bit
+// tiles below 8 columns, the 4×8 tile padded for a partial group of 8) and
+// the flat kernels (flat; flatz: with the 4×8 tile for full groups;
+// flatg: each column group over all rows before the next). t1 and t2 are
+// one and two threads timed by CPU time (benchBatchCPU, benchBatchCPU2).
+func BenchmarkFlat(b *testing.B) {
+	if !hasVNNI {
+		b.Skip("no AVX-512 VNNI")
+	}
+	defer setFlat("flat")
+	for _, tp := range []Type{Q4_0, Q8_0} {
+		for _, sh := range [][2]int{{2048, 2048}, {5632, 2048}, {2048, 5632}, {32000, 2048}} {
+			rows, n := sh[0], sh[1]
+			b.Run(fmt.Sprintf("%v/%dx%d", tp, rows, n), func(b *testing.B) {
+				set, w, _ := streamSet(b, tp, rows, n, 1)
+				for _, th := range []int{1, 2} {
+					for _, T := range []int{1, 2, 3, 4, 6, 8, 12, 16} {
+						for _, v := range []string{"old", "flat", "flatz", "flatg"} {
+							b.Run(fmt.Sprintf("t%d/T%d/%s", th, T, v), func(b *testing.B) {
+								setFlat(v)
+								if th == 1 {
+									benchBatchCPU(b, tp, rows, n, T, set, len(w))
+									return
+								}
+								benchBatchCPU2(b, tp, rows, n, T, set, len(w))
+							})
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+func setFlat(v string) {
+	flatGEMM, zFull, groupMin, rowsOuter = v != "old", v == "old" || v == "flatz", 2, v == "flat"
+	if v == "old" {
+		groupMin = 8
+	}
 }
