@@ -1,0 +1,177 @@
+package serve
+
+import (
+	"net/http"
+	"time"
+
+	"flowchat/engine/chat"
+)
+
+// chatCall is a validated chat request, ready to run.
+type chatCall struct {
+	req chatRequest
+	job job
+	n   int
+	id  string
+	now int64
+}
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	c, e := s.parseChat(w, r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	if c.req.Stream {
+		s.streamChat(w, r, c)
+		return
+	}
+	s.completeChat(w, r, c)
+}
+
+// parseChat reads, decodes and validates a chat request and renders its
+// prompt.
+func (s *Server) parseChat(w http.ResponseWriter, r *http.Request) (*chatCall, *apiError) {
+	body, e := s.readBody(w, r)
+	if e != nil {
+		return nil, e
+	}
+	c := &chatCall{n: 1, id: newID("chatcmpl-"), now: time.Now().Unix()}
+	params, e := decodeRequest(body, &c.req, func(pr *problems) { checkChat(&c.req, pr) }, s.cfg.Model.Net.NVocab)
+	if e != nil {
+		return nil, e
+	}
+	if e := s.checkModel(c.req.Model); e != nil {
+		return nil, e
+	}
+	prompt, e := s.chatPrompt(c.req.Messages)
+	if e != nil {
+		return nil, e
+	}
+	c.job = job{prompt: prompt, params: params, stops: c.req.Stop, topLogprobs: -1}
+	if c.req.Logprobs {
+		c.job.topLogprobs = deref(c.req.TopLogprobs, 0)
+	}
+	c.job.maxTokens = deref(c.req.MaxCompletionTokens, deref(c.req.MaxTokens, 0))
+	c.n = deref(c.req.N, 1)
+	return c, nil
+}
+
+func deref(p *int, def int) int {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+// chatPrompt renders the conversation with the model's own template and
+// tokenizes it as `flowchat run --chat` does: special tokens parsed, BOS
+// added only when the template did not write it.
+func (s *Server) chatPrompt(msgs []chatMessage) ([]int32, *apiError) {
+	cm := make([]chat.Message, len(msgs))
+	for i, m := range msgs {
+		role := m.Role
+		if role == "developer" {
+			role = "system" // OpenAI's newer name; templates know "system"
+		}
+		cm[i] = chat.Message{Role: role, Content: m.Content.Text}
+	}
+	m := s.cfg.Model
+	text, err := m.RenderChat(cm, true)
+	if err != nil {
+		return nil, badRequest("messages", "the model's chat template cannot render these messages: %v", err)
+	}
+	return m.Tok.Encode(text, !startsWithBOS(s, text), true), nil
+}
+
+// startsWithBOS reports whether text already begins with the BOS token's
+// text, which many templates write themselves.
+func startsWithBOS(s *Server, text string) bool {
+	tok := s.cfg.Model.Tok
+	if tok.BOS() < 0 {
+		return false
+	}
+	b := tok.Token(tok.BOS())
+	return b != "" && len(text) >= len(b) && text[:len(b)] == b
+}
+
+func (s *Server) completeChat(w http.ResponseWriter, r *http.Request, c *chatCall) {
+	resp := chatResponse{ID: c.id, Object: "chat.completion", Created: c.now, Model: s.cfg.ModelID, SystemFingerprint: fingerprint}
+	var u usage
+	for i := range c.n {
+		j := c.job
+		j.params = seedFor(j.params, i)
+		res, err := s.run(r.Context(), j)
+		if err != nil {
+			writeError(w, runError(err))
+			return
+		}
+		addUsage(&u, len(j.prompt), res)
+		resp.Choices = append(resp.Choices, chatChoice{Index: i, Message: &outMessage{Role: "assistant", Content: &res.text},
+			FinishReason: &res.finish, Logprobs: chatLps(c.job.topLogprobs, res.logprobs)})
+	}
+	resp.Usage = &u
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// fingerprint identifies the serving configuration, as OpenAI's
+// system_fingerprint does.
+const fingerprint = "flowchat"
+
+func chatLps(top int, lps []tokenLogprob) *chatLogprobs {
+	if top < 0 {
+		return nil
+	}
+	if lps == nil {
+		lps = []tokenLogprob{}
+	}
+	return &chatLogprobs{Content: lps, Refusal: []tokenLogprob{}}
+}
+
+// addUsage counts one choice; the prompt is counted once per choice
+// because each choice evaluates it (from the cache after the first).
+func addUsage(u *usage, promptLen int, res result) {
+	if u.PromptTokens == 0 {
+		u.PromptTokens = promptLen
+	}
+	u.CompletionTokens += res.stats.GenTokens
+	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	if u.PromptTokensDetails == nil {
+		u.PromptTokensDetails = &promptDetails{}
+	}
+	u.PromptTokensDetails.CachedTokens += res.stats.CachedTokens
+}
+
+func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, c *chatCall) {
+	sw := newSSE(w)
+	base := chatResponse{ID: c.id, Object: "chat.completion.chunk", Created: c.now, Model: s.cfg.ModelID, SystemFingerprint: fingerprint}
+	chunk := func(ch chatChoice) bool {
+		b := base
+		b.Choices = []chatChoice{ch}
+		return sw.send(b)
+	}
+	var u usage
+	for i := range c.n {
+		j := c.job
+		j.params = seedFor(j.params, i)
+		role := "assistant" // the first delta of each choice names it
+		j.emit = func(text string, lps []tokenLogprob) bool {
+			ok := chunk(chatChoice{Index: i, Delta: &outMessage{Role: role, Content: &text}, Logprobs: chatLps(j.topLogprobs, lps)})
+			role = ""
+			return ok
+		}
+		res, err := s.run(r.Context(), j)
+		if err != nil {
+			sw.fail(runError(err))
+			return
+		}
+		addUsage(&u, len(j.prompt), res)
+		chunk(chatChoice{Index: i, Delta: &outMessage{}, FinishReason: &res.finish})
+	}
+	if c.req.StreamOptions != nil && c.req.StreamOptions.IncludeUsage {
+		b := base
+		b.Choices, b.Usage = []chatChoice{}, &u
+		sw.send(b)
+	}
+	sw.done()
+}

@@ -1,0 +1,157 @@
+package serve
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"math"
+	"net/http"
+
+	"flowchat/engine"
+	"flowchat/engine/sample"
+)
+
+// job is one completion to run: the same for chat and legacy completions.
+type job struct {
+	prompt    []int32
+	params    sample.Params
+	maxTokens int      // 0 = until end of generation or the context is full
+	stops     []string // stop strings; none of their text is ever returned
+	// topLogprobs is how many alternatives to report per token; -1 means
+	// no logprobs at all (they cost a second pass of the sampler chain).
+	topLogprobs int
+	// emit, when set, streams text as it becomes safe to send, with the
+	// logprobs of the tokens since the last call; false stops generation.
+	emit func(text string, lps []tokenLogprob) bool
+}
+
+// result is a finished completion.
+type result struct {
+	text     string
+	logprobs []tokenLogprob
+	finish   string // "stop" or "length"
+	stats    engine.Stats
+}
+
+// noLogprob is what a token outside the listed candidates is reported
+// with: OpenAI's own value for "effectively impossible".
+const noLogprob = -9999.0
+
+// run generates j on the backend, applying stop strings and collecting
+// logprobs.
+func (s *Server) run(ctx context.Context, j job) (result, error) {
+	var res result
+	st := stopper{stops: j.stops}
+	var pending []tokenLogprob // logprobs not yet sent with text
+	var exp sample.Explanation
+	send := func(text string) bool {
+		if text == "" {
+			return true
+		}
+		res.text += text
+		ok := j.emit == nil || j.emit(text, pending)
+		pending = nil
+		return ok
+	}
+	opt := engine.GenerateOptions{MaxTokens: j.maxTokens, Sampling: j.params}
+	opt.OnPiece = func(piece string) bool { return send(st.add(piece)) && !st.hit }
+	if j.topLogprobs >= 0 {
+		opt.OnExplain = func(e sample.Explanation) { exp = e }
+		opt.OnToken = func(id int32) {
+			lp := s.tokenLogprob(exp, id, j.topLogprobs)
+			res.logprobs = append(res.logprobs, lp)
+			pending = append(pending, lp)
+		}
+	}
+	stats, err := s.cfg.Backend.Generate(ctx, j.prompt, opt)
+	res.stats = stats
+	if err != nil {
+		return res, err
+	}
+	if stats.StopReason == "cancelled" {
+		return res, context.Cause(ctx)
+	}
+	send(st.flush())
+	if j.emit != nil && len(pending) > 0 {
+		j.emit("", pending) // tokens whose text was a cut stop string
+	}
+	s.metrics.generation(stats)
+	res.finish = finishReason(stats.StopReason, st.hit)
+	return res, nil
+}
+
+// finishReason maps the engine's stop reasons onto OpenAI's.
+func finishReason(engineReason string, stopHit bool) string {
+	if stopHit {
+		return "stop"
+	}
+	switch engineReason {
+	case "length", "context":
+		return "length"
+	}
+	return "stop"
+}
+
+// tokenLogprob reports id's log-probability under the model's
+// distribution (the candidates entering the first stage of the chain,
+// before any truncation or temperature) and the top alternatives.
+func (s *Server) tokenLogprob(e sample.Explanation, id int32, top int) tokenLogprob {
+	lp := tokenLogprob{Token: s.tokenText(id), Logprob: noLogprob, Bytes: s.tokenBytes(id), TopLogprobs: []topLogprob{}}
+	if len(e.Stages) == 0 {
+		return lp
+	}
+	for i, c := range e.Stages[0].Candidates {
+		if c.Token == id {
+			lp.Logprob = logOf(c.PBefore)
+		}
+		if i < top {
+			lp.TopLogprobs = append(lp.TopLogprobs, topLogprob{Token: s.tokenText(c.Token), Logprob: logOf(c.PBefore), Bytes: s.tokenBytes(c.Token)})
+		}
+	}
+	return lp
+}
+
+func logOf(p float32) float64 {
+	if p <= 0 {
+		return noLogprob
+	}
+	return math.Log(float64(p))
+}
+
+func (s *Server) tokenText(id int32) string { return string(s.cfg.Model.Tok.Piece(id)) }
+
+func (s *Server) tokenBytes(id int32) []int {
+	b := s.cfg.Model.Tok.Piece(id)
+	out := make([]int, len(b))
+	for i, c := range b {
+		out[i] = int(c)
+	}
+	return out
+}
+
+// runError maps a generation error onto an HTTP error.
+func runError(err error) *apiError {
+	switch {
+	case errors.Is(err, ErrBusy):
+		return &apiError{Status: http.StatusServiceUnavailable, Type: "server_error", Message: err.Error()}
+	case errors.Is(err, engine.ErrContextFull):
+		return withCode(badRequest("messages", "%v", err), "context_length_exceeded")
+	}
+	return serverError(err)
+}
+
+// seedFor gives choice i of n its own seed, so that n > 1 yields n
+// different samples yet a fixed seed still reproduces all of them.
+func seedFor(p sample.Params, i int) sample.Params {
+	if p.Seed != sample.SeedRandom {
+		p.Seed += uint64(i)
+	}
+	return p
+}
+
+func newID(prefix string) string {
+	var b [12]byte
+	rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
