@@ -21,6 +21,7 @@ type chatRequest struct {
 	Logprobs            bool           `json:"logprobs"`
 	TopLogprobs         *int           `json:"top_logprobs"`
 	User                string         `json:"user"`
+	IgnoreEOS           bool           `json:"ignore_eos"` // llama-server's: generate past end-of-generation tokens
 	Tools               []any          `json:"tools"`
 	ResponseFormat      *struct {
 		Type string `json:"type"`
@@ -126,6 +127,7 @@ type completionRequest struct {
 	Echo          bool           `json:"echo"`
 	Logprobs      *int           `json:"logprobs"`
 	Suffix        *string        `json:"suffix"`
+	IgnoreEOS     bool           `json:"ignore_eos"`
 	User          string         `json:"user"`
 }
 

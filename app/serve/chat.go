@@ -48,7 +48,7 @@ func (s *Server) parseChat(w http.ResponseWriter, r *http.Request) (*chatCall, *
 	if e != nil {
 		return nil, e
 	}
-	c.job = job{prompt: prompt, params: params, stops: c.req.Stop, topLogprobs: -1}
+	c.job = job{prompt: prompt, params: params, stops: c.req.Stop, topLogprobs: -1, ignoreEOS: c.req.IgnoreEOS}
 	if c.req.Logprobs {
 		c.job.topLogprobs = deref(c.req.TopLogprobs, 0)
 	}

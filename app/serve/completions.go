@@ -49,7 +49,8 @@ func (s *Server) parseCompletion(w http.ResponseWriter, r *http.Request) (*compl
 	if e := s.completionPrompts(c); e != nil {
 		return nil, e
 	}
-	c.job = job{params: params, stops: c.req.Stop, topLogprobs: -1, maxTokens: deref(c.req.MaxTokens, defaultCompletionTokens)}
+	c.job = job{params: params, stops: c.req.Stop, topLogprobs: -1, ignoreEOS: c.req.IgnoreEOS,
+		maxTokens: deref(c.req.MaxTokens, defaultCompletionTokens)}
 	if c.req.Logprobs != nil {
 		c.job.topLogprobs = *c.req.Logprobs
 	}

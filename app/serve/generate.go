@@ -16,7 +16,8 @@ import (
 type job struct {
 	prompt    []int32
 	params    sample.Params
-	maxTokens int      // 0 = until end of generation or the context is full
+	maxTokens int // 0 = until end of generation or the context is full
+	ignoreEOS bool
 	stops     []string // stop strings; none of their text is ever returned
 	// topLogprobs is how many alternatives to report per token; -1 means
 	// no logprobs at all (they cost a second pass of the sampler chain).
@@ -54,7 +55,7 @@ func (s *Server) run(ctx context.Context, j job) (result, error) {
 		pending = nil
 		return ok
 	}
-	opt := engine.GenerateOptions{MaxTokens: j.maxTokens, Sampling: j.params}
+	opt := engine.GenerateOptions{MaxTokens: j.maxTokens, Sampling: j.params, IgnoreEOG: j.ignoreEOS}
 	opt.OnPiece = func(piece string) bool { return send(st.add(piece)) && !st.hit }
 	if j.topLogprobs >= 0 {
 		opt.OnExplain = func(e sample.Explanation) { exp = e }
