@@ -55,7 +55,8 @@ func decodeJSON(body []byte, v any) *apiError {
 	case errors.As(err, &fe):
 		return badRequest(fe.param, "%s", fe.msg)
 	case errors.As(err, &te):
-		return badRequest(te.Field, "%s has the wrong type: got JSON %s, want %s", fieldName(te.Field), te.Value, jsonKind(te.Type))
+		f := strings.TrimPrefix(te.Field, "Params.") // samplingBody's embedded struct
+		return badRequest(f, "%s has the wrong type: got JSON %s, want %s", fieldName(f), te.Value, jsonKind(te.Type))
 	case errors.As(err, &se):
 		return badRequest("", "the body is not valid JSON: %v (at byte %d)", err, se.Offset)
 	}
