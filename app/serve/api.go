@@ -10,19 +10,20 @@ import (
 // seed, penalties, logit_bias and llama-server's extras) are decoded
 // separately into sample.Params (see samplingFrom).
 type chatRequest struct {
-	Model               string         `json:"model"`
-	Messages            []chatMessage  `json:"messages"`
-	Stream              bool           `json:"stream"`
-	StreamOptions       *streamOptions `json:"stream_options"`
-	MaxTokens           *int           `json:"max_tokens"`
-	MaxCompletionTokens *int           `json:"max_completion_tokens"`
-	Stop                stopList       `json:"stop"`
-	N                   *int           `json:"n"`
-	Logprobs            bool           `json:"logprobs"`
-	TopLogprobs         *int           `json:"top_logprobs"`
-	User                string         `json:"user"`
-	IgnoreEOS           bool           `json:"ignore_eos"` // llama-server's: generate past end-of-generation tokens
-	Tools               []any          `json:"tools"`
+	Model               string          `json:"model"`
+	Messages            []chatMessage   `json:"messages"`
+	Stream              bool            `json:"stream"`
+	StreamOptions       *streamOptions  `json:"stream_options"`
+	MaxTokens           *int            `json:"max_tokens"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	Stop                stopList        `json:"stop"`
+	N                   *int            `json:"n"`
+	Logprobs            bool            `json:"logprobs"`
+	TopLogprobs         *int            `json:"top_logprobs"`
+	User                string          `json:"user"`
+	IgnoreEOS           bool            `json:"ignore_eos"` // llama-server's: generate past end-of-generation tokens
+	Tools               []toolDef       `json:"tools"`
+	ToolChoice          json.RawMessage `json:"tool_choice"`
 	ResponseFormat      *struct {
 		Type string `json:"type"`
 	} `json:"response_format"`
@@ -38,6 +39,8 @@ type chatMessage struct {
 	Role    string      `json:"role"`
 	Content messageText `json:"content"`
 	Name    string      `json:"name,omitempty"`
+	// ToolCalls are an assistant message's earlier calls.
+	ToolCalls []toolCall `json:"tool_calls,omitempty"`
 }
 
 // messageText is a message's content flattened to text; image or audio
@@ -211,9 +214,10 @@ type chatChoice struct {
 }
 
 type outMessage struct {
-	Role    string  `json:"role,omitempty"`
-	Content *string `json:"content,omitempty"`
-	Refusal *string `json:"refusal,omitempty"`
+	Role      string     `json:"role,omitempty"`
+	Content   *string    `json:"content,omitempty"`
+	ToolCalls []toolCall `json:"tool_calls,omitempty"`
+	Refusal   *string    `json:"refusal,omitempty"`
 }
 
 type chatResponse struct {

@@ -44,7 +44,7 @@ func (s *Server) parseChat(w http.ResponseWriter, r *http.Request) (*chatCall, *
 	if e := s.checkModel(c.req.Model); e != nil {
 		return nil, e
 	}
-	prompt, e := s.chatPrompt(c.req.Messages)
+	prompt, e := s.chatPrompt(&c.req)
 	if e != nil {
 		return nil, e
 	}
@@ -67,21 +67,47 @@ func deref(p *int, def int) int {
 // chatPrompt renders the conversation with the model's own template and
 // tokenizes it as `flowchat run --chat` does: special tokens parsed, BOS
 // added only when the template did not write it.
-func (s *Server) chatPrompt(msgs []chatMessage) ([]int32, *apiError) {
-	cm := make([]chat.Message, len(msgs))
-	for i, m := range msgs {
+func (s *Server) chatPrompt(r *chatRequest) ([]int32, *apiError) {
+	cm := make([]chat.Message, len(r.Messages))
+	for i, m := range r.Messages {
 		role := m.Role
 		if role == "developer" {
 			role = "system" // OpenAI's newer name; templates know "system"
 		}
-		cm[i] = chat.Message{Role: role, Content: m.Content.Text}
+		cm[i] = chat.Message{Role: role, Content: assistantText(m)}
 	}
 	m := s.cfg.Model
-	text, err := m.RenderChat(cm, true)
-	if err != nil {
-		return nil, badRequest("messages", "the model's chat template cannot render these messages: %v", err)
+	var text string
+	if r.useTools() {
+		var e *apiError
+		if text, e = s.renderWithTools(cm, r.Tools); e != nil {
+			return nil, e
+		}
+	} else {
+		var err error
+		if text, err = m.RenderChat(cm, true); err != nil {
+			return nil, badRequest("messages", "the model's chat template cannot render these messages: %v", err)
+		}
 	}
 	return m.Tok.Encode(text, !startsWithBOS(s, text), true), nil
+}
+
+// answer is a finished choice's message: tool calls parsed out of the
+// text when the request gave tools.
+func (c *chatCall) answer(res result) (*outMessage, string) {
+	msg := &outMessage{Role: "assistant", Content: &res.text}
+	if !c.req.useTools() {
+		return msg, res.finish
+	}
+	calls, rest := parseToolCalls(res.text, c.req.Tools)
+	if len(calls) == 0 {
+		return msg, res.finish
+	}
+	msg.ToolCalls, msg.Content = calls, nil
+	if rest != "" {
+		msg.Content = &rest
+	}
+	return msg, "tool_calls"
 }
 
 // startsWithBOS reports whether text already begins with the BOS token's
@@ -107,8 +133,9 @@ func (s *Server) completeChat(w http.ResponseWriter, r *http.Request, c *chatCal
 			return
 		}
 		addUsage(&u, len(j.prompt), res)
-		resp.Choices = append(resp.Choices, chatChoice{Index: i, Message: &outMessage{Role: "assistant", Content: &res.text},
-			FinishReason: &res.finish, Logprobs: chatLps(c.job.topLogprobs, res.logprobs)})
+		msg, finish := c.answer(res)
+		resp.Choices = append(resp.Choices, chatChoice{Index: i, Message: msg,
+			FinishReason: &finish, Logprobs: chatLps(c.job.topLogprobs, res.logprobs)})
 	}
 	resp.Usage = &u
 	writeJSON(w, http.StatusOK, resp)
@@ -160,13 +187,20 @@ func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, c *chatCall)
 			role = ""
 			return ok
 		}
+		if c.req.useTools() {
+			j.emit = nil // calls are parsed from the whole answer, then sent at once
+		}
 		res, err := s.run(r.Context(), j)
 		if err != nil {
 			sw.fail(runError(err))
 			return
 		}
 		addUsage(&u, len(j.prompt), res)
-		chunk(chatChoice{Index: i, Delta: &outMessage{}, FinishReason: &res.finish})
+		finish := res.finish
+		if c.req.useTools() {
+			finish = c.streamAnswer(chunk, i, res)
+		}
+		chunk(chatChoice{Index: i, Delta: &outMessage{}, FinishReason: &finish})
 	}
 	if c.req.StreamOptions != nil && c.req.StreamOptions.IncludeUsage {
 		b := base
@@ -174,4 +208,15 @@ func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, c *chatCall)
 		sw.send(b)
 	}
 	sw.done()
+}
+
+// streamAnswer sends a tools request's whole answer as one delta, each
+// call numbered as streaming deltas are.
+func (c *chatCall) streamAnswer(chunk func(chatChoice) bool, i int, res result) string {
+	msg, finish := c.answer(res)
+	for k := range msg.ToolCalls {
+		msg.ToolCalls[k].Index = &k
+	}
+	chunk(chatChoice{Index: i, Delta: msg, Logprobs: chatLps(c.job.topLogprobs, res.logprobs)})
+	return finish
 }

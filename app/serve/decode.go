@@ -211,9 +211,7 @@ func checkChat(r *chatRequest, pr *problems) {
 	if r.TopLogprobs != nil && *r.TopLogprobs > 0 && !r.Logprobs {
 		pr.add("top_logprobs", "top_logprobs needs logprobs: true")
 	}
-	if len(r.Tools) > 0 {
-		pr.add("tools", "tools are not supported by this server yet")
-	}
+	checkTools(r, pr)
 	if f := r.ResponseFormat; f != nil && f.Type != "" && f.Type != "text" {
 		pr.add("response_format", "response_format %q is not supported by this server yet (only \"text\")", f.Type)
 	}
