@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -247,5 +248,39 @@ func TestMetrics(t *testing.T) {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("/metrics lacks %q:\n%s", want, b)
 		}
+	}
+}
+
+// slow is a Backend that emits a piece every 40 ms, stopping when ctx ends.
+type slow struct{ scripted }
+
+func (s *slow) Generate(ctx context.Context, p []int32, opt engine.GenerateOptions) (engine.Stats, error) {
+	for i := range 12 {
+		select {
+		case <-ctx.Done():
+			return engine.Stats{GenTokens: i, StopReason: "cancelled"}, nil
+		case <-time.After(40 * time.Millisecond):
+		}
+		opt.OnPiece("x")
+	}
+	return engine.Stats{GenTokens: 12, StopReason: "length"}, nil
+}
+
+// TestStreamOutlivesReadTimeout: the server's read timeout bounds reading
+// the request only; a stream longer than it must run to the end.
+func TestStreamOutlivesReadTimeout(t *testing.T) {
+	ts := httptest.NewUnstartedServer(New(Config{Model: model(t), Backend: &slow{}, ModelID: "stories"}))
+	ts.Config.ReadTimeout = 150 * time.Millisecond
+	ts.Start()
+	defer ts.Close()
+	resp, err := http.Post(ts.URL+"/v1/chat/completions", "application/json", strings.NewReader(
+		`{"messages":[{"role":"user","content":"Once"}],"stream":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if n := strings.Count(string(b), `"content":"x"`); n != 12 || !strings.HasSuffix(string(b), "data: [DONE]\n\n") {
+		t.Fatalf("%d of 12 pieces arrived:\n%s", n, b)
 	}
 }

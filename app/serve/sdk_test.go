@@ -66,7 +66,7 @@ func TestSDKChatGreedyMatchesEngine(t *testing.T) {
 		}
 	}
 	var wg sync.WaitGroup
-	errs := make([]error, len(prompts)*2)
+	errs := make([]error, 16) // 16 requests in flight on 4 slots
 	for k := range errs {
 		wg.Go(func() { errs[k] = check(k % len(prompts)) })
 	}
