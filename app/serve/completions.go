@@ -49,7 +49,7 @@ func (s *Server) parseCompletion(w http.ResponseWriter, r *http.Request) (*compl
 	if e := s.completionPrompts(c); e != nil {
 		return nil, e
 	}
-	c.job = job{params: params, stops: c.req.Stop, topLogprobs: -1, ignoreEOS: c.req.IgnoreEOS,
+	c.job = job{params: params, stops: c.req.Stop, topLogprobs: -1, ignoreEOS: c.req.IgnoreEOS, continuation: true,
 		maxTokens: deref(c.req.MaxTokens, defaultCompletionTokens)}
 	if c.req.Logprobs != nil {
 		c.job.topLogprobs = *c.req.Logprobs

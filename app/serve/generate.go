@@ -22,6 +22,9 @@ type job struct {
 	// topLogprobs is how many alternatives to report per token; -1 means
 	// no logprobs at all (they cost a second pass of the sampler chain).
 	topLogprobs int
+	// continuation marks a legacy completion, whose text continues the
+	// prompt: a leading space of the first token is part of it.
+	continuation bool
 	// emit, when set, streams text as it becomes safe to send, with the
 	// logprobs of the tokens since the last call; false stops generation.
 	emit func(text string, lps []tokenLogprob) bool
@@ -56,10 +59,21 @@ func (s *Server) run(ctx context.Context, j job) (result, error) {
 		return ok
 	}
 	opt := engine.GenerateOptions{MaxTokens: j.maxTokens, Sampling: j.params, IgnoreEOG: j.ignoreEOS}
-	opt.OnPiece = func(piece string) bool { return send(st.add(piece)) && !st.hit }
+	first, fix := int32(-1), j.continuation
+	opt.OnPiece = func(piece string) bool {
+		if fix {
+			piece, fix = s.restoreSpace(first, piece), false
+		}
+		return send(st.add(piece)) && !st.hit
+	}
 	if j.topLogprobs >= 0 {
 		opt.OnExplain = func(e sample.Explanation) { exp = e }
-		opt.OnToken = func(id int32) {
+	}
+	opt.OnToken = func(id int32) {
+		if first < 0 {
+			first = id
+		}
+		if j.topLogprobs >= 0 {
 			lp := s.tokenLogprob(exp, id, j.topLogprobs)
 			res.logprobs = append(res.logprobs, lp)
 			pending = append(pending, lp)
@@ -80,6 +94,19 @@ func (s *Server) run(ctx context.Context, j job) (result, error) {
 	s.metrics.generation(stats)
 	res.finish = finishReason(stats.StopReason, st.hit)
 	return res, nil
+}
+
+// restoreSpace puts back the space the engine's streaming decoder drops
+// from the start of a generation (SentencePiece's "add space prefix"
+// rule, right for a text's first word but not for a continuation).
+func (s *Server) restoreSpace(first int32, piece string) string {
+	if first < 0 || len(piece) == 0 || piece[0] == ' ' {
+		return piece
+	}
+	if p := s.cfg.Model.Tok.Piece(first); len(p) > 0 && p[0] == ' ' {
+		return " " + piece
+	}
+	return piece
 }
 
 // finishReason maps the engine's stop reasons onto OpenAI's.

@@ -75,6 +75,7 @@ func client(ts *httptest.Server, key string) openai.Client {
 // reference is what engine.Session.Generate produces, greedy, on a fresh
 // session: the ground truth the server must reproduce.
 type reference struct {
+	ids    []int32
 	text   string
 	pieces []string
 	stats  engine.Stats
@@ -85,7 +86,9 @@ func generateRef(t *testing.T, m *engine.Model, prompt []int32, maxTokens int, i
 	var r reference
 	p := sample.DefaultParams()
 	p.Decoding = sample.DecodingGreedy
-	opt := engine.GenerateOptions{MaxTokens: maxTokens, Sampling: p, IgnoreEOG: ignoreEOS, OnPiece: func(s string) bool {
+	opt := engine.GenerateOptions{MaxTokens: maxTokens, Sampling: p, IgnoreEOG: ignoreEOS, OnToken: func(id int32) {
+		r.ids = append(r.ids, id)
+	}, OnPiece: func(s string) bool {
 		r.text += s
 		r.pieces = append(r.pieces, s)
 		return true

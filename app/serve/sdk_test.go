@@ -239,9 +239,17 @@ func logSoftmax(x []float32) []float64 {
 func TestSDKCompletions(t *testing.T) {
 	m := model(t)
 	texts := []string{"Once upon a time", "Lily"}
-	refs := make([]reference, len(texts))
+	// The text of a completion is what the generated tokens add to the
+	// decoded prompt.
+	want := make([]string, len(texts))
 	for i, p := range texts {
-		refs[i] = generateRef(t, m, m.Tok.Encode(p, true, true), 12, false)
+		ids := m.Tok.Encode(p, true, true)
+		ref := generateRef(t, m, ids, 12, false)
+		prompt, all := m.Tok.Decode(ids), m.Tok.Decode(append(ids, ref.ids...))
+		if !strings.HasPrefix(all, prompt) {
+			t.Fatalf("decoded prompt %q is not a prefix of %q", prompt, all)
+		}
+		want[i] = all[len(prompt):]
 	}
 	ts, _ := newTestServer(t, m, 2, Config{})
 	c := client(ts, "")
@@ -256,7 +264,7 @@ func TestSDKCompletions(t *testing.T) {
 	}
 	for _, ch := range resp.Choices {
 		p := int(ch.Index) / 2
-		if want := texts[p] + refs[p].text; ch.Text != want {
+		if want := texts[p] + want[p]; ch.Text != want {
 			t.Errorf("choice %d: %q, want echo + engine output %q", ch.Index, ch.Text, want)
 		}
 	}
