@@ -85,7 +85,11 @@ func serveMain(ctx context.Context, args []string, stderr io.Writer, ready func(
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
-	return listen(ctx, newHTTPServer(srv, logger), ln)
+	hs := newHTTPServer(srv, logger)
+	// Requests inherit ctx: on shutdown their generations stop at the next
+	// token instead of holding Shutdown until they finish.
+	hs.BaseContext = func(net.Listener) context.Context { return ctx }
+	return listen(ctx, hs, ln)
 }
 
 // checkExposure refuses to put an unauthenticated model on the network:

@@ -171,6 +171,7 @@ func addUsage(u *usage, promptLen int, res result) {
 
 func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, c *chatCall) {
 	sw := newSSE(w)
+	defer sw.close()
 	base := chatResponse{ID: c.id, Object: "chat.completion.chunk", Created: c.now, Model: s.cfg.ModelID, SystemFingerprint: fingerprint}
 	chunk := func(ch chatChoice) bool {
 		b := base

@@ -142,6 +142,7 @@ func legacyLps(top int, lps []tokenLogprob, offset int) *legacyLogprobs {
 
 func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, c *completionCall) {
 	sw := newSSE(w)
+	defer sw.close()
 	base := completionResponse{ID: c.id, Object: "text_completion", Created: c.now, Model: s.cfg.ModelID}
 	chunk := func(ch completionChoice) bool {
 		b := base
