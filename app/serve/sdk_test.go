@@ -286,3 +286,36 @@ func TestSDKAuth(t *testing.T) {
 		t.Fatalf("no key: %v, want 401", err)
 	}
 }
+
+// TestSDKSamplingFieldsReachTheEngine: a seed reproduces a sampled
+// answer, and logit_bias -100 bans the token greedy decoding would pick
+// first.
+func TestSDKSamplingFieldsReachTheEngine(t *testing.T) {
+	m := model(t)
+	ts, _ := newTestServer(t, m, 2, Config{})
+	c := client(ts, "")
+	ask := func(p openai.ChatCompletionNewParams) openai.ChatCompletionChoice {
+		t.Helper()
+		p.Model, p.Messages, p.MaxTokens = "stories", userMsg(prompts[0]), openai.Int(30)
+		resp, err := c.Chat.Completions.New(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Choices[0]
+	}
+	sampled := openai.ChatCompletionNewParams{Temperature: openai.Float(1.5), TopP: openai.Float(1), Seed: openai.Int(42)}
+	if a, b := ask(sampled).Message.Content, ask(sampled).Message.Content; a != b {
+		t.Errorf("seed 42 gave %q and then %q", a, b)
+	}
+	ref := generateRef(t, m, chatTokens(t, m, prompts[0]), 30, false)
+	first := ref.ids[0]
+	firstTok := string(m.Tok.Piece(first))
+	if greedy := ask(openai.ChatCompletionNewParams{Temperature: openai.Float(0), Logprobs: openai.Bool(true)}); greedy.Logprobs.Content[0].Token != firstTok {
+		t.Fatalf("greedy first token %q, engine %q", greedy.Logprobs.Content[0].Token, firstTok)
+	}
+	banned := ask(openai.ChatCompletionNewParams{Temperature: openai.Float(0), Logprobs: openai.Bool(true),
+		LogitBias: map[string]int64{fmt.Sprint(first): -100}})
+	if got := banned.Logprobs.Content[0].Token; got == firstTok {
+		t.Errorf("logit_bias -100 on %q (id %d): it was still chosen", firstTok, first)
+	}
+}
