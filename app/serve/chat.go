@@ -155,18 +155,16 @@ func chatLps(top int, lps []tokenLogprob) *chatLogprobs {
 	return &chatLogprobs{Content: lps, Refusal: []tokenLogprob{}}
 }
 
-// addUsage counts one choice; the prompt is counted once per choice
-// because each choice evaluates it (from the cache after the first).
+// addUsage counts one choice. As at OpenAI the prompt counts once for all
+// n choices, so its cached part is the first choice's: later choices find
+// the whole prompt cached by the first.
 func addUsage(u *usage, promptLen int, res result) {
-	if u.PromptTokens == 0 {
+	if u.PromptTokensDetails == nil {
 		u.PromptTokens = promptLen
+		u.PromptTokensDetails = &promptDetails{CachedTokens: res.stats.CachedTokens}
 	}
 	u.CompletionTokens += res.stats.GenTokens
 	u.TotalTokens = u.PromptTokens + u.CompletionTokens
-	if u.PromptTokensDetails == nil {
-		u.PromptTokensDetails = &promptDetails{}
-	}
-	u.PromptTokensDetails.CachedTokens += res.stats.CachedTokens
 }
 
 func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, c *chatCall) {

@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
@@ -143,5 +146,47 @@ func checkCall(t *testing.T, finish string, calls []openai.ChatCompletionMessage
 	var args map[string]string
 	if calls[0].Function.Name != "get_weather" || json.Unmarshal([]byte(calls[0].Function.Arguments), &args) != nil || args["city"] != "Paris" {
 		t.Errorf("call %+v, want get_weather{city: Paris}", calls[0].Function)
+	}
+}
+
+// TestConcurrentTemplateRendering renders a real Jinja template (with
+// tools) from several requests at once; run with -race.
+func TestConcurrentTemplateRendering(t *testing.T) {
+	src, err := os.ReadFile(fixtures.Path(t, "chat_templates/templates/Qwen-Qwen2.5-7B-Instruct.jinja"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := engine.Load(fixtures.Path(t, storiesPath), engine.LoadOptions{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if m.Template, err = chat.Parse(string(src)); err != nil {
+		t.Fatal(err)
+	}
+	// The tool prompt is ~400 tokens: use the model's whole context.
+	ts, _ := newTestServer(t, m, 4, Config{Backend: NewModelBackend(m, 4, 512, 16)})
+	body := `{"messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Hi"}],"max_tokens":4,"temperature":0,
+		"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]}`
+	var wg sync.WaitGroup
+	codes := make([]int, 8)
+	for i := range codes {
+		wg.Go(func() {
+			resp, err := http.Post(ts.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
+			if err == nil {
+				codes[i] = resp.StatusCode
+				if resp.StatusCode != 200 {
+					b, _ := io.ReadAll(resp.Body)
+					t.Logf("%s", b)
+				}
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	for i, c := range codes {
+		if c != 200 {
+			t.Errorf("request %d: status %d", i, c)
+		}
 	}
 }
