@@ -319,3 +319,26 @@ func TestSDKSamplingFieldsReachTheEngine(t *testing.T) {
 		t.Errorf("logit_bias -100 on %q (id %d): it was still chosen", firstTok, first)
 	}
 }
+
+// TestSDKCachedPromptTokens: asking again on the same slot reuses the
+// prompt from the KV cache (all but the last token, which is re-evaluated
+// for its logits) and says so in usage.
+func TestSDKCachedPromptTokens(t *testing.T) {
+	ts, _ := newTestServer(t, model(t), 1, Config{})
+	c := client(ts, "")
+	params := openai.ChatCompletionNewParams{Model: "stories", Messages: userMsg(prompts[2]), Temperature: openai.Float(0), MaxTokens: openai.Int(4)}
+	first, err := c.Chat.Completions.New(context.Background(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := c.Chat.Completions.New(context.Background(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := first.Usage.PromptTokensDetails.CachedTokens; got != 0 {
+		t.Errorf("first request: %d cached tokens on a fresh slot", got)
+	}
+	if got, want := second.Usage.PromptTokensDetails.CachedTokens, second.Usage.PromptTokens-1; got != want {
+		t.Errorf("second request: %d cached tokens, want %d", got, want)
+	}
+}
