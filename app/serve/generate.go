@@ -45,55 +45,70 @@ const noLogprob = -9999.0
 // run generates j on the backend, applying stop strings and collecting
 // logprobs.
 func (s *Server) run(ctx context.Context, j job) (result, error) {
-	var res result
-	st := stopper{stops: j.stops}
-	var pending []tokenLogprob // logprobs not yet sent with text
-	var exp sample.Explanation
-	send := func(text string) bool {
-		if text == "" {
-			return true
-		}
-		res.text += text
-		ok := j.emit == nil || j.emit(text, pending)
-		pending = nil
-		return ok
-	}
-	opt := engine.GenerateOptions{MaxTokens: j.maxTokens, Sampling: j.params, IgnoreEOG: j.ignoreEOS}
-	first, fix := int32(-1), j.continuation
-	opt.OnPiece = func(piece string) bool {
-		if fix {
-			piece, fix = s.restoreSpace(first, piece), false
-		}
-		return send(st.add(piece)) && !st.hit
-	}
+	g := &generation{s: s, j: j, stop: stopper{stops: j.stops}, first: -1, fix: j.continuation}
+	opt := engine.GenerateOptions{MaxTokens: j.maxTokens, Sampling: j.params, IgnoreEOG: j.ignoreEOS,
+		OnPiece: g.onPiece, OnToken: g.onToken}
 	if j.topLogprobs >= 0 {
-		opt.OnExplain = func(e sample.Explanation) { exp = e }
-	}
-	opt.OnToken = func(id int32) {
-		if first < 0 {
-			first = id
-		}
-		if j.topLogprobs >= 0 {
-			lp := s.tokenLogprob(exp, id, j.topLogprobs)
-			res.logprobs = append(res.logprobs, lp)
-			pending = append(pending, lp)
-		}
+		opt.OnExplain = func(e sample.Explanation) { g.exp = e }
 	}
 	stats, err := s.cfg.Backend.Generate(ctx, j.prompt, opt)
-	res.stats = stats
+	g.res.stats = stats
 	if err != nil {
-		return res, err
+		return g.res, err
 	}
 	if stats.StopReason == "cancelled" {
-		return res, context.Cause(ctx)
+		return g.res, context.Cause(ctx)
 	}
-	send(st.flush())
-	if j.emit != nil && len(pending) > 0 {
-		j.emit("", pending) // tokens whose text was a cut stop string
+	g.send(g.stop.flush())
+	if j.emit != nil && len(g.pending) > 0 {
+		j.emit("", g.pending) // tokens whose text was a cut stop string
 	}
 	s.metrics.generation(stats)
-	res.finish = finishReason(stats.StopReason, st.hit)
-	return res, nil
+	g.res.finish = finishReason(stats.StopReason, g.stop.hit)
+	return g.res, nil
+}
+
+// generation is the state of one run between the engine's callbacks,
+// which all come from the generating goroutine.
+type generation struct {
+	s       *Server
+	j       job
+	stop    stopper
+	res     result
+	pending []tokenLogprob     // logprobs not yet sent with text
+	exp     sample.Explanation // the current step's, when logprobs are wanted
+	first   int32              // the first token, -1 before it
+	fix     bool               // the first piece may need its space back
+}
+
+func (g *generation) onPiece(piece string) bool {
+	if g.fix {
+		piece, g.fix = g.s.restoreSpace(g.first, piece), false
+	}
+	return g.send(g.stop.add(piece)) && !g.stop.hit
+}
+
+func (g *generation) onToken(id int32) {
+	if g.first < 0 {
+		g.first = id
+	}
+	if g.j.topLogprobs >= 0 {
+		lp := g.s.tokenLogprob(g.exp, id, g.j.topLogprobs)
+		g.res.logprobs = append(g.res.logprobs, lp)
+		g.pending = append(g.pending, lp)
+	}
+}
+
+// send records text and streams it with the pending logprobs; false
+// means the client is gone.
+func (g *generation) send(text string) bool {
+	if text == "" {
+		return true
+	}
+	g.res.text += text
+	ok := g.j.emit == nil || g.j.emit(text, g.pending)
+	g.pending = nil
+	return ok
 }
 
 // restoreSpace puts back the space the engine's streaming decoder drops
