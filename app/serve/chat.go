@@ -1,0 +1,221 @@
+package serve
+
+import (
+	"net/http"
+	"time"
+
+	"flowchat/engine/chat"
+)
+
+// chatCall is a validated chat request, ready to run.
+type chatCall struct {
+	req chatRequest
+	job job
+	n   int
+	id  string
+	now int64
+}
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	c, e := s.parseChat(w, r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	if c.req.Stream {
+		s.streamChat(w, r, c)
+		return
+	}
+	s.completeChat(w, r, c)
+}
+
+// parseChat reads, decodes and validates a chat request and renders its
+// prompt.
+func (s *Server) parseChat(w http.ResponseWriter, r *http.Request) (*chatCall, *apiError) {
+	body, e := s.readBody(w, r)
+	if e != nil {
+		return nil, e
+	}
+	c := &chatCall{n: 1, id: newID("chatcmpl-"), now: time.Now().Unix()}
+	params, e := decodeRequest(body, &c.req, func(pr *problems) { checkChat(&c.req, pr) }, s.cfg.Model.Net.NVocab)
+	if e != nil {
+		return nil, e
+	}
+	if e := s.checkModel(c.req.Model); e != nil {
+		return nil, e
+	}
+	prompt, e := s.chatPrompt(&c.req)
+	if e != nil {
+		return nil, e
+	}
+	c.job = job{prompt: prompt, params: params, stops: c.req.Stop, topLogprobs: -1, ignoreEOS: c.req.IgnoreEOS}
+	if c.req.Logprobs {
+		c.job.topLogprobs = deref(c.req.TopLogprobs, 0)
+	}
+	c.job.maxTokens = deref(c.req.MaxCompletionTokens, deref(c.req.MaxTokens, 0))
+	c.n = deref(c.req.N, 1)
+	return c, nil
+}
+
+func deref(p *int, def int) int {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+// chatPrompt renders the conversation with the model's own template and
+// tokenizes it as `flowchat run --chat` does: special tokens parsed, BOS
+// added only when the template did not write it.
+func (s *Server) chatPrompt(r *chatRequest) ([]int32, *apiError) {
+	cm := make([]chat.Message, len(r.Messages))
+	for i, m := range r.Messages {
+		role := m.Role
+		if role == "developer" {
+			role = "system" // OpenAI's newer name; templates know "system"
+		}
+		cm[i] = chat.Message{Role: role, Content: assistantText(m)}
+	}
+	m := s.cfg.Model
+	var text string
+	if r.useTools() {
+		var e *apiError
+		if text, e = s.renderWithTools(cm, r.Tools); e != nil {
+			return nil, e
+		}
+	} else {
+		var err error
+		if text, err = m.RenderChat(cm, true); err != nil {
+			return nil, badRequest("messages", "the model's chat template cannot render these messages: %v", err)
+		}
+	}
+	return m.Tok.Encode(text, !startsWithBOS(s, text), true), nil
+}
+
+// answer is a finished choice's message: tool calls parsed out of the
+// text when the request gave tools.
+func (c *chatCall) answer(res result) (*outMessage, string) {
+	msg := &outMessage{Role: "assistant", Content: &res.text}
+	if !c.req.useTools() {
+		return msg, res.finish
+	}
+	calls, rest := parseToolCalls(res.text, c.req.Tools)
+	if len(calls) == 0 {
+		return msg, res.finish
+	}
+	msg.ToolCalls, msg.Content = calls, nil
+	if rest != "" {
+		msg.Content = &rest
+	}
+	return msg, "tool_calls"
+}
+
+// startsWithBOS reports whether text already begins with the BOS token's
+// text, which many templates write themselves.
+func startsWithBOS(s *Server, text string) bool {
+	tok := s.cfg.Model.Tok
+	if tok.BOS() < 0 {
+		return false
+	}
+	b := tok.Token(tok.BOS())
+	return b != "" && len(text) >= len(b) && text[:len(b)] == b
+}
+
+func (s *Server) completeChat(w http.ResponseWriter, r *http.Request, c *chatCall) {
+	resp := chatResponse{ID: c.id, Object: "chat.completion", Created: c.now, Model: s.cfg.ModelID, SystemFingerprint: fingerprint}
+	var u usage
+	for i := range c.n {
+		j := c.job
+		j.params = seedFor(j.params, i)
+		res, err := s.run(r.Context(), j)
+		if err != nil {
+			writeError(w, runError(err))
+			return
+		}
+		addUsage(&u, len(j.prompt), res)
+		msg, finish := c.answer(res)
+		resp.Choices = append(resp.Choices, chatChoice{Index: i, Message: msg,
+			FinishReason: &finish, Logprobs: chatLps(c.job.topLogprobs, res.logprobs)})
+	}
+	resp.Usage = &u
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// fingerprint identifies the serving configuration, as OpenAI's
+// system_fingerprint does.
+const fingerprint = "flowchat"
+
+func chatLps(top int, lps []tokenLogprob) *chatLogprobs {
+	if top < 0 {
+		return nil
+	}
+	if lps == nil {
+		lps = []tokenLogprob{}
+	}
+	return &chatLogprobs{Content: lps, Refusal: []tokenLogprob{}}
+}
+
+// addUsage counts one choice. As at OpenAI the prompt counts once for all
+// n choices, so its cached part is the first choice's: later choices find
+// the whole prompt cached by the first.
+func addUsage(u *usage, promptLen int, res result) {
+	if u.PromptTokensDetails == nil {
+		u.PromptTokens = promptLen
+		u.PromptTokensDetails = &promptDetails{CachedTokens: res.stats.CachedTokens}
+	}
+	u.CompletionTokens += res.stats.GenTokens
+	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+}
+
+func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, c *chatCall) {
+	sw := newSSE(w)
+	defer sw.close()
+	base := chatResponse{ID: c.id, Object: "chat.completion.chunk", Created: c.now, Model: s.cfg.ModelID, SystemFingerprint: fingerprint}
+	chunk := func(ch chatChoice) bool {
+		b := base
+		b.Choices = []chatChoice{ch}
+		return sw.send(b)
+	}
+	var u usage
+	for i := range c.n {
+		j := c.job
+		j.params = seedFor(j.params, i)
+		role := "assistant" // the first delta of each choice names it
+		j.emit = func(text string, lps []tokenLogprob) bool {
+			ok := chunk(chatChoice{Index: i, Delta: &outMessage{Role: role, Content: &text}, Logprobs: chatLps(j.topLogprobs, lps)})
+			role = ""
+			return ok
+		}
+		if c.req.useTools() {
+			j.emit = nil // calls are parsed from the whole answer, then sent at once
+		}
+		res, err := s.run(r.Context(), j)
+		if err != nil {
+			sw.fail(runError(err))
+			return
+		}
+		addUsage(&u, len(j.prompt), res)
+		finish := res.finish
+		if c.req.useTools() {
+			finish = c.streamAnswer(chunk, i, res)
+		}
+		chunk(chatChoice{Index: i, Delta: &outMessage{}, FinishReason: &finish})
+	}
+	if c.req.StreamOptions != nil && c.req.StreamOptions.IncludeUsage {
+		b := base
+		b.Choices, b.Usage = []chatChoice{}, &u
+		sw.send(b)
+	}
+	sw.done()
+}
+
+// streamAnswer sends a tools request's whole answer as one delta, each
+// call numbered as streaming deltas are.
+func (c *chatCall) streamAnswer(chunk func(chatChoice) bool, i int, res result) string {
+	msg, finish := c.answer(res)
+	for k := range msg.ToolCalls {
+		msg.ToolCalls[k].Index = &k
+	}
+	chunk(chatChoice{Index: i, Delta: msg, Logprobs: chatLps(c.job.topLogprobs, res.logprobs)})
+	return finish
+}

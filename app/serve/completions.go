@@ -1,0 +1,179 @@
+package serve
+
+import (
+	"net/http"
+	"time"
+)
+
+// completionCall is a validated /v1/completions request.
+type completionCall struct {
+	req     completionRequest
+	prompts [][]int32
+	texts   []string // each prompt as text, for echo
+	job     job
+	n       int
+	id      string
+	now     int64
+}
+
+// defaultCompletionTokens is OpenAI's max_tokens default for the legacy
+// endpoint; chat has none.
+const defaultCompletionTokens = 16
+
+func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
+	c, e := s.parseCompletion(w, r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	if c.req.Stream {
+		s.streamCompletion(w, r, c)
+		return
+	}
+	s.completeCompletion(w, r, c)
+}
+
+func (s *Server) parseCompletion(w http.ResponseWriter, r *http.Request) (*completionCall, *apiError) {
+	body, e := s.readBody(w, r)
+	if e != nil {
+		return nil, e
+	}
+	c := &completionCall{id: newID("cmpl-"), now: time.Now().Unix()}
+	params, e := decodeRequest(body, &c.req, func(pr *problems) { checkCompletion(&c.req, pr) }, s.cfg.Model.Net.NVocab)
+	if e != nil {
+		return nil, e
+	}
+	if e := s.checkModel(c.req.Model); e != nil {
+		return nil, e
+	}
+	if e := s.completionPrompts(c); e != nil {
+		return nil, e
+	}
+	c.job = job{params: params, stops: c.req.Stop, topLogprobs: -1, ignoreEOS: c.req.IgnoreEOS, continuation: true,
+		maxTokens: deref(c.req.MaxTokens, defaultCompletionTokens)}
+	if c.req.Logprobs != nil {
+		c.job.topLogprobs = *c.req.Logprobs
+	}
+	c.n = deref(c.req.N, 1)
+	return c, nil
+}
+
+// completionPrompts tokenizes text prompts as `flowchat run` does (BOS
+// added, special tokens parsed) and checks token prompts against the
+// vocabulary.
+func (s *Server) completionPrompts(c *completionCall) *apiError {
+	tok := s.cfg.Model.Tok
+	for _, t := range c.req.Prompt.texts {
+		ids := tok.Encode(t, true, true)
+		if len(ids) == 0 {
+			return badRequest("prompt", "the prompt encodes to no tokens")
+		}
+		c.prompts, c.texts = append(c.prompts, ids), append(c.texts, t)
+	}
+	nv := int32(s.cfg.Model.Net.NVocab)
+	for i, ids := range c.req.Prompt.tokens {
+		if len(ids) == 0 {
+			return badRequest("prompt", "prompt[%d] has no tokens", i)
+		}
+		for _, id := range ids {
+			if id < 0 || id >= nv {
+				return badRequest("prompt", "prompt[%d] has token %d outside the vocabulary [0, %d)", i, id, nv)
+			}
+		}
+		c.prompts, c.texts = append(c.prompts, ids), append(c.texts, tok.Decode(ids))
+	}
+	return nil
+}
+
+func (s *Server) completeCompletion(w http.ResponseWriter, r *http.Request, c *completionCall) {
+	resp := completionResponse{ID: c.id, Object: "text_completion", Created: c.now, Model: s.cfg.ModelID}
+	u := usage{PromptTokensDetails: &promptDetails{}}
+	for pi, prompt := range c.prompts {
+		for i := range c.n {
+			j := c.job
+			j.prompt, j.params = prompt, seedFor(j.params, i)
+			res, err := s.run(r.Context(), j)
+			if err != nil {
+				writeError(w, runError(err))
+				return
+			}
+			countCompletion(&u, len(prompt), res)
+			text, off := res.text, 0
+			if c.req.Echo {
+				text, off = c.texts[pi]+text, len(c.texts[pi])
+			}
+			resp.Choices = append(resp.Choices, completionChoice{Index: pi*c.n + i, Text: text, FinishReason: &res.finish,
+				Logprobs: legacyLps(c.job.topLogprobs, res.logprobs, off)})
+		}
+	}
+	resp.Usage = &u
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// countCompletion adds one choice to usage; every choice's prompt counts,
+// as each was evaluated (partly from the cache).
+func countCompletion(u *usage, promptLen int, res result) {
+	u.PromptTokens += promptLen
+	u.CompletionTokens += res.stats.GenTokens
+	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	u.PromptTokensDetails.CachedTokens += res.stats.CachedTokens
+}
+
+// legacyLps converts to /v1/completions' logprobs, text offsets counted
+// in bytes from the start of the choice's text (after any echo).
+func legacyLps(top int, lps []tokenLogprob, offset int) *legacyLogprobs {
+	if top < 0 {
+		return nil
+	}
+	out := &legacyLogprobs{Tokens: []string{}, TokenLogprobs: []float64{}, TopLogprobs: []map[string]float64{}, TextOffset: []int{}}
+	for _, lp := range lps {
+		out.Tokens = append(out.Tokens, lp.Token)
+		out.TokenLogprobs = append(out.TokenLogprobs, lp.Logprob)
+		alts := map[string]float64{}
+		for _, t := range lp.TopLogprobs {
+			alts[t.Token] = t.Logprob
+		}
+		out.TopLogprobs = append(out.TopLogprobs, alts)
+		out.TextOffset = append(out.TextOffset, offset)
+		offset += len(lp.Bytes)
+	}
+	return out
+}
+
+func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, c *completionCall) {
+	sw := newSSE(w)
+	defer sw.close()
+	base := completionResponse{ID: c.id, Object: "text_completion", Created: c.now, Model: s.cfg.ModelID}
+	chunk := func(ch completionChoice) bool {
+		b := base
+		b.Choices = []completionChoice{ch}
+		return sw.send(b)
+	}
+	u := usage{PromptTokensDetails: &promptDetails{}}
+	for pi, prompt := range c.prompts {
+		for i := range c.n {
+			idx := pi*c.n + i
+			if c.req.Echo && !chunk(completionChoice{Index: idx, Text: c.texts[pi]}) {
+				return
+			}
+			j := c.job
+			j.prompt, j.params = prompt, seedFor(j.params, i)
+			j.emit = func(text string, lps []tokenLogprob) bool {
+				return chunk(completionChoice{Index: idx, Text: text, Logprobs: legacyLps(j.topLogprobs, lps, 0)})
+			}
+			res, err := s.run(r.Context(), j)
+			if err != nil {
+				sw.fail(runError(err))
+				return
+			}
+			countCompletion(&u, len(prompt), res)
+			chunk(completionChoice{Index: idx, FinishReason: &res.finish})
+		}
+	}
+	if c.req.StreamOptions != nil && c.req.StreamOptions.IncludeUsage {
+		b := base
+		b.Choices, b.Usage = []completionChoice{}, &u
+		sw.send(b)
+	}
+	sw.done()
+}
