@@ -68,6 +68,7 @@ func serveMain(ctx context.Context, args []string, stderr io.Writer, ready func(
 	if err := checkExposure(sf, stderr); err != nil {
 		return err
 	}
+	mf.parallel = sf.parallel // the scheduler's seats
 	m, err := mf.load()
 	if err != nil {
 		return err
@@ -81,7 +82,7 @@ func serveMain(ctx context.Context, args []string, stderr io.Writer, ready func(
 	if err != nil {
 		return err
 	}
-	logger.Printf("serving %s on http://%s/v1 (%d slots of %d tokens)", modelID(sf.name, m.Path), ln.Addr(), sf.parallel, backend.Ctx())
+	logger.Printf("serving %s on http://%s/v1 (%d sequences at once, %d-token contexts, batched)", modelID(sf.name, m.Path), ln.Addr(), sf.parallel, backend.Ctx())
 	if ready != nil {
 		ready(ln.Addr().String())
 	}

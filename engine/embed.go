@@ -26,7 +26,9 @@ func (m *Model) Embed(text string) (*Embedding, error) {
 	if len(ids) == 0 {
 		return nil, fmt.Errorf("engine: %q encodes to no tokens", text)
 	}
+	m.runMu.Lock()
 	hidden, pooled, err := m.Net.Embed(ids)
+	m.runMu.Unlock()
 	if err != nil {
 		return nil, err
 	}

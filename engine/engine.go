@@ -58,6 +58,12 @@ type Model struct {
 	Requant quant.Report
 	kvType  ggml.Type
 
+	// runMu is held by every use of the network's worker pool: a
+	// scheduler's step, Embed, Logits and the sessions of networks
+	// without a scheduler. (Callbacks run inside a step: they must not
+	// call back into those.)
+	runMu sync.Mutex
+
 	schedOpt  SchedOptions
 	schedOnce sync.Once
 	sched     *Scheduler
@@ -377,6 +383,8 @@ func (s *Session) Generate(ctx context.Context, prompt []int32, opt GenerateOpti
 		return s.run(ctx, Query{Prompt: prompt, Sampling: opt.Sampling, MaxTokens: opt.MaxTokens, IgnoreEOG: opt.IgnoreEOG,
 			ContextShift: opt.ContextShift, OnToken: opt.OnToken, OnText: opt.OnPiece, OnExplain: opt.OnExplain, OnPrefill: opt.OnPrefill, OnWait: opt.OnWait})
 	}
+	s.m.runMu.Lock() // a network without a scheduler: one session at a time
+	defer s.m.runMu.Unlock()
 	var st Stats
 	sm, err := sample.New(opt.Sampling, s.m.Net.NVocab, sample.WithVocab(s.m.Tok))
 	if err != nil {
@@ -444,6 +452,8 @@ func (s *Session) Explain(ctx context.Context, prompt []int32, p sample.Params) 
 		_, err := s.run(ctx, Query{Prompt: prompt, Sampling: p, ExplainOnly: true, OnExplain: func(e sample.Explanation) { ex = e }})
 		return ex, err
 	}
+	s.m.runMu.Lock()
+	defer s.m.runMu.Unlock()
 	sm, err := sample.New(p, s.m.Net.NVocab, sample.WithVocab(s.m.Tok))
 	if err != nil {
 		return sample.Explanation{}, err
@@ -551,6 +561,8 @@ func commonPrefix(a, b []int32) int {
 // Logits evaluates tokens from an empty cache and returns every position's
 // logits, [len(tokens) × vocab].
 func (m *Model) Logits(tokens []int32) ([]float32, error) {
+	m.runMu.Lock()
+	defer m.runMu.Unlock()
 	st := m.Net.NewState(max(len(tokens), 1), 256)
 	out, err := st.Forward(tokens, true)
 	if err != nil {

@@ -112,7 +112,7 @@ type Scheduler struct {
 	stop    chan struct{}
 	stopped chan struct{}
 
-	stepMu  sync.Mutex // one Infer at a time
+	stepMu  *sync.Mutex // the model's runMu: one forward pass at a time
 	waiting []*query
 	running []*query
 	segs    []model.Segment
@@ -132,7 +132,7 @@ func NewScheduler(m *Model, o SchedOptions) (*Scheduler, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Scheduler{m: m, opt: o, pool: pool, batch: pool.NewBatch(o.StepTokens + o.MaxSeqs),
+	s := &Scheduler{m: m, opt: o, pool: pool, batch: pool.NewBatch(o.StepTokens + o.MaxSeqs), stepMu: &m.runMu,
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
 	return s, nil
 }

@@ -214,12 +214,11 @@ func TestBusy(t *testing.T) {
 	m := model(t)
 	ts, b := newTestServer(t, m, 1, Config{})
 	b.maxQueue = 0
-	s, err := b.acquire(context.Background(), nil)
-	if err != nil {
+	if err := b.acquire(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	resp, e := post(t, ts.URL+"/v1/chat/completions", `{"messages":[{"role":"user","content":"Once"}]}`)
-	b.release(s)
+	b.release()
 	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || e.Error.Message == "" {
 		t.Fatalf("busy: status %d, Retry-After %q, %+v", resp.StatusCode, resp.Header.Get("Retry-After"), e)
 	}

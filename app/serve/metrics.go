@@ -72,7 +72,11 @@ func (m *metrics) write(w io.Writer, l Load) {
 	gauge(w, "flowchat_slots", "Sequences that can run at once (--parallel).", float64(l.Slots))
 	gauge(w, "flowchat_requests_running", "Sequences generating now.", float64(l.Running))
 	gauge(w, "flowchat_requests_queued", "Requests waiting for a free slot.", float64(l.Queued))
-	gauge(w, "flowchat_kv_cache_tokens", "Tokens held in the slots' KV caches.", float64(l.KVTokens))
+	gauge(w, "flowchat_kv_cache_tokens", "Positions held in the paged KV cache.", float64(l.KVTokens))
+	gauge(w, "flowchat_kv_blocks_in_use", "KV cache blocks some sequence holds.", float64(l.KVBlocks))
+	gauge(w, "flowchat_kv_blocks", "KV cache blocks in all (--kv-budget).", float64(l.KVBlocksTotal))
+	counter(w, "flowchat_prefix_cache_hit_blocks_total", "KV blocks requests found in the prefix cache.", float64(l.PrefixHitBlocks))
+	counter(w, "flowchat_preemptions_total", "Sequences preempted (recomputed later) because the KV cache was full.", float64(l.Preemptions))
 }
 
 func (m *metrics) writeRequests(w io.Writer) {
