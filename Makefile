@@ -14,6 +14,11 @@ APT_PKGS := gcc pkg-config libgl1-mesa-dev libx11-dev libxext-dev libxcursor-dev
 # takes a screenshot with xwd; it skips (saying so) where these are missing.
 TEST_PKGS := xvfb xdotool x11-apps
 ENGINE_PKGS := ./engine/... ./native/... ./specs/...
+# `flowchat --version` prints these (Go's own VCS stamp is off where
+# GOFLAGS has -buildvcs=false).
+VERSION ?= $(shell sed -n 's/^ *Version *= *"\(.*\)"/\1/p' FyneApp.toml)
+COMMIT  ?= $(shell git describe --always --dirty --abbrev=12 --exclude '*' 2>/dev/null)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
 .PHONY: all run build deps test-deps apt test test-arm64 fuzz vet bench bench-kernels clean
 
@@ -48,7 +53,7 @@ run: build
 	./$(BIN) $(ARGS)
 
 build: deps
-	$(GO) build -tags $(TAGS) -o $(BIN) ./app
+	$(GO) build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o $(BIN) ./app
 
 # deps installs missing Debian packages (root only; others get a hint) and
 # downloads Go modules.

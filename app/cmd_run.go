@@ -47,6 +47,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	defer m.Close()
 	text := *prompt
+	if *asChat && !m.Info.HasTemplate {
+		fmt.Fprintf(stderr, "flowchat: %s has no chat template: --chat uses a generic format it may not know (a model not trained to chat continues the text rather than answering it)\n", m.Info.Name)
+	}
 	if *asChat {
 		if text, err = m.RenderChat([]chat.Message{{Role: "user", Content: *prompt}}, true); err != nil {
 			return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -56,7 +57,7 @@ func gui(args []string, stdout, stderr io.Writer) error {
 	}
 	defer files.Close()
 	// A plain `go build` does not read FyneApp.toml; set what it says here.
-	fyneapp.SetMetadata(fyne.AppMetadata{ID: "io.flowchat.app", Name: "flowchat", Version: "0.1.0", Migrations: map[string]bool{"fyneDo": true}})
+	fyneapp.SetMetadata(fyne.AppMetadata{ID: "io.flowchat.app", Name: "flowchat", Version: cmp.Or(version, appVersion), Migrations: map[string]bool{"fyneDo": true}})
 	a := fyneapp.NewWithID("io.flowchat.app")
 	models := modelLibrary()
 	lib := &guiLibrary{spec: mf.spec, demo: demo, threads: mf.threads, ctx: mf.ctx, models: models}
