@@ -177,7 +177,7 @@ func (c *termChat) turn(user string) error {
 		return true
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	st, err := c.sess.Generate(ctx, ids, opt)
+	st, err := generate(ctx, c.m, c.sess, ids, opt)
 	stop()
 	if err != nil {
 		c.msgs = c.msgs[:len(c.msgs)-1]

@@ -74,7 +74,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	sess := m.NewSession(mf.ctx)
-	st, err := sess.Generate(ctx, ids, opt)
+	st, err := generate(ctx, m, sess, ids, opt)
 	if err != nil {
 		return err
 	}

@@ -90,7 +90,7 @@ func (g *guiEngine) Generate(ctx context.Context, req ui.Request, onPiece func(s
 		opt.OnExplain = func(e sample.Explanation) { req.OnExplain(g.explanation(e)) }
 	}
 	opt.OnPrefill = req.OnPrefill
-	st, err := g.sess.Generate(ctx, ids, opt)
+	st, err := generate(ctx, g.m, g.sess, ids, opt)
 	out := ui.Stats{PromptTokens: st.PromptTokens, CachedTokens: st.CachedTokens, GenTokens: st.GenTokens,
 		TimeToFirstToken: first, Total: time.Since(t0), StopReason: stopReason(st.StopReason)}
 	if first == 0 {
