@@ -14,6 +14,7 @@ import (
 	"github.com/mattn/go-runewidth"
 	"golang.org/x/term"
 
+	"flowchat/app/presets"
 	"flowchat/engine"
 	"flowchat/engine/chat"
 )
@@ -61,10 +62,10 @@ func cmdChat(args []string, stdout, stderr io.Writer) error {
 	return tc.loop(os.Stdin)
 }
 
-// defaultReplyTokens is the reply length limit when none is given: a
-// quarter of the context (at most 1024 tokens), so that one reply never
-// fills the context and the conversation can go on.
-func defaultReplyTokens(ctx int) int { return max(1, min(1024, ctx/4)) }
+// defaultReplyTokens is the reply length limit when none is given, the
+// GUI's: a quarter of the context (at most 1024 tokens), so that one reply
+// never fills the context and the conversation can go on.
+func defaultReplyTokens(ctx int) int { return presets.MaxTokensFor(ctx) }
 
 // The terminal chat's context policies, named as the GUI's (app/store).
 const (

@@ -446,7 +446,7 @@ func (a *App) modelLoaded(path string, o LoadOptions, old, e Engine, err error) 
 	a.settings.SetModel(path, m)
 	a.settings.LastModel = path
 	a.saveSettings()
-	a.sampling, a.preset = m.Sampling.Clone(), m.Preset
+	a.sampling, a.preset = m.Sampling.Clone().FitContext(e.ContextSize()), m.Preset
 	a.panel.SetParams(a.sampling, a.preset)
 	info := e.Info()
 	a.models.setLoading("")

@@ -18,6 +18,8 @@ func TestFormatStats(t *testing.T) {
 			"3 prompt + 1 generated tokens · first token 1.5 s"},
 		// Nothing generated (stopped during prefill).
 		{Stats{PromptTokens: 900, Total: 4 * time.Second}, "900 prompt + 0 generated tokens"},
+		// A follow-up: the prompt's length counts what the cache reused.
+		{Stats{PromptTokens: 1, CachedTokens: 16, GenTokens: 1, Total: time.Second}, "17 prompt (16 cached) + 1 generated tokens"},
 	}
 	for _, tt := range tests {
 		if got := formatStats(tt.st); got != tt.want {
