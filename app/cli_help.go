@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"runtime/debug"
 	"strings"
+
+	"flowchat/app/hub"
 )
 
 // cmdHelp is what a subcommand's --help shows above its flags: the
@@ -138,9 +140,10 @@ func versionString() string {
 }
 
 // cleanError is err's message without a repeated "op path: " (gguf.Open
-// and others wrap an *fs.PathError in their own "open PATH: ").
+// and others wrap an *fs.PathError in their own "open PATH: "), and an
+// offline hub error as its one sentence.
 func cleanError(err error) string {
-	msg := err.Error()
+	msg := hub.Message(err)
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		dup := pe.Op + " " + pe.Path + ": "
