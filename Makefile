@@ -92,10 +92,14 @@ vet: test-deps
 
 # test runs vet and every test; the engine also without cgo and with the
 # plain-Go kernels (noasm), since those are the reference implementations.
+# tools/testsum runs go test -json and prints go test's closing line per
+# package, failing tests' output, and every skipped test with its reason;
+# it exits with go test's status.
+GOTEST ?= GO=$(GO) $(GO) run ./tools/testsum
 test: vet
-	$(GO) test -tags $(TAGS) -count=1 ./...
-	CGO_ENABLED=0 $(GO) test -count=1 $(ENGINE_PKGS)
-	CGO_ENABLED=0 $(GO) test -count=1 -tags noasm $(ENGINE_PKGS)
+	$(GOTEST) -tags $(TAGS) -count=1 ./...
+	CGO_ENABLED=0 $(GOTEST) -count=1 $(ENGINE_PKGS)
+	CGO_ENABLED=0 $(GOTEST) -count=1 -tags noasm $(ENGINE_PKGS)
 	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory test-arm64
 
