@@ -76,11 +76,13 @@ func (a *App) GroupNote(title string) string {
 }
 
 // Model panel hooks.
-func (a *App) ModelError() string        { return visibleText(a.models.errLabel) }
-func (a *App) ModelState() string        { return a.models.state.Text }
-func (a *App) ListedModels() []ModelInfo { return a.models.models }
-func (a *App) SelectModel(i int)         { a.models.list.Select(i) }
-func (a *App) AddModelFile(p string)     { a.models.AddFile(p) }
+func (a *App) ModelError() string         { return visibleText(a.models.errLabel) }
+func (a *App) ModelState() string         { return a.models.state.Text }
+func (a *App) ModelDetails() string       { return a.models.details.Text }
+func (a *App) LoadButton() *widget.Button { return a.models.loadBtn }
+func (a *App) ListedModels() []ModelInfo  { return a.models.models }
+func (a *App) SelectModel(i int)          { a.models.list.Select(i) }
+func (a *App) AddModelFile(p string)      { a.models.AddFile(p) }
 
 // LoadForm builds the load dialog's form for the model listed at i.
 func (a *App) LoadForm(i int) *LoadForm {
