@@ -67,7 +67,7 @@ func gui(args []string, stdout, stderr io.Writer) error {
 	}
 	w, app := ui.NewMainWindow(a, ui.Deps{
 		Library: lib, Storage: files, Model: mf.model, DefaultModel: demo, PollMemory: memoryPoll,
-		Hub: hubs, Downloads: hubs, Lab: newGUILab(quantlabCacheDir(), mf.threads),
+		Hub: hubs, Downloads: hubs, Lab: newGUILab(quantlabCacheDir(), mf.threads), Welcome: true,
 	})
 	window.Store(app)
 	w.ShowAndRun()

@@ -46,6 +46,13 @@ func TestGUIEndToEnd(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	t.Logf("go build: %.1fs", time.Since(t0).Seconds())
+	// The welcome screen a first start shows is tested with Fyne's test
+	// driver (ui/welcome_test.go); here the chat is typed into at once.
+	settings := filepath.Join(dir, "config", "flowchat", "settings.json")
+	os.MkdirAll(filepath.Dir(settings), 0o755)
+	if err := os.WriteFile(settings, []byte(`{"version": 1, "welcome_shown": true}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	display := startXvfb(t)
 	env := append(os.Environ(), "DISPLAY="+display, "XDG_DATA_HOME="+filepath.Join(dir, "data"), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
 	app := exec.Command(bin)
@@ -57,7 +64,6 @@ func TestGUIEndToEnd(t *testing.T) {
 	}
 	defer func() { app.Process.Kill(); app.Wait() }()
 
-	settings := filepath.Join(dir, "config", "flowchat", "settings.json")
 	waitFor(t, "the demo model to load", 30*time.Second, func() bool {
 		b, _ := os.ReadFile(settings)
 		return bytes.Contains(b, []byte(`"last_model"`))

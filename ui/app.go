@@ -31,6 +31,9 @@ type Deps struct {
 	// PollMemory is how often the status bar reads memory in use; 0 = never
 	// (tests).
 	PollMemory time.Duration
+	// Welcome shows the welcome screen at the first start (the settings
+	// remember that it was shown).
+	Welcome bool
 	// Hub and Downloads, when set, add the Discover and Downloads screens.
 	Hub       Hub
 	Downloads Downloader
@@ -70,6 +73,7 @@ type App struct {
 	discover  *discoverView      // nil without a Hub
 	downloads *downloadsView     // nil without a Downloader
 	lab       *labView           // nil without a Lab
+	welcome   *welcomeView       // the last welcome screen opened, if any
 	screens   *container.AppTabs // Chat, Discover, Downloads…; nil when only Chat
 	content   fyne.CanvasObject
 	stopPoll  chan struct{}
@@ -208,6 +212,7 @@ func (a *App) Start(w fyne.Window) {
 		m, _ := a.settings.Model(path)
 		a.loadModel(path, LoadOptions(m.Load))
 	}
+	a.welcomeOnce()
 }
 
 // Close stops a reply in progress and background work, and flushes

@@ -1,7 +1,9 @@
 package ui
 
 import (
+	"fyne.io/fyne/v2/container"
 	"io"
+	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/theme"
@@ -305,3 +307,45 @@ func (a *App) SideRows() []SideRowView {
 }
 
 func (a *App) PrefillBar() *widget.ProgressBar { return a.status.prefill }
+
+// Welcome screen hooks.
+func (a *App) ShowWelcome() { a.showWelcome() }
+func (a *App) WelcomeOpen() bool {
+	return a.welcome != nil && a.welcome.dlg != nil && a.welcome.content.Visible() && a.win != nil &&
+		len(a.win.Canvas().Overlays().List()) > 0
+}
+func (a *App) WelcomeState() string { return a.welcome.state.Text }
+func (a *App) WelcomeDemo() *widget.Button {
+	return a.welcome.demoBtn
+}
+
+// WelcomeRows are the offered models: name, badge and their buttons.
+func (a *App) WelcomeRows() (names, badges []string, get []*widget.Button) {
+	for _, r := range a.welcome.rows {
+		names, badges, get = append(names, r.entry.Name), append(badges, r.badge.Text), append(get, r.get)
+	}
+	return
+}
+func (a *App) WelcomeText() string { return texts(a.welcome.content) }
+
+// texts joins the text of every label and button under o.
+func texts(o fyne.CanvasObject) string {
+	var out []string
+	var walk func(fyne.CanvasObject)
+	walk = func(o fyne.CanvasObject) {
+		switch x := o.(type) {
+		case *widget.Label:
+			out = append(out, x.Text)
+		case *widget.Button:
+			out = append(out, x.Text)
+		case *container.Scroll:
+			walk(x.Content)
+		case *fyne.Container:
+			for _, c := range x.Objects {
+				walk(c)
+			}
+		}
+	}
+	walk(o)
+	return strings.Join(out, "\n")
+}

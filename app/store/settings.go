@@ -26,6 +26,9 @@ type Settings struct {
 	// ExplainLive makes the next-token chart follow a reply as it streams
 	// (an explanation per token costs decode speed on large vocabularies).
 	ExplainLive bool `json:"explain_live,omitempty"`
+	// WelcomeShown: the welcome screen was shown at a first start (Help ▸
+	// Welcome opens it again).
+	WelcomeShown bool `json:"welcome_shown,omitempty"`
 }
 
 // ModelSettings are remembered per model.
