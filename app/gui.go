@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"sync/atomic"
 	"time"
@@ -56,6 +57,13 @@ func gui(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer files.Close()
+	// Fyne logs through the standard logger: drop its harmless errors. It
+	// also expects the user cache directory to exist, which a fresh
+	// account (or an empty XDG_CACHE_HOME) does not have.
+	log.SetOutput(&fyneLog{out: stderr})
+	if d, err := os.UserCacheDir(); err == nil {
+		os.MkdirAll(d, 0o700)
+	}
 	// A plain `go build` does not read FyneApp.toml; set what it says here.
 	fyneapp.SetMetadata(fyne.AppMetadata{ID: "io.flowchat.app", Name: "flowchat", Version: cmp.Or(version, appVersion), Migrations: map[string]bool{"fyneDo": true}})
 	a := fyneapp.NewWithID("io.flowchat.app")
