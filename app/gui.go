@@ -67,6 +67,7 @@ func gui(args []string, stdout, stderr io.Writer) error {
 	// A plain `go build` does not read FyneApp.toml; set what it says here.
 	fyneapp.SetMetadata(fyne.AppMetadata{ID: "io.flowchat.app", Name: "flowchat", Version: cmp.Or(version, appVersion), Migrations: map[string]bool{"fyneDo": true}})
 	a := fyneapp.NewWithID("io.flowchat.app")
+	a.Settings().SetTheme(ui.Theme()) // WCAG AA text contrast
 	models := modelLibrary()
 	lib := &guiLibrary{spec: mf.spec, demo: demo, threads: mf.threads, ctx: mf.ctx, models: models}
 	hubs, err := newGUIHub(hub.NewClient(hub.Options{}), models, assets.Catalog, hub.ManagerOptions{})

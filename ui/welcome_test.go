@@ -128,7 +128,7 @@ func (d darkTheme) Color(n fyne.ThemeColorName, _ fyne.ThemeVariant) color.Color
 // welcomeShot writes the window with the welcome screen as PNG for the
 // docs (FLOWCHAT_SHOT_DIR=$PWD/docs go test -tags x11 ./ui -run TestWelcomeFlow).
 func welcomeShot(t *testing.T, h *harness, path string) {
-	fyne.CurrentApp().Settings().SetTheme(darkTheme{theme.DefaultTheme()})
+	fyne.CurrentApp().Settings().SetTheme(darkTheme{ui.Theme()})
 	h.w.Content().Refresh()
 	size := h.w.Canvas().Size()
 	h.w.Resize(size.AddWidthHeight(1, 1))
