@@ -177,7 +177,7 @@ func (a *App) setTabTitle(tab *container.TabItem, name string, n int) {
 // the chart a little more room: it is what makes the settings readable.
 func samplingSplit(settings, chart fyne.CanvasObject) fyne.CanvasObject {
 	s := container.NewVSplit(settings, chart)
-	s.Offset = 0.45
+	s.Offset = 0.8 // the common settings (temperature to min-p, max tokens) at once
 	return s
 }
 

@@ -349,3 +349,18 @@ func texts(o fyne.CanvasObject) string {
 	walk(o)
 	return strings.Join(out, "\n")
 }
+
+// GroupShown reports whether a sampling group's settings are shown.
+func (a *App) GroupShown(title string) bool {
+	for _, g := range a.panel.groups {
+		if g.g.title == title {
+			return g.grid.Visible()
+		}
+	}
+	return false
+}
+
+// ChartTop is where the next-token chart below the settings starts.
+func (a *App) ChartTop() float32 {
+	return fyne.CurrentApp().Driver().AbsolutePositionForObject(a.next.content).Y
+}
