@@ -21,20 +21,23 @@ type metric struct {
 	format        func(v float64) string
 	// ref, when set, is drawn as a dashed line labelled "base".
 	ref func(rep *eval.LabReport) float64
+	// linear keeps the axis linear whatever the spread: a percentage
+	// (top-1 agreement) on a log axis reads as a ratio it is not.
+	linear bool
 }
 
 var metrics = map[Chart]metric{
 	PPLBars: {"Perplexity (lower is better)", "perplexity",
 		func(r *eval.LevelResult) (float64, float64) { return r.PPL, r.PPLStdErr }, PPL,
-		func(rep *eval.LabReport) float64 { return rep.BasePPL }},
+		func(rep *eval.LabReport) float64 { return rep.BasePPL }, false},
 	KLDBars: {"KL divergence from the base (lower is better)", "nats per token",
-		func(r *eval.LevelResult) (float64, float64) { return r.KLD, r.KLDStdErr }, KLD, nil},
+		func(r *eval.LevelResult) (float64, float64) { return r.KLD, r.KLDStdErr }, KLD, nil, false},
 	Top1Bars: {"Top-1 agreement with the base (higher is better)", "% of positions",
 		func(r *eval.LevelResult) (float64, float64) { return 100 * r.Top1, 0 },
-		func(v float64) string { return fmt.Sprintf("%.1f%%", v) }, nil},
+		func(v float64) string { return fmt.Sprintf("%.1f%%", v) }, nil, true},
 	TPSBars: {"Generation speed (higher is better)", "tokens per second",
 		func(r *eval.LevelResult) (float64, float64) { return r.GenTPS, 0 },
-		func(v float64) string { return fmt.Sprintf("%.0f", v) }, nil},
+		func(v float64) string { return fmt.Sprintf("%.0f", v) }, nil, false},
 }
 
 // barPlot draws one bar per level with its standard error and value.
@@ -53,7 +56,7 @@ func barPlot(rep *eval.LabReport, m metric) *plot.Plot {
 		b.colors = append(b.colors, familyOf(rep.Levels[i].Level).color)
 		names = append(names, LevelLabel(rep.Levels[i].Level))
 	}
-	b.log = useLog(b.vals)
+	b.log = !m.linear && useLog(b.vals)
 	yLabel := m.yLabel
 	if b.log {
 		yLabel += ", log scale"
