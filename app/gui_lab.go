@@ -40,7 +40,9 @@ func (l *guiLab) Levels() []ui.Choice {
 	return out
 }
 
-// levelLabel: "Q3H · Inferflow, 4 bits/weight".
+// levelLabel: "Q3H · Inferflow, 4 bits/weight" (of the quantized
+// matrices: the tensors kept in F32/F16 raise the file's average, which the
+// results table shows).
 func levelLabel(v string) string {
 	if strings.EqualFold(v, "F32") {
 		return "F32 · the model as stored (base)"

@@ -364,3 +364,11 @@ func (a *App) GroupShown(title string) bool {
 func (a *App) ChartTop() float32 {
 	return fyne.CurrentApp().Driver().AbsolutePositionForObject(a.next.content).Y
 }
+
+// LabControls is the Lab's settings column.
+func (a *App) LabControls() fyne.CanvasObject {
+	return a.lab.content.(*fyne.Container).Objects[1]
+}
+
+// Texts joins the text of every label and button under o.
+func Texts(o fyne.CanvasObject) string { return texts(o) }
