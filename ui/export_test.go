@@ -264,9 +264,20 @@ func (a *App) LabSummary() string            { return a.lab.summary.Text }
 func (a *App) LabError() string              { return visibleText(a.lab.errMsg) }
 func (a *App) LabCharts() int                { return len(a.lab.charts.Objects) }
 func (a *App) LabRunning() bool              { return a.lab.running }
-func (a *App) SidePrompt() *widget.Entry     { return a.lab.side.prompt }
-func (a *App) SideGenerate() *widget.Button  { return a.lab.side.gen }
-func (a *App) SideState() string             { return a.lab.side.state.Text }
+
+// LabHeaderFits reports, per column, whether the bold header fits its
+// column's width.
+func (a *App) LabHeaderFits() []bool {
+	var out []bool
+	for c, h := range a.lab.report.Header {
+		w := widget.NewLabelWithStyle(h, fyne.TextAlignLeading, fyne.TextStyle{Bold: true}).MinSize().Width
+		out = append(out, c < len(a.lab.colWidths) && a.lab.colWidths[c] >= w)
+	}
+	return out
+}
+func (a *App) SidePrompt() *widget.Entry    { return a.lab.side.prompt }
+func (a *App) SideGenerate() *widget.Button { return a.lab.side.gen }
+func (a *App) SideState() string            { return a.lab.side.state.Text }
 func (a *App) LabTable() [][]string {
 	l := a.lab
 	rows, cols := l.tableSize()

@@ -105,6 +105,8 @@ type labView struct {
 	a   *App
 	lab Lab
 
+	colWidths []float32 // the table's column widths, as fitColumns set them
+
 	models  []ModelInfo // full-precision models
 	model   *widget.Select
 	levels  *widget.CheckGroup
@@ -399,14 +401,16 @@ func (l *labView) headerCell(id widget.TableCellID, o fyne.CanvasObject) {
 	}
 }
 
-// fitColumns sizes each column to its widest cell.
+// fitColumns sizes each column to its widest cell, the bold header
+// included (measured as drawn: bold is wider than regular text).
 func (l *labView) fitColumns() {
 	for c, h := range l.report.Header {
-		w := widget.NewLabel(h).MinSize().Width
+		w := widget.NewLabelWithStyle(h, fyne.TextAlignLeading, fyne.TextStyle{Bold: true}).MinSize().Width
 		for _, row := range l.report.Rows {
 			w = max(w, widget.NewLabel(row[c]).MinSize().Width)
 		}
 		l.table.SetColumnWidth(c, w+theme.Padding())
+		l.colWidths = append(l.colWidths[:c], w+theme.Padding())
 	}
 }
 

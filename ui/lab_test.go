@@ -56,6 +56,9 @@ func TestLabRunShowsProgressThenResultsAndCaches(t *testing.T) {
 	h.pumpUntil("Q8 progress", func() bool { return strings.HasPrefix(h.a.LabStage(), "Evaluating Q8 (2 of 3)") })
 	lab.Gate <- struct{}{}
 	h.pumpUntil("results", func() bool { return !h.a.LabRunning() })
+	if fits := h.a.LabHeaderFits(); slices.Contains(fits, false) || len(fits) == 0 {
+		t.Errorf("bold headers that do not fit their column: %v", fits)
+	}
 	if h.a.LabCharts() != 2 || !strings.Contains(h.a.LabSummary(), "computed now") {
 		t.Errorf("charts %d, summary %q", h.a.LabCharts(), h.a.LabSummary())
 	}
