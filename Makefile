@@ -1,4 +1,5 @@
-# flowchat — the two commands a new user runs are `make run` and `make test`.
+# flowchat — the two commands a new user runs are `make run` and `make test`;
+# `make install` puts the app on the PATH and in the desktop's menu.
 #
 # Both install what they need: Debian packages for Fyne's cgo driver (when
 # run as root on Debian/Ubuntu and they are missing) and Go modules (through
@@ -12,10 +13,16 @@ APT_PKGS := gcc pkg-config libgl1-mesa-dev libx11-dev libxext-dev libxcursor-dev
             libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev
 # The GUI end-to-end test drives the real binary under Xvfb with xdotool and
 # takes a screenshot with xwd; it skips (saying so) where these are missing.
-TEST_PKGS := xvfb xdotool x11-apps
+# desktop-file-validate checks the installed .desktop file.
+TEST_PKGS := xvfb xdotool x11-apps desktop-file-utils
 ENGINE_PKGS := ./engine/... ./native/... ./specs/...
+# `flowchat --version` prints these (Go's own VCS stamp is off where
+# GOFLAGS has -buildvcs=false).
+VERSION ?= $(shell sed -n 's/^ *Version *= *"\(.*\)"/\1/p' FyneApp.toml)
+COMMIT  ?= $(shell git describe --always --dirty --abbrev=12 --exclude '*' 2>/dev/null)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: all run build deps test-deps nvrtc apt test test-arm64 fuzz vet bench bench-kernels clean
+.PHONY: all run build deps test-deps nvrtc apt test test-arm64 fuzz vet bench bench-kernels clean install install-files uninstall desktop-caches
 
 # Fuzz targets for every parser of outside bytes, run briefly by `make test`
 # (their seed corpora also run as plain tests). Each target has a budget in
@@ -48,8 +55,12 @@ all: build
 run: build
 	./$(BIN) $(ARGS)
 
+# The first build compiles GLFW and Fyne's OpenGL driver (C, through cgo):
+# a few minutes on a small machine. Go caches the result; later builds
+# take seconds.
 build: deps
-	$(GO) build -tags $(TAGS) -o $(BIN) ./app
+	@[ -e $(BIN) ] || echo "first build: compiling the GUI toolkit's C code (GLFW, OpenGL) takes a few minutes; later builds reuse Go's build cache and take seconds"
+	$(GO) build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o $(BIN) ./app
 
 # deps installs missing Debian packages (root only; others get a hint) and
 # downloads Go modules.
@@ -109,10 +120,14 @@ vet: test-deps
 
 # test runs vet and every test; the engine also without cgo and with the
 # plain-Go kernels (noasm), since those are the reference implementations.
+# tools/testsum runs go test -json and prints go test's closing line per
+# package, failing tests' output, and every skipped test with its reason;
+# it exits with go test's status.
+GOTEST ?= GO=$(GO) $(GO) run ./tools/testsum
 test: vet
-	$(GO) test -tags $(TAGS) -count=1 ./...
-	CGO_ENABLED=0 $(GO) test -count=1 $(ENGINE_PKGS)
-	CGO_ENABLED=0 $(GO) test -count=1 -tags noasm $(ENGINE_PKGS)
+	$(GOTEST) -tags $(TAGS) -count=1 ./...
+	CGO_ENABLED=0 $(GOTEST) -count=1 $(ENGINE_PKGS)
+	CGO_ENABLED=0 $(GOTEST) -count=1 -tags noasm $(ENGINE_PKGS)
 	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory test-arm64
 
@@ -153,6 +168,42 @@ bench: build
 # bench-kernels: the kernel and pool micro-benchmarks.
 bench-kernels:
 	$(GO) test -run '^$$' -bench . -benchtime 200ms ./engine/ggml/ ./engine/parallel/
+
+# install puts the binary, a .desktop file and the icon under PREFIX
+# (DESTDIR is prepended for packaging), so that `flowchat` is on the PATH
+# and the app is in the desktop's menu; uninstall removes them.
+# PREFIX=$$HOME/.local installs for one user without root.
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+DATADIR ?= $(PREFIX)/share
+APP_ID  := io.flowchat.app
+INSTALLED := $(DESTDIR)$(BINDIR)/flowchat \
+	$(DESTDIR)$(DATADIR)/applications/$(APP_ID).desktop \
+	$(DESTDIR)$(DATADIR)/icons/hicolor/512x512/apps/$(APP_ID).png
+
+install: build
+	@$(MAKE) --no-print-directory install-files
+
+install-files:
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/applications $(DESTDIR)$(DATADIR)/icons/hicolor/512x512/apps
+	install -m 755 $(BIN) $(DESTDIR)$(BINDIR)/flowchat
+	sed 's|@BINDIR@|$(BINDIR)|' assets/$(APP_ID).desktop > $(DESTDIR)$(DATADIR)/applications/$(APP_ID).desktop
+	chmod 644 $(DESTDIR)$(DATADIR)/applications/$(APP_ID).desktop
+	install -m 644 assets/icon.png $(DESTDIR)$(DATADIR)/icons/hicolor/512x512/apps/$(APP_ID).png
+	@$(MAKE) --no-print-directory desktop-caches
+	@case ":$$PATH:" in *":$(BINDIR):"*) ;; *) echo "note: $(BINDIR) is not on your PATH";; esac
+
+uninstall:
+	rm -f $(INSTALLED)
+	@$(MAKE) --no-print-directory desktop-caches
+
+# desktop-caches refreshes the menu and icon caches where the tools exist
+# (not when staging into DESTDIR).
+desktop-caches:
+	@if [ -z "$(DESTDIR)" ]; then \
+	  command -v update-desktop-database >/dev/null 2>&1 && update-desktop-database -q $(DATADIR)/applications || true; \
+	  command -v gtk-update-icon-cache >/dev/null 2>&1 && gtk-update-icon-cache -q -t $(DATADIR)/icons/hicolor || true; \
+	fi
 
 clean:
 	rm -f $(BIN)

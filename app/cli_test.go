@@ -14,6 +14,14 @@ import (
 	"flowchat/engine/fixtures"
 )
 
+// The XDG_CACHE_HOME the tests started with: go build, run by the GUI
+// end-to-end test, must find Go's build cache there, not in the tests'
+// temporary directory (a cold cache recompiles GLFW's C code: minutes).
+var (
+	userCacheHome string
+	hadCacheHome  bool
+)
+
 // TestMain keeps the tests' data (the installed demo model) out of the
 // user's real data directory.
 func TestMain(m *testing.M) {
@@ -21,6 +29,7 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
+	userCacheHome, hadCacheHome = os.LookupEnv("XDG_CACHE_HOME")
 	os.Setenv("XDG_DATA_HOME", dir)
 	os.Setenv("XDG_CONFIG_HOME", dir)
 	os.Setenv("XDG_CACHE_HOME", dir)

@@ -95,8 +95,6 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		return runBenchSuite(suiteOptions{name: *suite, dir: *dir, report: *report, only: *only, threads: ths,
 			reps: *reps, keep: *keep, quietWait: *quietWait, kv: kv, llama: *llamaBench, llamaArgs: *llamaArgs}, stdout, stderr)
 	}
-	fmt.Fprintln(stdout, "| model | size | params | backend | threads | test | t/s (median) | ± stdev |")
-	fmt.Fprintln(stdout, "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |")
 	var loads []string
 	var fileSize int64
 	for _, th := range ths {
@@ -105,6 +103,10 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		m, err := mf.load()
 		if err != nil {
 			return err
+		}
+		if loads == nil { // the header once a model has loaded, never above an error
+			fmt.Fprintln(stdout, "| model | size | params | backend | threads | test | t/s (median) | ± stdev |")
+			fmt.Fprintln(stdout, "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |")
 		}
 		loads = append(loads, fmt.Sprintf("%.2f s (%d threads)", time.Since(t0).Seconds(), th))
 		fileSize = m.Info.FileSize

@@ -179,7 +179,7 @@ func (c *termChat) remoteTurn(user string) error {
 		}
 		return fmt.Errorf("%w [partial reply kept]", err)
 	}
-	c.render(res.Text)
+	c.renderInPlace(res.Text)
 	fmt.Fprintf(c.errOut, "[%s · %s | %d tokens, %.1f tok/s | stop: %s]\n", c.remote.Host(), req.Model, res.GenTokens, remoteTPS(res), res.FinishReason)
 	return nil
 }
@@ -193,7 +193,13 @@ func chatRemote(rf *remoteFlags, mf *modelFlags, params sample.Params, system st
 	if err != nil {
 		return err
 	}
-	tc := &termChat{out: stdout, errOut: stderr, plain: plain || !isTTY(stdout)}
+	tc := &termChat{out: stdout, errOut: stderr}
+	if !plain {
+		tc.width, tc.height = terminalSize(stdout)
+	}
+	if maxTokens == 0 {
+		maxTokens = 1024 // the server's context is not known here
+	}
 	tc.remoteReq = remote.Request{Model: mf.model, Sampling: params, MaxTokens: maxTokens}
 	if system != "" {
 		tc.msgs = append(tc.msgs, chat.Message{Role: "system", Content: system})

@@ -52,6 +52,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	defer m.Close()
 	text := *prompt
+	if *asChat && !m.Info.HasTemplate {
+		fmt.Fprintf(stderr, "flowchat: %s has no chat template: --chat uses a generic format it may not know (a model not trained to chat continues the text rather than answering it)\n", m.Info.Name)
+	}
 	if *asChat {
 		if text, err = m.RenderChat([]chat.Message{{Role: "user", Content: *prompt}}, true); err != nil {
 			return err
@@ -76,7 +79,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	sess := m.NewSession(mf.ctx)
-	st, err := sess.Generate(ctx, ids, opt)
+	st, err := generate(ctx, m, sess, ids, opt)
 	if err != nil {
 		return err
 	}

@@ -122,7 +122,7 @@ func cmdModels(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	library.PrintModels(stdout, ms)
+	library.PrintModels(stdout, ms, demo)
 	fmt.Fprintf(stdout, "\nbundled demo model: %s\n(flowchat models inspect PATH describes one model; flowchat pull REPO downloads one)\n", demo)
 	return nil
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"sync/atomic"
 	"time"
@@ -56,9 +58,17 @@ func gui(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer files.Close()
+	// Fyne logs through the standard logger: drop its harmless errors. It
+	// also expects the user cache directory to exist, which a fresh
+	// account (or an empty XDG_CACHE_HOME) does not have.
+	log.SetOutput(&fyneLog{out: stderr})
+	if d, err := os.UserCacheDir(); err == nil {
+		os.MkdirAll(d, 0o700)
+	}
 	// A plain `go build` does not read FyneApp.toml; set what it says here.
-	fyneapp.SetMetadata(fyne.AppMetadata{ID: "io.flowchat.app", Name: "flowchat", Version: "0.1.0", Migrations: map[string]bool{"fyneDo": true}})
+	fyneapp.SetMetadata(fyne.AppMetadata{ID: "io.flowchat.app", Name: "flowchat", Version: cmp.Or(version, appVersion), Migrations: map[string]bool{"fyneDo": true}})
 	a := fyneapp.NewWithID("io.flowchat.app")
+	a.Settings().SetTheme(ui.Theme()) // WCAG AA text contrast
 	models := modelLibrary()
 	lib := &guiLibrary{spec: mf.spec, demo: demo, threads: mf.threads, ctx: mf.ctx, models: models}
 	hubs, err := newGUIHub(hub.NewClient(hub.Options{}), models, assets.Catalog, hub.ManagerOptions{})
@@ -67,7 +77,7 @@ func gui(args []string, stdout, stderr io.Writer) error {
 	}
 	w, app := ui.NewMainWindow(a, ui.Deps{
 		Library: lib, Storage: files, Model: mf.model, DefaultModel: demo, PollMemory: memoryPoll,
-		Hub: hubs, Downloads: hubs, Lab: newGUILab(quantlabCacheDir(), mf.threads),
+		Hub: hubs, Downloads: hubs, Lab: newGUILab(quantlabCacheDir(), mf.threads), Welcome: true,
 		Remotes: remoteui.New(files.Keys()),
 	})
 	window.Store(app)

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -38,8 +39,19 @@ func TestGUIEndToEnd(t *testing.T) {
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "flowchat")
-	if out, err := exec.Command("go", "build", "-tags", "x11", "-o", bin, ".").CombinedOutput(); err != nil {
+	build := exec.Command("go", "build", "-tags", "x11", "-o", bin, ".")
+	build.Env = userBuildEnv()
+	t0 := time.Now()
+	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	t.Logf("go build: %.1fs", time.Since(t0).Seconds())
+	// The welcome screen a first start shows is tested with Fyne's test
+	// driver (ui/welcome_test.go); here the chat is typed into at once.
+	settings := filepath.Join(dir, "config", "flowchat", "settings.json")
+	os.MkdirAll(filepath.Dir(settings), 0o755)
+	if err := os.WriteFile(settings, []byte(`{"version": 1, "welcome_shown": true}`), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	display := startXvfb(t)
 	env := append(os.Environ(), "DISPLAY="+display, "XDG_DATA_HOME="+filepath.Join(dir, "data"), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
@@ -52,7 +64,6 @@ func TestGUIEndToEnd(t *testing.T) {
 	}
 	defer func() { app.Process.Kill(); app.Wait() }()
 
-	settings := filepath.Join(dir, "config", "flowchat", "settings.json")
 	waitFor(t, "the demo model to load", 30*time.Second, func() bool {
 		b, _ := os.ReadFile(settings)
 		return bytes.Contains(b, []byte(`"last_model"`))
@@ -80,6 +91,16 @@ func TestGUIEndToEnd(t *testing.T) {
 		t.Errorf("screenshot has %d colours: the window did not draw", n)
 	}
 	t.Logf("reply: %.60q…; screenshot %s; app log:\n%s", reply.Content, shot, logs.String())
+}
+
+// userBuildEnv is the environment with the user's XDG_CACHE_HOME back, so
+// that go build uses the Go build cache every other build uses.
+func userBuildEnv() []string {
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "XDG_CACHE_HOME=") })
+	if hadCacheHome {
+		env = append(env, "XDG_CACHE_HOME="+userCacheHome)
+	}
+	return env
 }
 
 // startXvfb runs Xvfb on the first free display from :90 and returns it.
@@ -202,4 +223,20 @@ func colours(img image.Image) int {
 		}
 	}
 	return len(seen)
+}
+
+// TestBuildUsesUserGoCache: the end-to-end test's go build sees the Go
+// build cache of the user running the tests, not one under the tests'
+// temporary XDG_CACHE_HOME.
+func TestBuildUsesUserGoCache(t *testing.T) {
+	c := exec.Command("go", "env", "GOCACHE")
+	c.Env = userBuildEnv()
+	out, err := c.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.TrimSpace(string(out))
+	if tmp := os.Getenv("XDG_CACHE_HOME"); strings.HasPrefix(got, tmp) {
+		t.Errorf("GOCACHE %s is under the tests' XDG_CACHE_HOME %s", got, tmp)
+	}
 }

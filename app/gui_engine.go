@@ -93,7 +93,7 @@ func (g *guiEngine) Generate(ctx context.Context, req ui.Request, onPiece func(s
 		opt.OnExplain = func(e sample.Explanation) { req.OnExplain(g.explanation(e)) }
 	}
 	opt.OnPrefill, opt.ContextShift, opt.OnWait = req.OnPrefill, req.ContextShift, req.OnWait
-	st, err := g.m.NewSession(g.nCtx).Generate(ctx, ids, opt)
+	st, err := generate(ctx, g.m, g.m.NewSession(g.nCtx), ids, opt)
 	out := ui.Stats{PromptTokens: st.PromptTokens, CachedTokens: st.CachedTokens, GenTokens: st.GenTokens,
 		TimeToFirstToken: first, Total: time.Since(t0), StopReason: stopReason(st.StopReason), Shifted: st.Shifted}
 	if first == 0 {

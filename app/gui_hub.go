@@ -72,12 +72,12 @@ var uiSorts = map[string]hub.Sort{ui.SortDownloads: hub.SortDownloads, ui.SortLi
 func (g *guiHub) Search(ctx context.Context, q ui.HubQuery) (ui.HubPage, error) {
 	sq := hub.SearchQuery{Text: q.Text, Library: q.Library, All: q.Library == "", Sort: uiSorts[q.Sort], Limit: 30}
 	p, err := g.client.Search(ctx, sq)
-	return hubPage(p), err
+	return hubPage(p), plainError(err)
 }
 
 func (g *guiHub) More(ctx context.Context, next string) (ui.HubPage, error) {
 	p, err := g.client.SearchPage(ctx, next)
-	return hubPage(p), err
+	return hubPage(p), plainError(err)
 }
 
 func hubPage(p *hub.SearchPage) ui.HubPage {
@@ -116,7 +116,7 @@ func (g *guiHub) explain(repo string, err error) error {
 	if errors.Is(err, hub.ErrGated) {
 		return &ui.GatedError{Repo: repo, Page: g.client.ModelPage(repo), Message: err.Error()}
 	}
-	return err
+	return plainError(err)
 }
 
 // model finds f among its repo's last listing.
@@ -177,7 +177,7 @@ func downloadJob(e hub.Event, path string) ui.DownloadJob {
 	j := ui.DownloadJob{ID: e.JobID, Name: e.Name, State: jobStates[e.State], File: e.File, Done: e.Done, Total: e.Total,
 		Speed: e.Speed, ETA: e.ETA, RetryIn: e.RetryIn, Attempt: e.Attempt, Path: path}
 	if e.Err != nil {
-		j.Err = e.Err.Error()
+		j.Err = hub.Message(e.Err)
 	}
 	return j
 }
@@ -231,3 +231,14 @@ func (g *guiHub) Pause(id string) error  { return g.mgr.Pause(id) }
 func (g *guiHub) Resume(id string) error { return g.mgr.Resume(id) }
 func (g *guiHub) Cancel(id string) error { return g.mgr.Cancel(id) }
 func (g *guiHub) Close()                 { g.mgr.Close() }
+
+// plainError is err as the window shows it: an offline error is its
+// sentence alone ("You appear to be offline…"), not the chain of what
+// wrapped it with the request's URL.
+func plainError(err error) error {
+	var off *hub.OfflineError
+	if errors.As(err, &off) {
+		return off
+	}
+	return err
+}

@@ -1,6 +1,10 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -386,5 +390,30 @@ func TestGUIDownloadsRestoresPartial(t *testing.T) {
 	}
 	if !resumed {
 		t.Error("the restored job did not resume from its .part file")
+	}
+}
+
+// TestGUIHubOffline: offline, what the Discover and Downloads screens get
+// from the hub is the plain "You appear to be offline…" sentence.
+func TestGUIHubOffline(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	c := hub.NewClient(hub.Options{Endpoint: "http://" + addr, NoToken: true})
+	g, err := newGUIHub(c, &library.Library{DataDir: t.TempDir()}, assets.Catalog, hub.ManagerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "You appear to be offline: " + addr + " cannot be reached."
+	_, searchErr := g.Search(context.Background(), ui.HubQuery{Text: "qwen"})
+	_, filesErr := g.Files(context.Background(), "o/m-GGUF")
+	job := downloadJob(hub.Event{JobID: "1", State: hub.Retrying, Err: fmt.Errorf("hub: fetching x: %w", &hub.OfflineError{Host: addr, Err: errors.New("dial tcp: refused")})}, "")
+	for i, msg := range []string{fmt.Sprint(searchErr), fmt.Sprint(filesErr), job.Err} {
+		if !strings.HasPrefix(msg, want) || strings.Contains(msg, "http") || strings.Contains(msg, "dial") {
+			t.Errorf("%d: %q", i, msg)
+		}
 	}
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/theme"
 	"path/filepath"
 	"strings"
 
@@ -40,7 +42,9 @@ func (l *guiLab) Levels() []ui.Choice {
 	return out
 }
 
-// levelLabel: "Q3H · Inferflow, 4 bits/weight".
+// levelLabel: "Q3H · Inferflow, 4 bits/weight" (of the quantized
+// matrices: the tensors kept in F32/F16 raise the file's average, which the
+// results table shows).
 func levelLabel(v string) string {
 	if strings.EqualFold(v, "F32") {
 		return "F32 · the model as stored (base)"
@@ -92,7 +96,7 @@ func (l *guiLab) report(res *quantlab.Result) (ui.LabReport, error) {
 		Summary: strings.Replace(quantlab.Summary(res.Report), res.Report.Model, filepath.Base(res.Report.Model), 1), Header: t.Header, Right: t.Right, Rows: t.Rows, Created: res.Created, Cached: res.Cached,
 	}
 	for _, c := range quantlab.Charts(res.Report) {
-		img, err := quantlab.Render(res.Report, c, l.chartW, l.chartH)
+		img, err := quantlab.RenderStyled(res.Report, c, l.chartW, l.chartH, chartStyle())
 		if err != nil {
 			return out, fmt.Errorf("drawing the %s chart: %w", c, err)
 		}
@@ -168,4 +172,16 @@ func (l *guiLab) Last() (ui.LabReport, bool) {
 		}
 	}
 	return ui.LabReport{}, false
+}
+
+// chartStyle is the app theme's colours, so that the Lab's charts follow
+// the window (dark or light) instead of being white panels.
+func chartStyle() quantlab.Style {
+	a := fyne.CurrentApp()
+	if a == nil {
+		return quantlab.PrintStyle
+	}
+	th, v := a.Settings().Theme(), a.Settings().ThemeVariant()
+	return quantlab.Style{Background: th.Color(theme.ColorNameBackground, v), Foreground: th.Color(theme.ColorNameForeground, v),
+		Grid: th.Color(theme.ColorNameSeparator, v)}
 }

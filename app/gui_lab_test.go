@@ -165,7 +165,7 @@ func TestGUILabScreenshot(t *testing.T) {
 	}
 	lib, _ := demoLibrary(t)
 	a := test.NewApp()
-	a.Settings().SetTheme(darkTheme{theme.DefaultTheme()})
+	a.Settings().SetTheme(darkTheme{ui.Theme()})
 	dir := t.TempDir()
 	files, err := store.Open(store.Locations{Conversations: filepath.Join(dir, "c"), Settings: filepath.Join(dir, "s.json")}, nil)
 	if err != nil {

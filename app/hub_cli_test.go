@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net"
 	"os"
 	"strings"
 	"testing"
@@ -50,5 +51,24 @@ func TestSearchPullRun(t *testing.T) {
 	// A model that is not there is a clear error.
 	if _, stderr, code = run(t, "pull", "nobody/missing-GGUF"); code == 0 || !strings.Contains(strings.ToLower(stderr), "does not exist") {
 		t.Errorf("missing repo: exit %d, %q", code, stderr)
+	}
+}
+
+// TestOfflineCLI: offline, search and pull say so in one plain line.
+func TestOfflineCLI(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	t.Setenv("HF_ENDPOINT", "http://"+addr)
+	t.Setenv("HF_TOKEN", "")
+	for _, args := range [][]string{{"search", "qwen2.5", "instruct"}, {"pull", "qwen2.5-0.5b"}, {"pull", "o/m-GGUF:Q4_0"}, {"search", "--files", "o/m-GGUF"}} {
+		out, stderr, code := run(t, args...)
+		want := "flowchat: You appear to be offline: " + addr + " cannot be reached."
+		if code != 1 || out != "" || !strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 || strings.Contains(stderr, "%") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, stderr)
+		}
 	}
 }

@@ -26,8 +26,8 @@ func register(c command) { commands[c.name] = c }
 // errUsage marks a command line that does not make sense (exit status 2).
 var errUsage = errors.New("usage")
 
-// errFlags marks flag errors the flag package has already printed, with
-// the usage.
+// errFlags marks command-line errors already printed (one line and a
+// hint).
 var errFlags = errors.New("bad flags")
 
 func main() {
@@ -35,6 +35,10 @@ func main() {
 }
 
 func runMain(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version" || args[0] == "version") {
+		fmt.Fprintln(stdout, versionString())
+		return 0
+	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "--help" {
 		return exitCode(gui(args, stdout, stderr), stderr)
 	}
@@ -45,8 +49,7 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 	}
 	c, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(stderr, "flowchat: unknown command %q\n\n", name)
-		printHelp(stderr)
+		fmt.Fprintf(stderr, "flowchat: unknown command %q\n%s\n", name, helpHint(""))
 		return 2
 	}
 	return exitCode(c.run(args[1:], stdout, stderr), stderr)
@@ -61,10 +64,10 @@ func exitCode(err error, stderr io.Writer) int {
 	case errors.Is(err, errFlags):
 		return 2
 	case errors.Is(err, errUsage):
-		fmt.Fprintf(stderr, "flowchat: %v\n", err)
+		fmt.Fprintf(stderr, "flowchat: %s\n", cleanError(err))
 		return 2
 	}
-	fmt.Fprintf(stderr, "flowchat: %v\n", err)
+	fmt.Fprintf(stderr, "flowchat: %s\n", cleanError(err))
 	return 1
 }
 
@@ -80,25 +83,47 @@ func printHelp(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun 'flowchat <command> -h' for a command's flags.")
+	fmt.Fprintln(w, "\nRun 'flowchat <command> --help' for a command's arguments, flags and examples;\n'flowchat --version' for the version.")
 }
 
-// newFlags makes a flag set that reports errors instead of exiting.
+// newFlags makes a flag set that reports errors instead of exiting; c is
+// the command's name as helpTexts knows it.
 func newFlags(c string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("flowchat "+c, flag.ContinueOnError)
+	fs := flag.NewFlagSet(strings.TrimSpace("flowchat "+c), flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() { printUsage(fs.Output(), c, fs) }
 	return fs
 }
 
-// parse parses args, accepting flags after positional arguments too.
+// parse parses args, accepting flags after positional arguments too. -h
+// prints the command's usage; a bad flag or value prints one line and a
+// hint, never the whole usage; a negative count is a bad value.
 func parse(fs *flag.FlagSet, args []string) error {
+	out, usage := fs.Output(), fs.Usage
+	fs.SetOutput(io.Discard) // the flag package's own messages
+	fs.Usage = func() {}
+	defer func() { fs.SetOutput(out); fs.Usage = usage }()
+	err := parseAll(fs, args)
+	if err == nil {
+		err = checkNumbers(fs)
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		fs.SetOutput(out)
+		usage()
+		return err
+	}
+	fmt.Fprintf(out, "%s: %v\n%s\n", fs.Name(), err, helpHint(strings.TrimSpace(strings.TrimPrefix(fs.Name(), "flowchat"))))
+	return fmt.Errorf("%w: %v", errFlags, err)
+}
+
+func parseAll(fs *flag.FlagSet, args []string) error {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return err
-			}
-			return fmt.Errorf("%w: %v", errFlags, err)
+			return err
 		}
 		args = fs.Args()
 		if len(args) == 0 {

@@ -173,7 +173,7 @@ func TestRemoteChatLoop(t *testing.T) {
 	defer s.Close()
 	c, _ := remote.New(s.URL, "")
 	var out, errOut strings.Builder
-	tc := &termChat{out: &out, errOut: &errOut, plain: true}
+	tc := &termChat{out: &out, errOut: &errOut} // width 0: plain text
 	tc.remoteReq = remote.Request{Model: "llama3.2", Sampling: sample.DefaultParams()}
 	if err := remoteChat(c, tc, strings.NewReader("hi\nand again\n")); err != nil {
 		t.Fatal(err)

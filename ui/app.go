@@ -31,6 +31,9 @@ type Deps struct {
 	// PollMemory is how often the status bar reads memory in use; 0 = never
 	// (tests).
 	PollMemory time.Duration
+	// Welcome shows the welcome screen at the first start (the settings
+	// remember that it was shown).
+	Welcome bool
 	// Hub and Downloads, when set, add the Discover and Downloads screens.
 	Hub       Hub
 	Downloads Downloader
@@ -73,6 +76,7 @@ type App struct {
 	downloads *downloadsView     // nil without a Downloader
 	lab       *labView           // nil without a Lab
 	remote    *remotePanel       // nil without Remotes
+	welcome   *welcomeView       // the last welcome screen opened, if any
 	screens   *container.AppTabs // Chat, Discover, Downloads…; nil when only Chat
 	content   fyne.CanvasObject
 	stopPoll  chan struct{}
@@ -180,7 +184,7 @@ func (a *App) setTabTitle(tab *container.TabItem, name string, n int) {
 // the chart a little more room: it is what makes the settings readable.
 func samplingSplit(settings, chart fyne.CanvasObject) fyne.CanvasObject {
 	s := container.NewVSplit(settings, chart)
-	s.Offset = 0.45
+	s.Offset = 0.8 // the common settings (temperature to min-p, max tokens) at once
 	return s
 }
 
@@ -215,6 +219,7 @@ func (a *App) Start(w fyne.Window) {
 		m, _ := a.settings.Model(path)
 		a.loadModel(path, LoadOptions(m.Load))
 	}
+	a.welcomeOnce()
 }
 
 // Close stops a reply in progress and background work, and flushes

@@ -287,9 +287,12 @@ func (c *chatView) setContext(n, size int) {
 		c.ctxLabel.SetText("context: no model")
 		return
 	}
-	text := fmt.Sprintf("context %s / %s tokens", groupDigits(n), groupDigits(size))
+	// The conversation can count more tokens than the window (a reply
+	// that filled it, plus the template's closing tokens): the window is
+	// then full, never over 100%.
+	text := fmt.Sprintf("context %s / %s tokens", groupDigits(min(n, size)), groupDigits(size))
 	c.ctxLabel.Importance = widget.MediumImportance
-	defer func() { c.ctxBar.Set(float64(n)/float64(size), c.ctxLabel.Importance) }()
+	defer func() { c.ctxBar.Set(float64(min(n, size))/float64(size), c.ctxLabel.Importance) }()
 	if n >= size {
 		c.ctxLabel.Importance = widget.DangerImportance
 		switch policyOf(c.a.ensureConv()) {

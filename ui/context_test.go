@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"flowchat/app/presets"
 	"flowchat/ui"
 	"flowchat/ui/fake"
 )
@@ -27,8 +28,29 @@ func TestContextFullStopsAndSaysWhy(t *testing.T) {
 	if err := h.a.Views()[1].ErrorText(); !strings.Contains(err, "context") || !strings.Contains(err, "Leave out the oldest turns") {
 		t.Errorf("reply error %q", err)
 	}
-	if !strings.Contains(h.a.ContextText(), "full: sending stops") {
+	// the conversation counts more tokens than the window: it is full,
+	// never over 100%
+	if !strings.Contains(h.a.ContextText(), "full: sending stops") || !strings.HasPrefix(h.a.ContextText(), "context 24 / 24 tokens") {
 		t.Errorf("context line %q", h.a.ContextText())
+	}
+}
+
+// TestMaxTokensFitsContext: on a small context the default reply length
+// leaves room for a conversation (a quarter of the window), in the panel
+// and in the request; on a large one it stays the default.
+func TestMaxTokensFitsContext(t *testing.T) {
+	for _, c := range []struct{ ctx, want int }{{512, 128}, {4096, presets.DefaultMaxTokens}} {
+		e := scripted("fine")
+		e.Context = c.ctx
+		h := newHarness(t, e)
+		if got := h.a.Sampling().MaxTokens; got != c.want {
+			t.Errorf("context %d: Max tokens %d, want %d", c.ctx, got, c.want)
+		}
+		h.say("hello")
+		calls := h.eng.Calls()
+		if len(calls) != 1 || calls[0].Sampling.MaxTokens != c.want || calls[0].Sampling.MaxTokens >= c.ctx {
+			t.Errorf("context %d: requests %+v", c.ctx, calls)
+		}
 	}
 }
 

@@ -543,7 +543,7 @@ func (r *repoView) startDownload() {
 		return
 	}
 	f := r.files[r.selected]
-	if err := r.a.downloads.start(f); err != nil {
+	if _, err := r.a.downloads.start(f); err != nil {
 		r.showError("Downloading "+f.Name, err)
 		return
 	}

@@ -59,13 +59,13 @@ func (d *downloadsView) restore() {
 }
 
 // start begins downloading f.
-func (d *downloadsView) start(f RemoteFile) error {
+func (d *downloadsView) start(f RemoteFile) (DownloadJob, error) {
 	j, err := d.dl.Start(f)
 	if err != nil {
-		return err
+		return j, err
 	}
 	d.update(j)
-	return nil
+	return j, nil
 }
 
 // update shows j's latest state; a job that has just finished makes the
@@ -85,6 +85,9 @@ func (d *downloadsView) update(j DownloadJob) {
 		d.a.status.SetMessage("Downloaded "+j.Name+": it is in the Model tab's list.", false)
 	}
 	d.refreshCount()
+	if d.a.welcome != nil {
+		d.a.welcome.jobChanged(j)
+	}
 }
 
 func (d *downloadsView) refreshCount() {

@@ -132,8 +132,10 @@ func newExplainView(a *App) *explainView {
 	legend.SizeName = theme.SizeNameCaptionText
 	legend.Importance = widget.LowImportance
 	legend.Wrapping = fyne.TextWrapWord
-	head := container.NewVBox(container.NewBorder(nil, nil, title, v.follow, v.working), v.subject, v.summary, legend)
-	v.content = container.NewBorder(head, nil, nil, nil, container.NewVScroll(v.chart))
+	// Only the title row is fixed: the texts scroll with the chart, so the
+	// split above can give the sampling settings most of the height.
+	head := container.NewBorder(nil, nil, title, v.follow, v.working)
+	v.content = container.NewBorder(head, nil, nil, nil, container.NewVScroll(container.NewVBox(v.subject, v.summary, legend, v.chart)))
 	return v
 }
 

@@ -1,7 +1,9 @@
 package ui
 
 import (
+	"fyne.io/fyne/v2/container"
 	"io"
+	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/theme"
@@ -76,11 +78,13 @@ func (a *App) GroupNote(title string) string {
 }
 
 // Model panel hooks.
-func (a *App) ModelError() string        { return visibleText(a.models.errLabel) }
-func (a *App) ModelState() string        { return a.models.state.Text }
-func (a *App) ListedModels() []ModelInfo { return a.models.models }
-func (a *App) SelectModel(i int)         { a.models.list.Select(i) }
-func (a *App) AddModelFile(p string)     { a.models.AddFile(p) }
+func (a *App) ModelError() string         { return visibleText(a.models.errLabel) }
+func (a *App) ModelState() string         { return a.models.state.Text }
+func (a *App) ModelDetails() string       { return a.models.details.Text }
+func (a *App) LoadButton() *widget.Button { return a.models.loadBtn }
+func (a *App) ListedModels() []ModelInfo  { return a.models.models }
+func (a *App) SelectModel(i int)          { a.models.list.Select(i) }
+func (a *App) AddModelFile(p string)      { a.models.AddFile(p) }
 
 // LoadForm builds the load dialog's form for the model listed at i.
 func (a *App) LoadForm(i int) *LoadForm {
@@ -260,9 +264,20 @@ func (a *App) LabSummary() string            { return a.lab.summary.Text }
 func (a *App) LabError() string              { return visibleText(a.lab.errMsg) }
 func (a *App) LabCharts() int                { return len(a.lab.charts.Objects) }
 func (a *App) LabRunning() bool              { return a.lab.running }
-func (a *App) SidePrompt() *widget.Entry     { return a.lab.side.prompt }
-func (a *App) SideGenerate() *widget.Button  { return a.lab.side.gen }
-func (a *App) SideState() string             { return a.lab.side.state.Text }
+
+// LabHeaderFits reports, per column, whether the bold header fits its
+// column's width.
+func (a *App) LabHeaderFits() []bool {
+	var out []bool
+	for c, h := range a.lab.report.Header {
+		w := widget.NewLabelWithStyle(h, fyne.TextAlignLeading, fyne.TextStyle{Bold: true}).MinSize().Width
+		out = append(out, c < len(a.lab.colWidths) && a.lab.colWidths[c] >= w)
+	}
+	return out
+}
+func (a *App) SidePrompt() *widget.Entry    { return a.lab.side.prompt }
+func (a *App) SideGenerate() *widget.Button { return a.lab.side.gen }
+func (a *App) SideState() string            { return a.lab.side.state.Text }
 func (a *App) LabTable() [][]string {
 	l := a.lab
 	rows, cols := l.tableSize()
@@ -303,3 +318,68 @@ func (a *App) SideRows() []SideRowView {
 }
 
 func (a *App) PrefillBar() *widget.ProgressBar { return a.status.prefill }
+
+// Welcome screen hooks.
+func (a *App) ShowWelcome() { a.showWelcome() }
+func (a *App) WelcomeOpen() bool {
+	return a.welcome != nil && a.welcome.dlg != nil && a.welcome.content.Visible() && a.win != nil &&
+		len(a.win.Canvas().Overlays().List()) > 0
+}
+func (a *App) WelcomeState() string { return a.welcome.state.Text }
+func (a *App) WelcomeDemo() *widget.Button {
+	return a.welcome.demoBtn
+}
+
+// WelcomeRows are the offered models: name, badge and their buttons.
+func (a *App) WelcomeRows() (names, badges []string, get []*widget.Button) {
+	for _, r := range a.welcome.rows {
+		names, badges, get = append(names, r.entry.Name), append(badges, r.badge.Text), append(get, r.get)
+	}
+	return
+}
+func (a *App) WelcomeText() string { return texts(a.welcome.content) }
+
+// texts joins the text of every label and button under o.
+func texts(o fyne.CanvasObject) string {
+	var out []string
+	var walk func(fyne.CanvasObject)
+	walk = func(o fyne.CanvasObject) {
+		switch x := o.(type) {
+		case *widget.Label:
+			out = append(out, x.Text)
+		case *widget.Button:
+			out = append(out, x.Text)
+		case *container.Scroll:
+			walk(x.Content)
+		case *fyne.Container:
+			for _, c := range x.Objects {
+				walk(c)
+			}
+		}
+	}
+	walk(o)
+	return strings.Join(out, "\n")
+}
+
+// GroupShown reports whether a sampling group's settings are shown.
+func (a *App) GroupShown(title string) bool {
+	for _, g := range a.panel.groups {
+		if g.g.title == title {
+			return g.grid.Visible()
+		}
+	}
+	return false
+}
+
+// ChartTop is where the next-token chart below the settings starts.
+func (a *App) ChartTop() float32 {
+	return fyne.CurrentApp().Driver().AbsolutePositionForObject(a.next.content).Y
+}
+
+// LabControls is the Lab's settings column.
+func (a *App) LabControls() fyne.CanvasObject {
+	return a.lab.content.(*fyne.Container).Objects[1]
+}
+
+// Texts joins the text of every label and button under o.
+func Texts(o fyne.CanvasObject) string { return texts(o) }

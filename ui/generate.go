@@ -111,7 +111,7 @@ func (a *App) startReply(conv *store.Conversation, parent string) {
 	a.chat.setBanner("")
 	a.chat.render()
 	a.status.SetBusy("processing the prompt…")
-	req := Request{Messages: msgs, Sampling: a.sampling.Clone()}
+	req := Request{Messages: msgs, Sampling: a.sampling.Clone().FitContext(a.engine.ContextSize())}
 	if a.settings.ExplainLive {
 		req.OnExplain = a.explainer.liveFor(g)
 	}

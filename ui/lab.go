@@ -105,6 +105,8 @@ type labView struct {
 	a   *App
 	lab Lab
 
+	colWidths []float32 // the table's column widths, as fitColumns set them
+
 	models  []ModelInfo // full-precision models
 	model   *widget.Select
 	levels  *widget.CheckGroup
@@ -170,13 +172,20 @@ func (l *labView) controls() fyne.CanvasObject {
 		helpLabel("What each quantization level costs: size against perplexity, KL divergence and top-1 agreement with the full-precision model, and speed."),
 		widget.NewLabel("Full-precision model"), l.model,
 		widget.NewLabel("Levels"), l.levels,
+		helpLabel(keptNote),
 		container.NewGridWithColumns(2, widget.NewLabel("Context"), l.ctxSel, widget.NewLabel("Chunks of text"), l.chunks),
-		l.timeGen, container.NewHBox(l.run, l.cancel), l.bar, l.stage, l.errMsg,
+		l.timeGen,
 	)
 	s := container.NewVScroll(form)
 	s.SetMinSize(fyne.NewSize(300, 0))
-	return s
+	// Run stays in view below the settings, however long the level list.
+	run := container.NewVBox(widget.NewSeparator(), container.NewHBox(l.run, l.cancel), l.bar, l.stage, l.errMsg)
+	return container.NewBorder(nil, run, nil, nil, s)
 }
+
+// keptNote explains why the table's bits/weight exceed the levels'.
+const keptNote = "A level's bits/weight are those of its quantized matrices. Norms and other small tensors are kept " +
+	"in F32/F16, so the table's bits/weight (the whole file's average) are higher, most on small models."
 
 func (l *labView) buildResults() {
 	l.summary = widget.NewLabelWithStyle("No results yet.", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
@@ -392,14 +401,16 @@ func (l *labView) headerCell(id widget.TableCellID, o fyne.CanvasObject) {
 	}
 }
 
-// fitColumns sizes each column to its widest cell.
+// fitColumns sizes each column to its widest cell, the bold header
+// included (measured as drawn: bold is wider than regular text).
 func (l *labView) fitColumns() {
 	for c, h := range l.report.Header {
-		w := widget.NewLabel(h).MinSize().Width
+		w := widget.NewLabelWithStyle(h, fyne.TextAlignLeading, fyne.TextStyle{Bold: true}).MinSize().Width
 		for _, row := range l.report.Rows {
 			w = max(w, widget.NewLabel(row[c]).MinSize().Width)
 		}
 		l.table.SetColumnWidth(c, w+theme.Padding())
+		l.colWidths = append(l.colWidths[:c], w+theme.Padding())
 	}
 }
 

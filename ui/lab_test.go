@@ -3,6 +3,7 @@ package ui_test
 import (
 	"context"
 	"errors"
+	"fyne.io/fyne/v2"
 	"math"
 	"path/filepath"
 	"slices"
@@ -55,6 +56,9 @@ func TestLabRunShowsProgressThenResultsAndCaches(t *testing.T) {
 	h.pumpUntil("Q8 progress", func() bool { return strings.HasPrefix(h.a.LabStage(), "Evaluating Q8 (2 of 3)") })
 	lab.Gate <- struct{}{}
 	h.pumpUntil("results", func() bool { return !h.a.LabRunning() })
+	if fits := h.a.LabHeaderFits(); slices.Contains(fits, false) || len(fits) == 0 {
+		t.Errorf("bold headers that do not fit their column: %v", fits)
+	}
 	if h.a.LabCharts() != 2 || !strings.Contains(h.a.LabSummary(), "computed now") {
 		t.Errorf("charts %d, summary %q", h.a.LabCharts(), h.a.LabSummary())
 	}
@@ -138,5 +142,23 @@ func TestLabSideBySideHighlightsDivergence(t *testing.T) {
 	s := lab.Sides()
 	if len(s) != 1 || s[0].Prompt != "Once there was" || s[0].Seed != 42 || s[0].Temperature != 0 || !slices.Equal(s[0].Levels, []string{"F32", "Q8", "Q4_B32"}) {
 		t.Errorf("side request %+v", s)
+	}
+}
+
+// TestLabRunInView: the Run button is in view without scrolling, below a
+// long list of levels, and the note on kept tensors explains why the
+// table's bits/weight exceed the levels'.
+func TestLabRunInView(t *testing.T) {
+	h := newLabHarness(t, &fake.Lab{})
+	h.a.ShowScreen("Quantization Lab")
+	h.w.Resize(fyne.NewSize(1200, 600))
+	h.pumpIdle()
+	d := fyne.CurrentApp().Driver()
+	run := h.a.LabRun()
+	if y := d.AbsolutePositionForObject(run).Y + run.Size().Height; y > h.w.Canvas().Size().Height || run.Size().Height == 0 || !run.Visible() {
+		t.Errorf("Run ends at y %v in a window %v high", y, h.w.Canvas().Size().Height)
+	}
+	if !strings.Contains(ui.Texts(h.a.LabControls()), "kept in F32/F16") {
+		t.Error("no note on the tensors kept in F32/F16")
 	}
 }

@@ -141,6 +141,20 @@ func (m *modelPanel) choose(i widget.ListItemID) {
 	m.updateButtons()
 }
 
+// showLoaded selects the loaded model in the list, so that the panel
+// describes it (and Load can reload it with other options); a model loaded
+// from outside the list is described without a selection.
+func (m *modelPanel) showLoaded(info ModelInfo) {
+	m.list.Refresh() // the ● marker
+	if i := slices.IndexFunc(m.models, func(x ModelInfo) bool { return x.Path == m.a.modelPath }); i >= 0 {
+		m.list.Select(i)
+		return
+	}
+	if m.selected < 0 {
+		m.details.SetText(modelDetails(info))
+	}
+}
+
 func (m *modelPanel) updateButtons() {
 	setEnabled(m.loadBtn, m.selected >= 0 && !m.a.loading)
 	setEnabled(m.unload, m.a.engine != nil && !m.a.loading)
@@ -446,12 +460,13 @@ func (a *App) modelLoaded(path string, o LoadOptions, old, e Engine, err error) 
 	a.settings.SetModel(path, m)
 	a.settings.LastModel = path
 	a.saveSettings()
-	a.sampling, a.preset = m.Sampling.Clone(), m.Preset
+	a.sampling, a.preset = m.Sampling.Clone().FitContext(e.ContextSize()), m.Preset
 	a.panel.SetParams(a.sampling, a.preset)
 	a.panel.SetUnsupported(unsupportedOf(e))
 	info := e.Info()
 	a.models.setLoading("")
 	a.models.state.SetText(fmt.Sprintf("Loaded %s · context %s tokens · %s", info.Name, groupDigits(e.ContextSize()), e.Device()))
+	a.models.showLoaded(info)
 	a.status.SetModel(info.Name, e.Device())
 	a.chat.updateEmpty()
 	a.chat.input.SetPlaceHolder("Message " + info.Name + " (Enter to send, Shift+Enter for a new line)")

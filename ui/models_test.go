@@ -19,6 +19,10 @@ func TestModelPanelListsAndShowsLoaded(t *testing.T) {
 	if !strings.Contains(h.a.ModelState(), "Loaded tiny-test") || h.a.StatusModel() != "tiny-test" {
 		t.Errorf("state %q, status %q", h.a.ModelState(), h.a.StatusModel())
 	}
+	// the panel describes the loaded model, not "Select a model."
+	if d := h.a.ModelDetails(); !strings.HasPrefix(d, "tiny-test\n") || h.a.LoadButton().Disabled() {
+		t.Errorf("details %q, Load disabled %v", d, h.a.LoadButton().Disabled())
+	}
 	if !strings.Contains(h.a.ContextText(), "context 0 / 4\u202f096 tokens") {
 		t.Errorf("context line %q; want the engine's 4 096 tokens, none used", h.a.ContextText())
 	}

@@ -58,6 +58,7 @@ type textField struct {
 type groupView struct {
 	g      paramGroup
 	note   *widget.Label
+	grid   *fyne.Container // the fields, hidden when the stage does not apply
 	fields []*paramField
 }
 
@@ -107,16 +108,19 @@ func (p *samplingPanel) layout() fyne.CanvasObject {
 	)
 	acc := widget.NewAccordion()
 	for _, g := range paramGroups {
-		gv := &groupView{g: g, note: helpLabel("")}
+		gv := &groupView{g: g, note: helpLabel(""), grid: container.NewVBox()}
 		gv.note.Importance = widget.WarningImportance
-		box := container.NewVBox(helpLabel(g.help), gv.note)
 		for _, s := range g.specs {
 			f := p.newField(s)
 			gv.fields = append(gv.fields, f)
-			box.Add(f.view())
+			gv.grid.Add(f.view())
 		}
 		p.groups = append(p.groups, gv)
-		acc.Append(widget.NewAccordionItem(g.title, box))
+		if g.title == replyGroup { // the most changed setting: always shown, above the stages
+			top.Add(gv.grid)
+			continue
+		}
+		acc.Append(widget.NewAccordionItem(g.title, container.NewVBox(helpLabel(g.help), gv.note, gv.grid)))
 	}
 	acc.Append(widget.NewAccordionItem("Seed", container.NewVBox(
 		helpLabel("The same seed, settings and conversation give the same reply."), p.seedRandom, p.seed)))
@@ -126,7 +130,7 @@ func (p *samplingPanel) layout() fyne.CanvasObject {
 	}
 	acc.Append(widget.NewAccordionItem("Advanced", adv))
 	acc.MultiOpen = true
-	acc.Open(0)
+	acc.Open(0) // temperature, top-k, top-p, min-p
 	return container.NewBorder(top, nil, nil, nil, container.NewVScroll(acc))
 }
 
@@ -191,13 +195,20 @@ func (p *samplingPanel) textTyped(f *textField, text string) {
 	p.changed()
 }
 
+// labelWidth is the width of every setting's name, so that all sliders
+// start at the same x, whatever the name's length.
+const labelWidth = 132
+
 func (f *paramField) view() fyne.CanvasObject {
 	name := widget.NewLabel(f.spec.label)
-	value := container.NewGridWrap(fyne.NewSize(84, f.entry.MinSize().Height), f.entry)
+	name.Truncation = fyne.TextTruncateEllipsis
+	h := f.entry.MinSize().Height
+	value := container.NewGridWrap(fyne.NewSize(84, h), f.entry)
+	help := helpLabel(f.spec.help)
 	return container.NewVBox(
-		container.NewBorder(nil, nil, name, value, f.slider),
+		container.NewBorder(nil, nil, container.NewGridWrap(fyne.NewSize(labelWidth, h), name), value, f.slider),
 		f.why,
-		helpLabel(f.spec.help),
+		help,
 	)
 }
 
@@ -269,6 +280,7 @@ func (p *samplingPanel) showRelevance() {
 			why = g.g.unused(&p.params)
 		}
 		setOptional(g.note, why)
+		setVisible(g.grid, g.g.skipped == nil || !g.g.skipped(&p.params))
 	}
 	setEnabled(p.seed, !p.seedRandom.Checked)
 }

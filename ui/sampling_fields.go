@@ -23,6 +23,15 @@ type paramGroup struct {
 	specs       []paramSpec
 	// unused returns why the group has no effect under p, or "".
 	unused func(p *presets.Params) string
+	// skipped reports whether p's decoding does not run the stage at all:
+	// its settings are then hidden, leaving the reason.
+	skipped func(p *presets.Params) bool
+}
+
+func notSampled(p *presets.Params) bool { return notSampling(p) != "" }
+
+func notFSD(p *presets.Params) bool {
+	return p.Decoding != presets.DecodingFSD && p.Decoding != presets.DecodingRandomFSD
 }
 
 func f32Spec(key, label, help string, min, max, step float64, field func(*presets.Params) *float32) paramSpec {
@@ -64,9 +73,18 @@ func truncationUnused(p *presets.Params) string {
 	return ""
 }
 
-// paramGroups is the panel's content, in the order of the chain.
+// replyGroup holds max tokens, shown above the stages' groups.
+const replyGroup = "Reply"
+
+// paramGroups is the panel's content: the reply's length, then the
+// stages in the order of the chain.
 var paramGroups = []paramGroup{
-	{title: "Temperature & truncation", unused: truncationUnused,
+	{title: replyGroup,
+		help: "Length of a reply. The reply also stops when the model ends its turn or the context window is full.",
+		specs: []paramSpec{
+			intSpec("max_tokens", "Max tokens", "Longest reply in tokens. 0 = no limit.", 0, 8192, func(p *presets.Params) *int { return &p.MaxTokens }),
+		}},
+	{title: "Temperature & truncation", unused: truncationUnused, skipped: notSampled,
 		help: "Stages run in order; each removes unlikely tokens or reshapes the rest. 0 (or 1 for the p settings) turns a stage off.",
 		specs: []paramSpec{
 			f32Spec("temperature", "Temperature", "Below 1 sharpens the distribution (safer, more repetitive); above 1 flattens it (more varied). 0 always takes the top token.", 0, 2, 0.05, func(p *presets.Params) *float32 { return &p.Temperature }),
@@ -77,7 +95,7 @@ var paramGroups = []paramGroup{
 			f32Spec("tfs_z", "Tail-free (z)", "Cut the tail where the sorted probabilities stop curving. 1 = off.", 0.01, 1, 0.01, func(p *presets.Params) *float32 { return &p.TFSZ }),
 			intSpec("min_keep", "Min keep", "Truncating stages keep at least this many tokens.", 0, 100, func(p *presets.Params) *int { return &p.MinKeep }),
 		}},
-	{title: "Mirostat", unused: notSampling,
+	{title: "Mirostat", unused: notSampling, skipped: notSampled,
 		help: "Adapts truncation to keep the surprise of each token near a target, instead of fixed k or p.",
 		specs: []paramSpec{
 			intSpec("mirostat", "Mode", "0 = off, 1 = Mirostat, 2 = Mirostat 2.0.", 0, 2, func(p *presets.Params) *int { return &p.Mirostat }),
@@ -100,14 +118,14 @@ var paramGroups = []paramGroup{
 			intSpec("dry_allowed_length", "Allowed length", "Repeats up to this many tokens are free.", 0, 20, func(p *presets.Params) *int { return &p.DRYAllowedLength }),
 			intSpec("dry_penalty_last_n", "Window", "How far back to look for repeats. -1 = whole conversation.", -1, 4096, func(p *presets.Params) *int { return &p.DRYPenaltyLastN }),
 		}},
-	{title: "XTC (exclude top choices)", unused: truncationUnused,
+	{title: "XTC (exclude top choices)", unused: truncationUnused, skipped: notSampled,
 		help: "With some probability, removes all but the least likely of the tokens above a threshold: less predictable wording.",
 		specs: []paramSpec{
 			f32Spec("xtc_probability", "Probability", "Chance per token that XTC acts. 0 = off.", 0, 1, 0.01, func(p *presets.Params) *float32 { return &p.XTCProbability }),
 			f32Spec("xtc_threshold", "Threshold", "Tokens at least this probable count as top choices (above 0.5 XTC never acts).", 0, 1, 0.01, func(p *presets.Params) *float32 { return &p.XTCThreshold }),
 		}},
-	{title: "FSD (frustratingly simple decoding)", unused: func(p *presets.Params) string {
-		if p.Decoding != presets.DecodingFSD && p.Decoding != presets.DecodingRandomFSD {
+	{title: "FSD (frustratingly simple decoding)", skipped: notFSD, unused: func(p *presets.Params) string {
+		if notFSD(p) {
 			return "Used only when Decoding is FSD or random FSD."
 		}
 		return ""
@@ -119,11 +137,6 @@ var paramGroups = []paramGroup{
 			intSpec("fsd_n", "N-gram order", "Length of the n-grams remembered.", 1, 8, func(p *presets.Params) *int { return &p.FSDN }),
 			f32Spec("fsd_beta", "Back-off", "Discount between n-gram orders.", 0.05, 1, 0.05, func(p *presets.Params) *float32 { return &p.FSDBeta }),
 			intSpec("fsd_random_steps", "Random steps", "Random FSD: first steps where a coin picks sampling or FSD.", 0, 100, func(p *presets.Params) *int { return &p.FSDRandomSteps }),
-		}},
-	{title: "Reply",
-		help: "Length of a reply. The reply also stops when the model ends its turn or the context window is full.",
-		specs: []paramSpec{
-			intSpec("max_tokens", "Max tokens", "Longest reply in tokens. 0 = no limit.", 0, 8192, func(p *presets.Params) *int { return &p.MaxTokens }),
 		}},
 }
 

@@ -1,6 +1,8 @@
 package ui_test
 
 import (
+	"fyne.io/fyne/v2"
+
 	"math"
 	"strings"
 	"testing"
@@ -148,5 +150,41 @@ func TestAdvancedSettingsReachRequest(t *testing.T) {
 	s := h.eng.Calls()[0].Sampling
 	if strings.Join(s.Order, ",") != "min_p,temperature" || s.LogitBias[15] != 1.5 || !math.IsInf(float64(s.LogitBias[7]), -1) || len(s.DRYSequenceBreakers) != 1 {
 		t.Errorf("request sampling order %v bias %v breakers %q", s.Order, s.LogitBias, s.DRYSequenceBreakers)
+	}
+}
+
+// TestSamplingGrid: the common settings (temperature to min-p, and max
+// tokens) are visible at once above the chart, every slider starts at the
+// same x (in the Reply and truncation groups alike), and the stages the decoding does not run are hidden.
+func TestSamplingGrid(t *testing.T) {
+	h := newHarness(t, scripted("ok"))
+	d := fyne.CurrentApp().Driver()
+	var x []float32
+	for _, key := range []string{"temperature", "top_k", "top_p", "min_p", "max_tokens"} {
+		s := h.a.Slider(key)
+		pos := d.AbsolutePositionForObject(s)
+		if !s.Visible() || pos.Y+s.Size().Height > h.a.ChartTop() || s.Size().Width < 50 {
+			t.Errorf("%s slider at %v size %v: not visible above the chart (at y %v)", key, pos, s.Size(), h.a.ChartTop())
+		}
+		x = append(x, pos.X)
+	}
+	for i := range x {
+		if x[i] != x[0] {
+			t.Errorf("sliders start at different x: %v", x)
+			break
+		}
+	}
+	if h.a.GroupShown("FSD (frustratingly simple decoding)") || !h.a.GroupShown("Temperature & truncation") {
+		t.Error("sampling: FSD settings shown or truncation hidden")
+	}
+	h.a.DecodingSelect().SetSelected("FSD")
+	if h.a.GroupShown("Temperature & truncation") || h.a.GroupShown("XTC (exclude top choices)") || !h.a.GroupShown("FSD (frustratingly simple decoding)") {
+		t.Error("FSD: top-k/top-p still shown, or FSD settings hidden")
+	}
+	if note := h.a.GroupNote("Temperature & truncation"); note == "" {
+		t.Error("FSD: hidden stage without its reason")
+	}
+	if !h.a.GroupShown("Repetition penalties") || !h.a.GroupShown("Reply") {
+		t.Error("FSD: penalties or reply length hidden")
 	}
 }

@@ -21,7 +21,13 @@ func genSpeed(s Stats) (float64, bool) {
 // formatStats renders the per-reply stats line, e.g.
 // "12 prompt + 40 generated tokens · 21.5 tok/s · first token 350 ms".
 func formatStats(s Stats) string {
-	parts := []string{fmt.Sprintf("%d prompt + %d generated tokens", s.PromptTokens, s.GenTokens)}
+	// the prompt's length is what was reused from the cache plus what was
+	// evaluated: a follow-up reuses most of it
+	prompt := fmt.Sprintf("%d prompt", s.PromptTokens+s.CachedTokens)
+	if s.CachedTokens > 0 {
+		prompt += fmt.Sprintf(" (%d cached)", s.CachedTokens)
+	}
+	parts := []string{fmt.Sprintf("%s + %d generated tokens", prompt, s.GenTokens)}
 	if v, ok := genSpeed(s); ok {
 		parts = append(parts, formatTokPerSec(v))
 	}

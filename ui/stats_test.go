@@ -1,8 +1,11 @@
 package ui
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	"fyne.io/fyne/v2/test"
 )
 
 func TestFormatStats(t *testing.T) {
@@ -18,6 +21,8 @@ func TestFormatStats(t *testing.T) {
 			"3 prompt + 1 generated tokens · first token 1.5 s"},
 		// Nothing generated (stopped during prefill).
 		{Stats{PromptTokens: 900, Total: 4 * time.Second}, "900 prompt + 0 generated tokens"},
+		// A follow-up: the prompt's length counts what the cache reused.
+		{Stats{PromptTokens: 1, CachedTokens: 16, GenTokens: 1, Total: time.Second}, "17 prompt (16 cached) + 1 generated tokens"},
 	}
 	for _, tt := range tests {
 		if got := formatStats(tt.st); got != tt.want {
@@ -29,5 +34,21 @@ func TestFormatStats(t *testing.T) {
 func TestGenSpeedNeedsDecodeTime(t *testing.T) {
 	if v, ok := genSpeed(Stats{GenTokens: 10, TimeToFirstToken: time.Second, Total: time.Second}); ok {
 		t.Errorf("genSpeed with zero decode time = %v, true; want false", v)
+	}
+}
+
+// TestStatusMessageIsOneLine: an error of several lines is shown on one
+// line, no taller than the status bar's other fields, so that it is never
+// drawn over them.
+func TestStatusMessageIsOneLine(t *testing.T) {
+	test.NewApp()
+	s := newStatusBar()
+	s.SetSpeed("12.5 tok/s")
+	s.SetMessage("Search failed: You appear to be offline:\nhuggingface.co cannot be reached.\n\tCheck the network.", true)
+	if strings.Contains(s.message.Text, "\n") || s.message.MinSize().Height > s.speed.MinSize().Height {
+		t.Errorf("message %q, height %v (speed %v)", s.message.Text, s.message.MinSize().Height, s.speed.MinSize().Height)
+	}
+	if !strings.Contains(s.message.Text, "offline: huggingface.co cannot be reached. Check") {
+		t.Errorf("message %q", s.message.Text)
 	}
 }

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -87,7 +88,9 @@ func (s *statusBar) SetMessage(text string, isErr bool) {
 		s.message.Importance = widget.DangerImportance
 		text = "⚠ " + text
 	}
-	s.message.SetText(text)
+	// one line: a multi-line error (a wrapped Go error, a server's
+	// answer) would be drawn over the line's other fields
+	s.message.SetText(strings.Join(strings.Fields(text), " "))
 }
 
 // humanBytes writes n in binary units: 1.5 GiB.

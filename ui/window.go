@@ -35,6 +35,9 @@ func (a *App) mainMenu() *fyne.MainMenu {
 			fyne.NewMenuItem("Rename…", a.side.askRename),
 			fyne.NewMenuItem("Delete…", a.side.askDelete),
 		),
+		fyne.NewMenu("Help",
+			fyne.NewMenuItem("Welcome…", a.showWelcome),
+		),
 	)
 }
 

@@ -164,6 +164,7 @@ func (c *Client) getJSON(ctx context.Context, rawURL string, w what, v any) (nex
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.HTTP.Do(req)
+	err = c.transport(err)
 	if err != nil {
 		return "", fmt.Errorf("hub: %s: %w", w, err)
 	}

@@ -1,12 +1,16 @@
 package hub
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -123,4 +127,55 @@ func retryAfter(v string, now time.Time) time.Duration {
 		return t.Sub(now)
 	}
 	return 0
+}
+
+// ErrOffline: the hub could not be reached at all (no network, no DNS,
+// connection refused); wrapped by *OfflineError.
+var ErrOffline = errors.New("offline")
+
+// OfflineError is a request that never reached the hub. Its message is a
+// sentence for a person, without the Go error chain or the request URL;
+// Err keeps the transport's error for logs.
+type OfflineError struct {
+	Host string // the hub's host, e.g. huggingface.co
+	Err  error
+}
+
+func (e *OfflineError) Error() string {
+	return fmt.Sprintf("You appear to be offline: %s cannot be reached. Check the network connection (or HF_ENDPOINT) and try again; the bundled demo model works without one.", e.Host)
+}
+
+func (e *OfflineError) Unwrap() []error { return []error{ErrOffline, e.Err} }
+
+// transport classifies an error of HTTP.Do: one that never reached the
+// server becomes an *OfflineError; cancellations and anything else are
+// returned as they are.
+func (c *Client) transport(err error) error {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || !unreachable(err) {
+		return err
+	}
+	host := c.endpoint()
+	if u, perr := url.Parse(host); perr == nil && u.Host != "" {
+		host = u.Host
+	}
+	return &OfflineError{Host: host, Err: err}
+}
+
+// unreachable: a name that does not resolve, or a connection that could
+// not be opened.
+func unreachable(err error) bool {
+	var dns *net.DNSError
+	var op *net.OpError
+	return errors.As(err, &dns) || errors.As(err, &op) && op.Op == "dial" ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENETUNREACH) || errors.Is(err, syscall.EHOSTUNREACH)
+}
+
+// Message is err as a person should read it: an offline error's sentence
+// alone, without what wrapped it; otherwise err's message.
+func Message(err error) string {
+	var off *OfflineError
+	if errors.As(err, &off) {
+		return off.Error()
+	}
+	return err.Error()
 }

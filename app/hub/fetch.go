@@ -179,6 +179,7 @@ func (j *Job) request(ctx context.Context, i int, off int64) (*http.Response, er
 		}
 	}
 	resp, err := c.HTTP.Do(req)
+	err = c.transport(err)
 	if err != nil {
 		return nil, err
 	}

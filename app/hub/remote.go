@@ -97,6 +97,7 @@ func (c *Client) fetchRange(ctx context.Context, rawURL string, w what, have []b
 	}
 	req.Header.Set("Range", fmt.Sprintf("bytes=%d-%d", len(have), n-1))
 	resp, err := c.HTTP.Do(req)
+	err = c.transport(err)
 	if err != nil {
 		return nil, err
 	}

@@ -318,10 +318,15 @@ func TestPrintModelsAndResolve(t *testing.T) {
 	s := newSetup(t)
 	ms, _ := s.lib.Scan()
 	var out strings.Builder
-	PrintModels(&out, ms)
+	PrintModels(&out, ms, filepath.Join(s.data, "stories260K-demo.gguf"))
 	for _, want := range []string{"TinyStories-656K-Q4_0", "Q4_0", "llama", "downloaded", "huggingface cache", "folder"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("missing %q in\n%s", want, out.String())
+		}
+	}
+	for _, line := range strings.Split(out.String(), "\n") {
+		if strings.HasPrefix(line, "stories260K-demo ") && (!strings.Contains(line, " bundled ") || strings.Contains(line, "downloaded")) {
+			t.Errorf("the bundled demo is not labelled bundled: %q", line)
 		}
 	}
 	c := &Catalog{Models: []CatalogEntry{{ID: "x", Repo: "o/m", File: "f.gguf"}}}

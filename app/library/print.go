@@ -8,8 +8,10 @@ import (
 	"flowchat/app/hub"
 )
 
-// PrintModels writes the library as a table for `flowchat models`.
-func PrintModels(w io.Writer, models []Model) {
+// PrintModels writes the library as a table for `flowchat models`; the
+// model at path bundled (the demo the app installs itself) is labelled
+// "bundled", not "downloaded".
+func PrintModels(w io.Writer, models []Model, bundled string) {
 	fmt.Fprintf(w, "%-44s %-8s %-10s %9s %7s %7s  %-18s %s\n", "NAME", "QUANT", "ARCH", "SIZE", "PARAMS", "CTX", "WHERE", "PATH")
 	for _, m := range models {
 		arch, params, ctx := "-", "-", "-"
@@ -17,6 +19,9 @@ func PrintModels(w io.Writer, models []Model) {
 			arch, params, ctx = m.Info.Architecture, count(m.Info.ParamCount), fmt.Sprint(m.Info.ContextLength)
 		}
 		where := m.Source.String()
+		if bundled != "" && m.Path == bundled {
+			where = "bundled"
+		}
 		if m.Problem != "" {
 			where += " (!)"
 		}

@@ -62,8 +62,24 @@ type Params struct {
 	MaxTokens int `json:"max_tokens"`
 }
 
-// DefaultMaxTokens is the reply length the GUI starts with.
+// DefaultMaxTokens is the reply length the GUI starts with, on a context
+// of at least 4 × as many tokens (see MaxTokensFor).
 const DefaultMaxTokens = 1024
+
+// MaxTokensFor is the default reply length on a context of ctx tokens:
+// DefaultMaxTokens, but at most a quarter of the context, so that one
+// reply never fills it and a conversation has room to go on.
+func MaxTokensFor(ctx int) int { return max(1, min(DefaultMaxTokens, ctx/4)) }
+
+// FitContext returns p for a context of ctx tokens: the default reply
+// length, or one the context cannot hold at all, becomes MaxTokensFor(ctx);
+// any other choice (0 = no limit included) is kept.
+func (p Params) FitContext(ctx int) Params {
+	if ctx > 0 && (p.MaxTokens == DefaultMaxTokens || p.MaxTokens >= ctx) {
+		p.MaxTokens = min(p.MaxTokens, MaxTokensFor(ctx))
+	}
+	return p
+}
 
 // Default returns engine/sample.DefaultParams (llama.cpp's defaults) with
 // the GUI's reply length.

@@ -107,3 +107,25 @@ func TestLogitBiasBansSurviveJSON(t *testing.T) {
 		t.Errorf("ban encoded as %s", b)
 	}
 }
+
+// TestFitContext: the default reply length, or one the context cannot hold,
+// becomes a quarter of the context (at most the default); a choice that
+// fits, and 0 (no limit), are kept.
+func TestFitContext(t *testing.T) {
+	for _, c := range []struct{ max, ctx, want int }{
+		{DefaultMaxTokens, 512, 128},
+		{DefaultMaxTokens, 4096, DefaultMaxTokens},
+		{DefaultMaxTokens, 32768, DefaultMaxTokens},
+		{600, 512, 128},
+		{300, 512, 300},
+		{0, 512, 0},
+		{2000, 8192, 2000},
+		{DefaultMaxTokens, 0, DefaultMaxTokens}, // no model: nothing to fit
+	} {
+		p := Default()
+		p.MaxTokens = c.max
+		if got := p.FitContext(c.ctx).MaxTokens; got != c.want {
+			t.Errorf("MaxTokens %d on %d: %d, want %d", c.max, c.ctx, got, c.want)
+		}
+	}
+}

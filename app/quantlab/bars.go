@@ -1,6 +1,7 @@
 package quantlab
 
 import (
+	"cmp"
 	"fmt"
 	"image/color"
 	"math"
@@ -21,25 +22,28 @@ type metric struct {
 	format        func(v float64) string
 	// ref, when set, is drawn as a dashed line labelled "base".
 	ref func(rep *eval.LabReport) float64
+	// linear keeps the axis linear whatever the spread: a percentage
+	// (top-1 agreement) on a log axis reads as a ratio it is not.
+	linear bool
 }
 
 var metrics = map[Chart]metric{
 	PPLBars: {"Perplexity (lower is better)", "perplexity",
 		func(r *eval.LevelResult) (float64, float64) { return r.PPL, r.PPLStdErr }, PPL,
-		func(rep *eval.LabReport) float64 { return rep.BasePPL }},
+		func(rep *eval.LabReport) float64 { return rep.BasePPL }, false},
 	KLDBars: {"KL divergence from the base (lower is better)", "nats per token",
-		func(r *eval.LevelResult) (float64, float64) { return r.KLD, r.KLDStdErr }, KLD, nil},
+		func(r *eval.LevelResult) (float64, float64) { return r.KLD, r.KLDStdErr }, KLD, nil, false},
 	Top1Bars: {"Top-1 agreement with the base (higher is better)", "% of positions",
 		func(r *eval.LevelResult) (float64, float64) { return 100 * r.Top1, 0 },
-		func(v float64) string { return fmt.Sprintf("%.1f%%", v) }, nil},
+		func(v float64) string { return fmt.Sprintf("%.1f%%", v) }, nil, true},
 	TPSBars: {"Generation speed (higher is better)", "tokens per second",
 		func(r *eval.LevelResult) (float64, float64) { return r.GenTPS, 0 },
-		func(v float64) string { return fmt.Sprintf("%.0f", v) }, nil},
+		func(v float64) string { return fmt.Sprintf("%.0f", v) }, nil, false},
 }
 
 // barPlot draws one bar per level with its standard error and value.
-func barPlot(rep *eval.LabReport, m metric) *plot.Plot {
-	b := &bars{}
+func barPlot(rep *eval.LabReport, m metric, st Style) *plot.Plot {
+	b := &bars{ink: st.Foreground}
 	var names []string
 	for i := range rep.Levels {
 		v, e := m.value(&rep.Levels[i])
@@ -53,15 +57,15 @@ func barPlot(rep *eval.LabReport, m metric) *plot.Plot {
 		b.colors = append(b.colors, familyOf(rep.Levels[i].Level).color)
 		names = append(names, LevelLabel(rep.Levels[i].Level))
 	}
-	b.log = useLog(b.vals)
+	b.log = !m.linear && useLog(b.vals)
 	yLabel := m.yLabel
 	if b.log {
 		yLabel += ", log scale"
 	}
-	p := newPlot(m.title, "", yLabel)
+	p := newPlot(m.title, "", yLabel, st)
 	p.Add(b)
 	if m.ref != nil && finite(m.ref(rep)) && (m.ref(rep) > 0 || !b.log) {
-		addRef(p, m.ref(rep), len(names))
+		addRef(p, m.ref(rep), len(names), st.Foreground)
 	}
 	p.Y.Min, p.Y.Max = b.yRange()
 	if b.log {
@@ -73,9 +77,9 @@ func barPlot(rep *eval.LabReport, m metric) *plot.Plot {
 }
 
 // addRef draws a dashed horizontal line at y across n bars.
-func addRef(p *plot.Plot, y float64, n int) {
+func addRef(p *plot.Plot, y float64, n int, ink color.Color) {
 	l, _ := plotter.NewLine(plotter.XYs{{X: -0.5, Y: y}, {X: float64(n) - 0.5, Y: y}})
-	l.LineStyle = draw.LineStyle{Color: color.Black, Width: vg.Points(0.75), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}
+	l.LineStyle = draw.LineStyle{Color: ink, Width: vg.Points(0.75), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}
 	p.Add(l)
 	p.Legend.Add("base", l)
 	p.Legend.Top = true
@@ -97,6 +101,7 @@ func nominalX(p *plot.Plot, names []string) {
 type bars struct {
 	vals, errs []float64
 	colors     []color.Color
+	ink        color.Color // whiskers; nil = black
 	log        bool
 }
 
@@ -104,7 +109,7 @@ type bars struct {
 func (b *bars) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	half := (trX(1) - trX(0)) * 0.3
-	whisker := draw.LineStyle{Color: color.Black, Width: vg.Points(1)}
+	whisker := draw.LineStyle{Color: cmp.Or[color.Color](b.ink, color.Black), Width: vg.Points(1)}
 	for i, v := range b.vals {
 		if b.log && v <= 0 {
 			continue

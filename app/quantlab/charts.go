@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -50,8 +51,28 @@ func Charts(rep *eval.LabReport) []Chart {
 	return cs
 }
 
-// Render draws chart c of rep as a w×h-pixel RGBA image.
+// Style is a chart's colours: the GUI passes its theme's, so that charts
+// are not white panels on a dark window.
+type Style struct {
+	Background, Foreground, Grid color.Color
+}
+
+// PrintStyle is black on white, for the PNG files.
+var PrintStyle = Style{Background: color.White, Foreground: color.Black, Grid: color.Gray{Y: 0xc0}}
+
+func init() {
+	// Liberation Sans, not plot's default serif: the charts sit in a
+	// sans-serif UI
+	plot.DefaultFont = font.Font{Typeface: "Liberation", Variant: "Sans"}
+}
+
+// Render draws chart c of rep as a w×h-pixel RGBA image, in PrintStyle.
 func Render(rep *eval.LabReport, c Chart, w, h int) (image.Image, error) {
+	return RenderStyled(rep, c, w, h, PrintStyle)
+}
+
+// RenderStyled draws chart c of rep in the colours of s.
+func RenderStyled(rep *eval.LabReport, c Chart, w, h int, s Style) (image.Image, error) {
 	if len(rep.Levels) == 0 {
 		return nil, ErrEmptyReport
 	}
@@ -60,13 +81,13 @@ func Render(rep *eval.LabReport, c Chart, w, h int) (image.Image, error) {
 	}
 	var p *plot.Plot
 	if c == SizeQuality {
-		p = scatterPlot(rep)
+		p = scatterPlot(rep, s)
 	} else {
 		m, ok := metrics[c]
 		if !ok {
 			return nil, fmt.Errorf("quantlab: unknown chart %q", c)
 		}
-		p = barPlot(rep, m)
+		p = barPlot(rep, m, s)
 	}
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
 	cv := vgimg.NewWith(vgimg.UseImage(img), vgimg.UseDPI(ChartDPI))
@@ -162,13 +183,29 @@ func decades(lo, hi float64) (float64, float64) {
 	return math.Pow(10, math.Floor(math.Log10(lo))), math.Pow(10, math.Ceil(math.Log10(hi)))
 }
 
-func newPlot(title, xLabel, yLabel string) *plot.Plot {
+// applyStyle colours p's background, title, axes and legend.
+func applyStyle(p *plot.Plot, s Style) {
+	p.BackgroundColor = s.Background
+	p.Title.TextStyle.Color = s.Foreground
+	p.Legend.TextStyle.Color = s.Foreground
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Color = s.Foreground
+		a.Tick.Label.Color = s.Foreground
+		a.LineStyle.Color = s.Foreground
+		a.Tick.LineStyle.Color = s.Foreground
+	}
+}
+
+func newPlot(title, xLabel, yLabel string, st Style) *plot.Plot {
 	p := plot.New()
+	applyStyle(p, st)
 	p.Title.Text = title
 	p.X.Label.Text = xLabel
 	p.Y.Label.Text = yLabel
 	p.Title.Padding = vg.Points(8)
-	p.Add(plotter.NewGrid())
+	g := plotter.NewGrid()
+	g.Vertical.Color, g.Horizontal.Color = st.Grid, st.Grid
+	p.Add(g)
 	return p
 }
 

@@ -7,6 +7,8 @@ import (
 	"math"
 	"testing"
 
+	"gonum.org/v1/plot"
+
 	"flowchat/engine/eval"
 )
 
@@ -80,5 +82,43 @@ func TestDecadeTicks(t *testing.T) {
 	}
 	if want := []string{"0.0001", "0.001", "0.01", "0.1", "1", "10"}; len(labels) != len(want) || labels[0] != want[0] || labels[5] != want[5] {
 		t.Errorf("labels %q, want %q", labels, want)
+	}
+}
+
+// TestTop1IsLinear: top-1 agreement, a percentage, stays on a linear axis
+// even where its values span decades (which puts KLD on a log axis).
+func TestTop1IsLinear(t *testing.T) {
+	rep := &eval.LabReport{BasePPL: 4, Levels: []eval.LevelResult{
+		{Level: "F32", PPL: 4, Top1: 1},
+		{Level: "Q4", PPL: 4.2, KLD: 0.002, Top1: 0.95},
+		{Level: "Q2", PPL: 900, KLD: 5, Top1: 0.004},
+	}}
+	if p := barPlot(rep, metrics[Top1Bars], PrintStyle); p.Y.Scale == (plot.LogScale{}) {
+		t.Error("top-1 agreement drawn on a log axis")
+	}
+	if p := barPlot(rep, metrics[KLDBars], PrintStyle); p.Y.Scale != (plot.LogScale{}) {
+		t.Error("KLD spanning decades is not on a log axis (the test's data no longer exercises the choice)")
+	}
+}
+
+// TestRenderStyled: a chart drawn in a dark style has the style's
+// background and its text in the style's foreground, not black on white.
+func TestRenderStyled(t *testing.T) {
+	rep := &eval.LabReport{BasePPL: 4, Levels: []eval.LevelResult{
+		{Level: "F32", BitsPerWeight: 32, PPL: 4, Top1: 1},
+		{Level: "Q4", BitsPerWeight: 5, PPL: 4.2, KLD: 0.02, Top1: 0.95},
+	}}
+	dark := Style{Background: color.NRGBA{0x17, 0x17, 0x18, 0xff}, Foreground: color.NRGBA{0xf3, 0xf3, 0xf3, 0xff}, Grid: color.NRGBA{0x40, 0x40, 0x40, 0xff}}
+	for _, c := range Charts(rep) {
+		img, err := RenderStyled(rep, c, 320, 200, dark)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := color.NRGBAModel.Convert(img.At(1, 1)); got != dark.Background {
+			t.Errorf("%s: corner %v, want the background", c, got)
+		}
+		if !hasColour(img, dark.Foreground) || hasColour(img, color.White) {
+			t.Errorf("%s: foreground missing or white drawn", c)
+		}
 	}
 }

@@ -21,9 +21,10 @@ type pointLabels struct {
 	labels []string
 	offset vg.Point
 	avoid  bool
-	// backdrop paints a translucent white box behind each label, so
-	// lines and grid under it do not cross the text.
-	backdrop bool
+	// backdrop, when set, is painted (three quarters opaque) behind each
+	// label, so that lines and grid under it do not cross the text: the
+	// chart's background colour.
+	backdrop color.Color
 	align    text.XAlignment
 	yAlign   text.YAlignment // the zero value is YBottom
 }
@@ -52,8 +53,8 @@ func (l *pointLabels) Plot(c draw.Canvas, p *plot.Plot) {
 			pt.Y, r = pt.Y+dy, r.Add(vg.Point{Y: dy})
 		}
 		placed = append(placed, r)
-		if l.backdrop {
-			c.FillPolygon(backdrop, c.ClipPolygonXY([]vg.Point{r.Min, {X: r.Max.X, Y: r.Min.Y}, r.Max, {X: r.Min.X, Y: r.Max.Y}}))
+		if l.backdrop != nil {
+			c.FillPolygon(translucent(l.backdrop), c.ClipPolygonXY([]vg.Point{r.Min, {X: r.Max.X, Y: r.Min.Y}, r.Max, {X: r.Min.X, Y: r.Max.Y}}))
 		}
 		c.FillText(sty, pt, l.labels[i])
 	}
@@ -70,7 +71,11 @@ func (l *pointLabels) byY() []int {
 	return idx
 }
 
-var backdrop = color.NRGBA{0xff, 0xff, 0xff, 0xc0}
+func translucent(c color.Color) color.Color {
+	n := color.NRGBAModel.Convert(c).(color.NRGBA)
+	n.A = 0xc0
+	return n
+}
 
 // clearance is how far r must move up to overlap none of placed.
 func clearance(r vg.Rectangle, placed []vg.Rectangle) vg.Length {

@@ -17,7 +17,7 @@ import (
 // base on y (log when it spans a decade; levels with KLD 0, the base
 // itself, cannot sit on a log axis and are left out), one colour per
 // family, a dashed line through the levels no smaller level beats.
-func scatterPlot(rep *eval.LabReport) *plot.Plot {
+func scatterPlot(rep *eval.LabReport, st Style) *plot.Plot {
 	kld := make([]float64, len(rep.Levels))
 	for i, l := range rep.Levels {
 		kld[i] = l.KLD
@@ -27,7 +27,7 @@ func scatterPlot(rep *eval.LabReport) *plot.Plot {
 	if logY {
 		yLabel += ", log scale"
 	}
-	p := newPlot("Size vs quality (lower left is better)", "bits per weight", yLabel)
+	p := newPlot("Size vs quality (lower left is better)", "bits per weight", yLabel, st)
 	var pts plotter.XYs
 	var names []string
 	for _, fam := range families {
@@ -47,7 +47,7 @@ func scatterPlot(rep *eval.LabReport) *plot.Plot {
 		p.Add(l)
 		p.Legend.Add("best for its size", l)
 	}
-	p.Add(&pointLabels{xys: pts, labels: names, offset: vg.Point{X: vg.Points(6)}, avoid: true, backdrop: true, align: text.XLeft, yAlign: text.YCenter})
+	p.Add(&pointLabels{xys: pts, labels: names, offset: vg.Point{X: vg.Points(6)}, avoid: true, backdrop: st.Background, align: text.XLeft, yAlign: text.YCenter})
 	p.Legend.Top = true
 	if logY {
 		setLogY(p, pts)

@@ -29,6 +29,9 @@ type Settings struct {
 	// Endpoints are the remote inference servers the user named (their
 	// API keys are in Keys, never here).
 	Endpoints []Endpoint `json:"endpoints,omitempty"`
+	// WelcomeShown: the welcome screen was shown at a first start (Help ▸
+	// Welcome opens it again).
+	WelcomeShown bool `json:"welcome_shown,omitempty"`
 }
 
 // ModelSettings are remembered per model.

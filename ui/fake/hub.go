@@ -25,6 +25,8 @@ type Hub struct {
 	Free uint64
 	// Params is the parameter count headers report; 0 = the file's size.
 	Params uint64
+	// Err, when set, is every request's error (an offline hub).
+	Err error
 
 	mu       sync.Mutex
 	searches []ui.HubQuery
@@ -101,6 +103,9 @@ func (h *Hub) repo(id string) (*HubRepo, error) {
 }
 
 func (h *Hub) Files(ctx context.Context, repo string) ([]ui.RemoteFile, error) {
+	if h.Err != nil {
+		return nil, h.Err
+	}
 	r, err := h.repo(repo)
 	if err != nil {
 		return nil, err
@@ -193,7 +198,8 @@ func (d *Downloads) Restore() ([]ui.DownloadJob, error) {
 func (d *Downloads) Start(f ui.RemoteFile) (ui.DownloadJob, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	j := ui.DownloadJob{ID: f.Repo + ":" + f.Selector, Name: f.Name, Repo: f.Repo, State: ui.JobRunning, Total: f.Size, ETA: -1}
+	j := ui.DownloadJob{ID: f.Repo + ":" + f.Selector, Name: f.Name, Repo: f.Repo, State: ui.JobRunning, Total: f.Size, ETA: -1,
+		Path: "/downloads/" + f.Repo + "/" + f.Selector}
 	d.add(j)
 	return j, nil
 }

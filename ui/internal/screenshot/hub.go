@@ -11,7 +11,6 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/test"
-	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"flowchat/app/store"
@@ -73,7 +72,7 @@ func openWindow(dl *fake.Downloads) (fyne.Window, *ui.App, func(), error) {
 		return nil, nil, nil, err
 	}
 	a := test.NewApp()
-	a.Settings().SetTheme(dark{theme.DefaultTheme()})
+	a.Settings().SetTheme(dark{ui.Theme()})
 	lib := &fake.Library{Files: []ui.ModelInfo{{Path: "/models/stories260K-demo.gguf", Name: "stories260K", Arch: "llama", Params: 260e3,
 		Quant: "F32", FileSize: 1185376, ContextTrain: 512, Layers: 5, Bundled: true}}}
 	w, app := ui.NewMainWindow(a, ui.Deps{Library: lib, Storage: files, DefaultModel: "/models/stories260K-demo.gguf", Hub: h, Downloads: dl})

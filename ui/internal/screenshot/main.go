@@ -99,7 +99,7 @@ func run(out string) error {
 	defer files.Close()
 
 	a := test.NewApp()
-	a.Settings().SetTheme(dark{theme.DefaultTheme()})
+	a.Settings().SetTheme(dark{ui.Theme()})
 	turn := 0
 	e := waitable{done: make(chan struct{}, 1), Engine: &fake.Engine{
 		Model: "Llama-3.2-1B-Instruct", Context: 4096, Delay: 12 * time.Millisecond,

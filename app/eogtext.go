@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"strings"
+
+	"flowchat/engine"
+)
+
+// Small models often spell their end-of-text marker out of ordinary
+// pieces instead of sampling the token: TinyStories-656K writes
+// "<|" "end" "_story" "|>" and only then its EOS token (whose text is
+// "<|end_story|>"). The engine stops at the token; generate below also
+// stops at the marker's text, so that it is never shown.
+
+// eogTexts are the texts of the model's end-of-generation tokens
+// ("<|end_story|>", "<|endoftext|>", "<|eot_id|>", "<|im_end|>",
+// "<end_of_turn>", "</s>", …), longest first.
+func eogTexts(m *engine.Model) []string {
+	var out []string
+	for id := range int32(m.Tok.VocabSize()) {
+		if s := m.Tok.Token(id); m.Tok.IsEOG(id) && len(s) >= 3 && !strings.ContainsAny(s, " \n") {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// stopFilter passes text on, holding back what could be the start of a
+// stop text; at a stop text it drops it and what follows, and stops.
+type stopFilter struct {
+	stops []string
+	held  string
+	hit   bool
+	next  func(string) bool
+}
+
+// piece takes the next streamed text; false stops generation.
+func (f *stopFilter) piece(s string) bool {
+	if f.hit {
+		return false
+	}
+	buf := f.held + s
+	if i := f.firstStop(buf); i >= 0 {
+		f.hit, f.held = true, ""
+		if i > 0 {
+			f.next(buf[:i])
+		}
+		return false
+	}
+	keep := f.partialTail(buf)
+	f.held = buf[len(buf)-keep:]
+	if keep == len(buf) {
+		return true
+	}
+	return f.next(buf[:len(buf)-keep])
+}
+
+// flush passes on the text held back when generation ended otherwise.
+func (f *stopFilter) flush() {
+	if f.held != "" && !f.hit {
+		f.next(f.held)
+	}
+	f.held = ""
+}
+
+func (f *stopFilter) firstStop(s string) int {
+	first := -1
+	for _, stop := range f.stops {
+		if i := strings.Index(s, stop); i >= 0 && (first < 0 || i < first) {
+			first = i
+		}
+	}
+	return first
+}
+
+// partialTail is the length of the longest suffix of s that begins a stop
+// text.
+func (f *stopFilter) partialTail(s string) int {
+	best := 0
+	for _, stop := range f.stops {
+		for n := min(len(stop)-1, len(s)); n > best; n-- {
+			if strings.HasPrefix(stop, s[len(s)-n:]) {
+				best = n
+				break
+			}
+		}
+	}
+	return best
+}
+
+// generate is sess.Generate that also ends, with stop reason "eog", where
+// the text spells one of the model's end-of-generation tokens; that text
+// is not passed to opt.OnPiece. With opt.IgnoreEOG it is plain Generate.
+func generate(ctx context.Context, m *engine.Model, sess *engine.Session, ids []int32, opt engine.GenerateOptions) (engine.Stats, error) {
+	stops := eogTexts(m)
+	if opt.IgnoreEOG || len(stops) == 0 || opt.OnPiece == nil {
+		return sess.Generate(ctx, ids, opt)
+	}
+	f := &stopFilter{stops: stops, next: opt.OnPiece}
+	opt.OnPiece = f.piece
+	st, err := sess.Generate(ctx, ids, opt)
+	switch {
+	case f.hit:
+		st.StopReason = "eog"
+	case st.StopReason != "stopped":
+		f.flush()
+	}
+	return st, err
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"flowchat/engine/fixtures"
+)
+
+// TestStopFilter: text is passed on unchanged until a stop text, however
+// the pieces split it; the stop text and what follows are dropped; a
+// held-back prefix that does not complete a stop text is released.
+func TestStopFilter(t *testing.T) {
+	stops := []string{"<|end_story|>", "</s>"}
+	for _, c := range []struct {
+		pieces []string
+		want   string
+		hit    bool
+	}{
+		{[]string{"Once", " upon", " a time."}, "Once upon a time.", false},
+		{[]string{"The end.", "<|", "end", "_story", "|>"}, "The end.", true},
+		{[]string{"The end.<|end_story|>", "more"}, "The end.", true},
+		{[]string{"<|end_story|>"}, "", true},
+		{[]string{"a <", "b> <|", "end"}, "a <b> <|end", false}, // flushed at the end
+		{[]string{"x</", "s>y"}, "x", true},
+		{[]string{"<|end_st", "ory|> tail"}, "", true},
+		{[]string{"1 <| 2", " <|end_story|", "| 3"}, "1 <| 2 <|end_story|| 3", false},
+	} {
+		var got strings.Builder
+		f := &stopFilter{stops: stops, next: func(s string) bool { got.WriteString(s); return true }}
+		for _, p := range c.pieces {
+			if !f.piece(p) {
+				break
+			}
+		}
+		if !f.hit {
+			f.flush()
+		}
+		if got.String() != c.want || f.hit != c.hit {
+			t.Errorf("%q: got %q hit %v, want %q hit %v", c.pieces, got.String(), f.hit, c.want, c.hit)
+		}
+	}
+}
+
+// TestRunHidesSpelledEndOfText: TinyStories-656K spells "<|end_story|>"
+// out of ordinary pieces before its EOS token; run stops there (stop:
+// eog) and never prints the marker. Exact-length runs (-n, as llama.cpp's
+// reference runs) are untouched.
+func TestRunHidesSpelledEndOfText(t *testing.T) {
+	model := fixtures.Path(t, "models/tinystories-656K/TinyStories-656K-F32.gguf")
+	eog := 0
+	for seed := 1; seed <= 6; seed++ {
+		out, stderr, code := run(t, "run", "-m", model, "-p", "Once upon a time", "--seed", fmt.Sprint(seed), "-t", "1")
+		if code != 0 {
+			t.Fatal(stderr)
+		}
+		if strings.Contains(out, "end_story") || strings.Contains(out, "<|") {
+			t.Errorf("seed %d: marker shown: %q", seed, out)
+		}
+		if strings.Contains(stderr, "stop: eog") {
+			eog++
+		}
+	}
+	if eog == 0 {
+		t.Error("no run ended at the end of the story")
+	}
+}
