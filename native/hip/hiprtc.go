@@ -20,7 +20,10 @@ var ErrNoHIPRTC = errors.New("hipRTC (the HIP runtime compiler) not available")
 type HIPRTC struct {
 	api          hiprtcAPI
 	Path         string // what was dlopened: a soname or a file path
-	Major, Minor int    // hipRTC's version (the ROCm release: 5.2 on Debian bookworm)
+	Major, Minor int    // as hiprtcVersion reports it: 9.0 from ROCm 5.2's libamdhip64
+	// Runtime is the HIP_VERSION of the library hipRTC lives in (ROCm 5),
+	// 0 when it is a separate libhiprtc; see Version.
+	Runtime int
 }
 
 var defaultHIPRTC = sync.OnceValues(func() (*HIPRTC, error) {
@@ -61,11 +64,23 @@ func openHIPRTC(path string) (*HIPRTC, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	n.Major, n.Minor = int(major), int(minor)
+	var rv int32
+	if n.api.hipRuntimeGetVersion != nil && n.api.hipRuntimeGetVersion(&rv) == Success {
+		n.Runtime = int(rv)
+	}
 	return n, nil
 }
 
-// Version is "major.minor", e.g. "5.2".
-func (n *HIPRTC) Version() string { return fmt.Sprintf("%d.%d", n.Major, n.Minor) }
+// Version identifies the compiler for the cache: hiprtcVersion's
+// "major.minor", followed by the runtime's HIP version where hipRTC is part
+// of libamdhip64 ("9.0-5.2.21153" on Debian bookworm), since ROCm 5's
+// hiprtcVersion stays the same across releases.
+func (n *HIPRTC) Version() string {
+	if n.Runtime != 0 {
+		return fmt.Sprintf("%d.%d-%s", n.Major, n.Minor, FormatVersion(n.Runtime))
+	}
+	return fmt.Sprintf("%d.%d", n.Major, n.Minor)
+}
 
 // Source is one HIP (CUDA-dialect) translation unit and the headers it may
 // #include; hipRTC gets them by name, as NVRTC does.

@@ -97,6 +97,10 @@ type hiprtcAPI struct {
 	hiprtcGetCode           func(p hiprtcProgram, code *byte) HIPRTCResult
 	hiprtcGetProgramLogSize func(p hiprtcProgram, size *uint64) HIPRTCResult
 	hiprtcGetProgramLog     func(p hiprtcProgram, log *byte) HIPRTCResult
+
+	// Optional: present when hipRTC lives in libamdhip64 (ROCm 5), whose
+	// hiprtcVersion does not name the release.
+	hipRuntimeGetVersion func(version *int32) Result
 }
 
 // symbol pairs a C name with the field that receives it.
@@ -194,7 +198,7 @@ func (a *runtimeAPI) bind(handle uintptr) error {
 }
 
 func (a *hiprtcAPI) bind(handle uintptr) error {
-	return bindSymbols(handle, a.required(), nil)
+	return bindSymbols(handle, a.required(), []symbol{{"hipRuntimeGetVersion", &a.hipRuntimeGetVersion}})
 }
 
 func (a *runtimeAPI) hasMemInfo() bool {
