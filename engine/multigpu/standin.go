@@ -9,8 +9,8 @@ import (
 // ErrOutOfMemory is wrapped when a stand-in device's cap is exceeded.
 var ErrOutOfMemory = errors.New("multigpu: stand-in device out of memory")
 
-// StandIn is a CPU "device" with a memory cap: it owns the float32 slices
-// its shards use and refuses allocations beyond Cap bytes.
+// StandIn is a CPU "device" with a memory cap: it owns the weight slices
+// of its shards and refuses allocations beyond Cap bytes.
 type StandIn struct {
 	Name string
 	Cap  int64
@@ -100,8 +100,11 @@ func loadShard(c *Chain, l int, s Shard, dev *StandIn) (*shard, error) {
 		return b
 	}
 	sh.wq, sh.wo, sh.w1, sh.w2 = alloc(nq*c.D), alloc(c.D*nq), alloc(nf*c.D), alloc(c.D*nf)
-	sh.x, sh.h = alloc(c.D), alloc(max(nq, nf))
-	sh.partQ, sh.partF = chunks(alloc, nq, c.HeadDim, c.D), chunks(alloc, nf, c.Granule, c.D)
+	// Working vectors are scratch outside the cap, as Plan counts weights
+	// and KV cache only (a backend reserves its scratch up front).
+	scratch := func(n int) []float32 { return make([]float32, n) }
+	sh.x, sh.h = scratch(c.D), scratch(max(nq, nf))
+	sh.partQ, sh.partF = chunks(scratch, nq, c.HeadDim, c.D), chunks(scratch, nf, c.Granule, c.D)
 	if err != nil {
 		return nil, fmt.Errorf("multigpu: layer %d: %w", l, err)
 	}
