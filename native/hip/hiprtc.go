@@ -117,6 +117,56 @@ func (e *CompileError) Unwrap() error { return e.Err }
 // source writes fmaf, so the kernels keep their Go twins' arithmetic.
 var CompileOptions = []string{"-ffp-contract=off", "-O3", "-std=c++17"}
 
+// ErrUnsupportedArch is wrapped when hipRTC does not know a target.
+var ErrUnsupportedArch = errors.New("target not supported by this hipRTC")
+
+// rocm52Targets are the targets ROCm 5.2's hipRTC compiles for, probed one
+// by one on Debian bookworm's libamdhip64-5 (5.2.21153). Given any other
+// target (gfx940–942, gfx1100–1103, …), or a feature the target lacks
+// (gfx1030:xnack-), it aborts the whole process (SIGABRT in the
+// code-object manager) instead of returning an error, so Compile refuses
+// those before calling it.
+var rocm52Targets = strings.Fields(`gfx600 gfx601 gfx602 gfx700 gfx701 gfx702 gfx703 gfx704 gfx705
+	gfx801 gfx802 gfx803 gfx805 gfx810 gfx900 gfx902 gfx904 gfx906 gfx908 gfx909 gfx90a gfx90c
+	gfx1010 gfx1011 gfx1012 gfx1013 gfx1030 gfx1031 gfx1032 gfx1033 gfx1034 gfx1035 gfx1036`)
+
+// rocm52Features are the targets that take each feature (LLVM's AMDGPU
+// processor table, checked against ROCm 5.2): a feature on any other
+// target aborts hipRTC like an unknown target.
+var rocm52Features = map[string][]string{
+	"xnack":   strings.Fields("gfx801 gfx810 gfx900 gfx902 gfx904 gfx906 gfx908 gfx909 gfx90a gfx90c gfx1010 gfx1011 gfx1012 gfx1013"),
+	"sramecc": strings.Fields("gfx906 gfx908 gfx90a"),
+}
+
+// knownTarget reports whether this hipRTC is known to take arch; true
+// when it has no probed list.
+func (n *HIPRTC) knownTarget(arch string) bool {
+	known := n.SupportedArchs()
+	if known == nil {
+		return true
+	}
+	base, feats, _ := strings.Cut(arch, ":")
+	if !slices.Contains(known, base) {
+		return false
+	}
+	for f := range strings.SplitSeq(feats, ":") {
+		if f != "" && !slices.Contains(rocm52Features[f[:len(f)-1]], base) {
+			return false
+		}
+	}
+	return true
+}
+
+// SupportedArchs lists the targets this hipRTC is known to accept; nil
+// when unknown (only ROCm 5.2's list has been probed: other releases are
+// not guarded, and an unknown target may abort the process).
+func (n *HIPRTC) SupportedArchs() []string {
+	if n.Runtime/100000 == 502 { // HIP 5.2.x
+		return slices.Clone(rocm52Targets)
+	}
+	return nil
+}
+
 // Compile builds src for arch, a gcnArchName such as "gfx90a" or
 // "gfx90a:sramecc+:xnack-" (the features are kept: they select the code
 // object variant). The wavefront size is the target's default (64 on
@@ -124,6 +174,9 @@ var CompileOptions = []string{"-ffp-contract=off", "-O3", "-std=c++17"}
 func (n *HIPRTC) Compile(src Source, arch string, extra ...string) (*Image, error) {
 	if !validArch(arch) {
 		return nil, &CompileError{Source: src.Name, Arch: arch, Err: fmt.Errorf("not an AMDGPU target name: %q", arch)}
+	}
+	if !n.knownTarget(arch) {
+		return nil, &CompileError{Source: src.Name, Arch: arch, Err: fmt.Errorf("%w: %s (hipRTC %s)", ErrUnsupportedArch, arch, n.Version())}
 	}
 	opts := append(append([]string{"--offload-arch=" + arch}, CompileOptions...), extra...)
 	img, err := n.compile(src, opts)
@@ -188,14 +241,20 @@ func ValidImage(data []byte) bool {
 	return bytes.HasPrefix(data, []byte("\x7fELF")) || bytes.HasPrefix(data, []byte("__CLANG_OFFLOAD_BUNDLE__"))
 }
 
-// validArch accepts gfx<hex digits> with optional :feature± suffixes.
+// validArch accepts gfx<hex digits> with optional :sramecc± and :xnack±
+// (the only target features AMDGPU code objects have).
 func validArch(arch string) bool {
 	base, feats, _ := strings.Cut(arch, ":")
 	if len(base) < 4 || !strings.HasPrefix(base, "gfx") || strings.Trim(base[3:], "0123456789abcdef") != "" {
 		return false
 	}
+	if feats == "" {
+		return true
+	}
 	for f := range strings.SplitSeq(feats, ":") {
-		if feats != "" && (len(f) < 2 || !strings.HasSuffix(f, "+") && !strings.HasSuffix(f, "-")) {
+		switch f {
+		case "sramecc+", "sramecc-", "xnack+", "xnack-":
+		default:
 			return false
 		}
 	}

@@ -10,8 +10,8 @@ import (
 
 // testArchs are the targets every kernel must compile for: Vega 20
 // (gfx906, wave64), MI200 (gfx90a, wave64) and RDNA2 (gfx1030, wave32).
-// ROCm 5.2's compiler predates RDNA3 (gfx1100); it is tried where the
-// compiler knows it (TestCompileKernelsNewTargets).
+// ROCm 5.2's compiler predates RDNA3 (gfx1100) and MI300 (gfx942); see
+// TestCompileRefusesUnknownTarget.
 var testArchs = []string{"gfx906", "gfx90a", "gfx1030"}
 
 // needHIPRTC returns the system's hipRTC or skips, saying why.
@@ -94,7 +94,7 @@ func TestCompileError(t *testing.T) {
 
 func TestCompileRejectsBadArch(t *testing.T) {
 	n := &HIPRTC{} // never reaches the library
-	for _, arch := range []string{"", "sm_80", "gfx", "gfx90a:xnack", "gfxzz"} {
+	for _, arch := range []string{"", "sm_80", "gfx", "gfx90a:xnack", "gfxzz", "gfx90a:wavefrontsize64+"} {
 		if _, err := n.Compile(Source{Name: "x.cu"}, arch); err == nil {
 			t.Errorf("Compile(%q) accepted", arch)
 		}
@@ -107,5 +107,23 @@ func TestWavefrontSize(t *testing.T) {
 		if got := WavefrontSize(arch); got != want {
 			t.Errorf("WavefrontSize(%q) = %d, want %d", arch, got, want)
 		}
+	}
+}
+
+// TestCompileRefusesUnknownTarget: ROCm 5.2's hipRTC aborts the process on
+// a target it does not know; Compile must refuse it first, with an error.
+func TestCompileRefusesUnknownTarget(t *testing.T) {
+	n := needHIPRTC(t)
+	if n.SupportedArchs() == nil {
+		t.Skipf("hipRTC %s: no probed target list (only ROCm 5.2's is known)", n.Version())
+	}
+	for _, arch := range []string{"gfx1100", "gfx942", "gfx9999:xnack-", "gfx1030:xnack-", "gfx900:sramecc+"} {
+		_, err := n.Compile(Source{Name: "x.cu", Code: "extern \"C\" __global__ void k() {}\n"}, arch)
+		if !errors.Is(err, ErrUnsupportedArch) {
+			t.Errorf("Compile(%s) = %v, want ErrUnsupportedArch", arch, err)
+		}
+	}
+	if _, err := n.Compile(Source{Name: "x.cu", Code: "extern \"C\" __global__ void k() {}\n"}, "gfx90a:sramecc+:xnack-"); err != nil {
+		t.Errorf("gfx90a with features: %v", err)
 	}
 }
