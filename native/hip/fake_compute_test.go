@@ -170,3 +170,51 @@ func must(t *testing.T, err error) {
 func f32Bytes(f []float32) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&f[0])), 4*len(f))
 }
+
+// TestFakeLoadKernels compiles every kernel with the real hipRTC for the
+// fake's gfx90a device, loads the code objects into the fake runtime and
+// checks the launchers' shapes at wavefront 64; the fake's wave32 gfx1100
+// is refused before hipRTC sees it (ROCm 5.2 would abort on it).
+func TestFakeLoadKernels(t *testing.T) {
+	n := needHIPRTC(t)
+	path := buildFake(t, "FAKE_ANY_FUNCTION")
+	r, err := openRuntime(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := NewCache(t.TempDir())
+	c, _ := r.open(0)
+	err = c.Do(func() error {
+		k, err := c.LoadKernels(n, cache)
+		if err != nil {
+			return err
+		}
+		defer k.Unload()
+		if err := k.MatMul(nil, WeightType(0), 0, 0, 0, 4096, 1000, 3); err != nil {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	var lastLaunch func(int32) uint32
+	purego.RegisterLibFunc(&lastLaunch, h, "fakeLastLaunch")
+	var dims []uint32
+	for i := range int32(6) {
+		dims = append(dims, lastLaunch(i))
+	}
+	if want := []uint32{250, 1, 1, 64, 4, 1}; !slices.Equal(dims, want) {
+		t.Errorf("MatMul grid and block = %v, want %v", dims, want)
+	}
+	if _, misses := cache.Stats(); misses != int64(len(KernelSources())) {
+		t.Errorf("cache misses %d, want one per source", misses)
+	}
+	if n.SupportedArchs() != nil {
+		c1, _ := r.open(1)
+		if err := c1.Do(func() error { _, err := c1.LoadKernels(n, cache); return err }); !errors.Is(err, ErrUnsupportedArch) {
+			t.Errorf("LoadKernels on gfx1100 with hipRTC %s: %v, want ErrUnsupportedArch", n.Version(), err)
+		}
+	}
+}

@@ -11,6 +11,7 @@
 //   FAKE_OMIT_MEMINFO    leave out hipMemGetInfo (optional)
 //   FAKE_OMIT_COMPUTE    leave out the compute set (allocations, streams, modules…)
 //   FAKE_OMIT_PROPS      leave out hipGetDeviceProperties and hipDeviceGetAttribute
+//   FAKE_ANY_FUNCTION    hipModuleGetFunction finds any name (launches only record)
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,20 +183,31 @@ hipError_t hipModuleLoadData(hipModule_t *m, const void *image) {
 }
 hipError_t hipModuleUnload(hipModule_t m) { modules--; return 0; }
 
-static int axpyFunction;
+/* axpy runs on the host; with FAKE_ANY_FUNCTION every other name is a
+ * kernel that only records its launch (for the launchers' shapes). */
+static int axpyFunction, otherFunction;
+static char lastName[64];
 hipError_t hipModuleGetFunction(hipFunction_t *f, hipModule_t m, const char *name) {
 	if (m != &fakeModule) return 400;
-	if (strcmp(name, "axpy") != 0) return 500; /* hipErrorNotFound */
-	*f = &axpyFunction;
+	if (strcmp(name, "axpy") == 0) {
+		*f = &axpyFunction;
+		return 0;
+	}
+#ifdef FAKE_ANY_FUNCTION
+	snprintf(lastName, sizeof lastName, "%s", name);
+	*f = &otherFunction;
 	return 0;
+#endif
+	return 500; /* hipErrorNotFound */
 }
 
 hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 	unsigned by, unsigned bz, unsigned shared, hipStream_t s, void **params, void **extra) {
-	if (f != &axpyFunction || extra != NULL) return 1;
+	if ((f != &axpyFunction && f != &otherFunction) || extra != NULL) return 1;
 	unsigned dims[9] = {gx, gy, gz, bx, by, bz, shared};
 	memcpy(lastLaunch, dims, sizeof dims);
 	lastLaunchDevice = current;
+	if (f == &otherFunction) return 0;
 	float *y = *(float **)params[0];
 	const float *x = *(const float **)params[1];
 	float a = *(float *)params[2];
