@@ -38,10 +38,12 @@ const (
 	// one D-vector per chunk instead of one per device.
 	Ordered Reduce = iota
 	// Fast adds one partial per device (its chunks summed in order from
-	// zero), in device order: a standard all-reduce's traffic. Each output
-	// then differs from the reference by at most 2·γ(n)·Σ|w·h| for the
-	// n = NHead·HeadDim or F terms of its sum, γ(n) = n·u/(1−n·u),
-	// u = 2⁻²⁴ (both orders are within γ(n)·Σ|terms| of the exact sum).
+	// zero), in device order: a standard all-reduce's traffic. Each
+	// sub-layer's sum then differs from the reference's by at most
+	// 2·γ(n)·Σ|w·h| for the n = NHead·HeadDim or F terms of its sum,
+	// γ(n) = n·u/(1−n·u), u = 2⁻²⁴ (both orders are within γ(n)·Σ|terms|
+	// of the exact sum), plus one rounding of the residual add, u·|x|.
+	// Over layers the differences propagate through the next products.
 	Fast
 )
 
