@@ -22,7 +22,7 @@ VERSION ?= $(shell sed -n 's/^ *Version *= *"\(.*\)"/\1/p' FyneApp.toml)
 COMMIT  ?= $(shell git describe --always --dirty --abbrev=12 --exclude '*' 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: all run build deps test-deps nvrtc apt test test-arm64 fuzz vet bench bench-kernels clean install install-files uninstall desktop-caches
+.PHONY: all run build deps test-deps nvrtc hiprtc apt test test-arm64 fuzz vet bench bench-kernels clean install install-files uninstall desktop-caches
 
 # Fuzz targets for every parser of outside bytes, run briefly by `make test`
 # (their seed corpora also run as plain tests). Each target has a budget in
@@ -71,6 +71,7 @@ deps:
 test-deps: deps
 	@$(MAKE) --no-print-directory apt PKGS="$(TEST_PKGS)" OPTIONAL=1
 	@$(MAKE) --no-print-directory nvrtc
+	@$(MAKE) --no-print-directory hiprtc
 
 # nvrtc installs NVIDIA's runtime compiler (CUDA 11.8, Debian bookworm's
 # non-free libnvrtc11.2), with which native/cuda's tests compile every
@@ -97,6 +98,19 @@ nvrtc:
 	echo "installing $(NVRTC_PKGS) from $$mirror (non-free, for this install only)"; \
 	(apt-get $$opts update && DEBIAN_FRONTEND=noninteractive apt-get $$opts install -y --no-install-recommends $(NVRTC_PKGS)) >$(NVRTC_APT)/apt.log 2>&1 \
 	  || echo "nvrtc: installing $(NVRTC_PKGS) failed (see $(NVRTC_APT)/apt.log); kernel-compile tests will skip"
+
+# hiprtc installs AMD's runtime compiler (ROCm 5.2, from bookworm's main
+# component: hipRTC lives inside libamdhip64-5), with which native/hip's
+# tests compile every kernel for gfx906, gfx90a and gfx1030; no GPU is
+# needed. Optional: where it cannot be installed the tests skip, saying so.
+HIPRTC_PKGS := libamdhip64-5 libhiprtc-builtins5 libamd-comgr2 rocm-device-libs
+hiprtc:
+	@if ldconfig -p 2>/dev/null | grep -qE 'libhiprtc\.so|libamdhip64\.so'; then exit 0; fi; \
+	. /etc/os-release 2>/dev/null; \
+	if [ "$$VERSION_CODENAME" != bookworm ]; then \
+	  echo "hiprtc: no libamdhip64/libhiprtc found; HIP kernel-compile tests will skip (install ROCm, or on Debian bookworm run make test-deps as root)"; exit 0; \
+	fi; \
+	$(MAKE) --no-print-directory apt PKGS="$(HIPRTC_PKGS)" OPTIONAL=1
 
 apt:
 	@missing=""; \

@@ -51,8 +51,8 @@ func TestProbeFakeRuntime(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Info{RuntimeVersion: 60241134, Devices: []Device{
-		{Ordinal: 0, Name: "Fake Instinct 0", TotalMem: 64 * gib},
-		{Ordinal: 1, Name: "Fake Instinct 1", TotalMem: 128 * gib},
+		{Ordinal: 0, Name: "Fake Instinct 0", TotalMem: 64 * gib, Arch: "gfx90a:sramecc+:xnack-", WarpSize: 64, ComputeUnits: 104},
+		{Ordinal: 1, Name: "Fake Instinct 1", TotalMem: 128 * gib, Arch: "gfx1100", WarpSize: 32, ComputeUnits: 48},
 	}}
 	if !reflect.DeepEqual(info, want) {
 		t.Errorf("probe() = %+v\nwant      %+v", info, want)
@@ -113,6 +113,18 @@ func TestFakeMemInfoRestoresDevice(t *testing.T) {
 	var res Result
 	if _, _, err := r.memInfo(7); !errors.As(err, &res) || res != ErrorInvalidDevice {
 		t.Errorf("memInfo(7) error = %v, want hipErrorInvalidDevice", err)
+	}
+}
+
+// TestProbeFakeWithoutProps: without hipGetDeviceProperties and
+// hipDeviceGetAttribute the arch is unknown and the warp size defaults to 64.
+func TestProbeFakeWithoutProps(t *testing.T) {
+	info, err := openFake(t, "FAKE_OMIT_PROPS").probe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := info.Devices[1]; d.Arch != "" || d.WarpSize != 64 || d.ComputeUnits != 0 {
+		t.Errorf("device 1 = %+v, want no arch, warp 64, no compute units", d)
 	}
 }
 

@@ -8,11 +8,7 @@ import (
 	"runtime"
 )
 
-const libraryName = "libamdhip64.so"
-
 var errNoLoader = fmt.Errorf("HIP loader not implemented on %s", runtime.GOOS)
-
-func candidates() []string { return []string{libraryName} }
 
 func openLibrary(path string) (uintptr, error) { return 0, errNoLoader }
 

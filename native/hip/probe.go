@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"unsafe"
 )
 
 // ErrNoGPU is wrapped by every error that means "HIP cannot be used here":
@@ -26,6 +27,14 @@ type Device struct {
 	Ordinal  int
 	Name     string
 	TotalMem uint64 // bytes of device memory, free or not
+	// Arch is the gcnArchName, the target hipRTC compiles for, with its
+	// features ("gfx90a:sramecc+:xnack-"); "" when the runtime does not say.
+	Arch string
+	// WarpSize is the device's wavefront size (hipDeviceAttributeWarpSize
+	// when it answers 32 or 64, else WavefrontSize(Arch)).
+	WarpSize int
+	// ComputeUnits is the number of compute units; 0 when unknown.
+	ComputeUnits int
 }
 
 // FormatVersion turns a HIP version such as 60241134 into "6.2.41134".
@@ -123,5 +132,59 @@ func (r *hipRuntime) device(ordinal int32) (Device, error) {
 	if err := check("hipDeviceTotalMem", r.api.hipDeviceTotalMem(&dev.TotalMem, h)); err != nil {
 		return Device{}, err
 	}
+	dev.Arch = r.archName(ordinal)
+	dev.WarpSize = WavefrontSize(dev.Arch)
+	if w := r.attribute(attrWarpSize, ordinal); w == 32 || w == 64 {
+		dev.WarpSize = w
+	}
+	if n := r.attribute(attrMultiprocessorCount, ordinal); n > 0 && n < 1<<16 {
+		dev.ComputeUnits = n
+	}
 	return dev, nil
+}
+
+// attribute reads a device attribute, or returns -1. The enum positions
+// are ROCm 5's (raw.go); callers range-check what comes back.
+func (r *hipRuntime) attribute(attr, ordinal int32) int {
+	if r.api.hipDeviceGetAttribute == nil {
+		return -1
+	}
+	var v int32
+	if r.api.hipDeviceGetAttribute(&v, attr, ordinal) != Success {
+		return -1
+	}
+	return int(v)
+}
+
+// propsSize is more than any hipDeviceProp_t (792 bytes in ROCm 5, about
+// 1.5 KB in ROCm 6's R0600 layout), so the runtime never writes past it.
+const propsSize = 8192
+
+// archName reads gcnArchName out of hipDeviceProp_t without depending on
+// its layout, which moved between ROCm 5 and 6: it is the one field that
+// holds a NUL-terminated "gfx<hex>[:feature±…]" string after the name.
+func (r *hipRuntime) archName(ordinal int32) string {
+	if r.api.hipGetDeviceProperties == nil {
+		return ""
+	}
+	buf := make([]uint64, propsSize/8) // 8-byte aligned, as the struct needs
+	if r.api.hipGetDeviceProperties(unsafe.Pointer(&buf[0]), ordinal) != Success {
+		return ""
+	}
+	return findArchName(unsafe.Slice((*byte)(unsafe.Pointer(&buf[0])), propsSize)[256:])
+}
+
+// findArchName returns the first NUL-terminated string in b that is a
+// valid AMDGPU target name.
+func findArchName(b []byte) string {
+	for i := 0; i+4 < len(b); i++ {
+		if b[i] != 'g' || (i > 0 && b[i-1] != 0) || !bytes.HasPrefix(b[i:], []byte("gfx")) {
+			continue
+		}
+		s, _, ok := bytes.Cut(b[i:min(len(b), i+256)], []byte{0})
+		if ok && validArch(string(s)) {
+			return string(s)
+		}
+	}
+	return ""
 }

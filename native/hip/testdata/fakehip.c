@@ -9,8 +9,13 @@
 //   FAKE_INIT_RESULT=r   what hipInit returns (default 0, hipSuccess)
 //   FAKE_OMIT_NAME       leave out hipDeviceGetName (a required symbol)
 //   FAKE_OMIT_MEMINFO    leave out hipMemGetInfo (optional)
+//   FAKE_OMIT_COMPUTE    leave out the compute set (allocations, streams, modules…)
+//   FAKE_OMIT_PROPS      leave out hipGetDeviceProperties and hipDeviceGetAttribute
+//   FAKE_ANY_FUNCTION    hipModuleGetFunction finds any name (launches only record)
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #ifndef FAKE_DEVICES
 #define FAKE_DEVICES 2
@@ -85,3 +90,140 @@ hipError_t hipMemGetInfo(size_t *free, size_t *total) {
 
 /* Test hook: the calling thread's current device. */
 int fakeCurrent(void) { return current; }
+
+#ifndef FAKE_OMIT_PROPS
+/* ROCm 5's hipDeviceProp_t is 792 bytes with warpSize at 276 and
+ * gcnArchName at 396; the package finds gcnArchName by content, so the
+ * fake puts it where ROCm 6's larger struct would not, past byte 792.
+ * Device 0 is a wave64 gfx90a, device 1 a wave32 gfx1100. */
+hipError_t hipGetDeviceProperties(void *prop, int ordinal) {
+	if (ordinal < 0 || ordinal >= FAKE_DEVICES) return 101;
+	memset(prop, 0, 1200);
+	snprintf((char *)prop, 256, "Fake Instinct %d", ordinal);
+	strcpy((char *)prop + 300, "gfx-not-a-target");
+	strcpy((char *)prop + 1100, ordinal == 0 ? "gfx90a:sramecc+:xnack-" : "gfx1100");
+	return 0;
+}
+
+hipError_t hipDeviceGetAttribute(int *v, int attr, int ordinal) {
+	if (ordinal < 0 || ordinal >= FAKE_DEVICES) return 101;
+	switch (attr) {
+	case 87: *v = ordinal == 0 ? 64 : 32; return 0; /* hipDeviceAttributeWarpSize */
+	case 63: *v = ordinal == 0 ? 104 : 48; return 0; /* hipDeviceAttributeMultiprocessorCount */
+	}
+	return 1;
+}
+#endif
+
+#ifndef FAKE_OMIT_COMPUTE
+typedef void *hipStream_t, *hipEvent_t, *hipModule_t, *hipFunction_t;
+typedef unsigned long long hipDeviceptr_t;
+
+static int allocs, streams, events, modules, peerEnabled;
+static unsigned lastLaunch[9];
+static int lastLaunchDevice = -1;
+
+hipError_t hipDeviceSynchronize(void) { return 0; }
+
+hipError_t hipMalloc(hipDeviceptr_t *p, size_t n) {
+	void *m = malloc(n);
+	if (!m) return 2;
+	*p = (hipDeviceptr_t)m;
+	allocs++;
+	return 0;
+}
+hipError_t hipFree(hipDeviceptr_t p) { free((void *)p); allocs--; return 0; }
+hipError_t hipHostMalloc(void **pp, size_t n, unsigned flags) {
+	if (flags != 0) return 1;
+	return hipMalloc((hipDeviceptr_t *)pp, n);
+}
+hipError_t hipHostFree(void *p) { return hipFree((hipDeviceptr_t)p); }
+
+hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t dst, void *src, size_t n, hipStream_t s) { memcpy((void *)dst, src, n); return 0; }
+hipError_t hipMemcpyDtoHAsync(void *dst, hipDeviceptr_t src, size_t n, hipStream_t s) { memcpy(dst, (void *)src, n); return 0; }
+hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t dst, hipDeviceptr_t src, size_t n, hipStream_t s) { memmove((void *)dst, (void *)src, n); return 0; }
+hipError_t hipMemsetD32Async(hipDeviceptr_t dst, int v, size_t n, hipStream_t s) {
+	for (size_t i = 0; i < n; i++) ((int *)dst)[i] = v;
+	return 0;
+}
+hipError_t hipMemcpyPeerAsync(void *dst, int dd, const void *src, int sd, size_t n, hipStream_t s) {
+	if (dd == sd || dd < 0 || sd < 0 || dd >= FAKE_DEVICES || sd >= FAKE_DEVICES) return 101;
+	memcpy(dst, src, n);
+	return 0;
+}
+hipError_t hipDeviceCanAccessPeer(int *can, int d, int peer) { *can = d != peer; return 0; }
+hipError_t hipDeviceEnablePeerAccess(int peer, unsigned flags) {
+	if (peer == current) return 101;
+	if (peerEnabled & (1 << peer)) return 704; /* hipErrorPeerAccessAlreadyEnabled */
+	peerEnabled |= 1 << peer;
+	return 0;
+}
+
+hipError_t hipStreamCreateWithFlags(hipStream_t *s, unsigned flags) {
+	if (flags != 1) return 1; /* the package asks for hipStreamNonBlocking */
+	*s = (hipStream_t)(size_t)(0x5000 + ++streams);
+	return 0;
+}
+hipError_t hipStreamDestroy(hipStream_t s) { streams--; return 0; }
+hipError_t hipStreamSynchronize(hipStream_t s) { return 0; }
+hipError_t hipStreamWaitEvent(hipStream_t s, hipEvent_t e, unsigned flags) { return e ? 0 : 400; }
+
+hipError_t hipEventCreateWithFlags(hipEvent_t *e, unsigned flags) { *e = (hipEvent_t)(size_t)(0x6000 + ++events); return 0; }
+hipError_t hipEventDestroy(hipEvent_t e) { events--; return 0; }
+hipError_t hipEventRecord(hipEvent_t e, hipStream_t s) { return e ? 0 : 400; }
+hipError_t hipEventSynchronize(hipEvent_t e) { return e ? 0 : 400; }
+hipError_t hipEventElapsedTime(float *ms, hipEvent_t a, hipEvent_t b) { *ms = 1.5f; return 0; }
+
+static int fakeModule;
+hipError_t hipModuleLoadData(hipModule_t *m, const void *image) {
+	if (memcmp(image, "\x7f" "ELF", 4) != 0) return 200; /* hipErrorInvalidImage */
+	*m = &fakeModule;
+	modules++;
+	return 0;
+}
+hipError_t hipModuleUnload(hipModule_t m) { modules--; return 0; }
+
+/* axpy runs on the host; with FAKE_ANY_FUNCTION every other name is a
+ * kernel that only records its launch (for the launchers' shapes). */
+static int axpyFunction, otherFunction;
+static char lastName[64];
+hipError_t hipModuleGetFunction(hipFunction_t *f, hipModule_t m, const char *name) {
+	if (m != &fakeModule) return 400;
+	if (strcmp(name, "axpy") == 0) {
+		*f = &axpyFunction;
+		return 0;
+	}
+#ifdef FAKE_ANY_FUNCTION
+	snprintf(lastName, sizeof lastName, "%s", name);
+	*f = &otherFunction;
+	return 0;
+#endif
+	return 500; /* hipErrorNotFound */
+}
+
+hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+	unsigned by, unsigned bz, unsigned shared, hipStream_t s, void **params, void **extra) {
+	if ((f != &axpyFunction && f != &otherFunction) || extra != NULL) return 1;
+	unsigned dims[9] = {gx, gy, gz, bx, by, bz, shared};
+	memcpy(lastLaunch, dims, sizeof dims);
+	lastLaunchDevice = current;
+	if (f == &otherFunction) return 0;
+	float *y = *(float **)params[0];
+	const float *x = *(const float **)params[1];
+	float a = *(float *)params[2];
+	int n = *(int *)params[3];
+	for (unsigned i = 0; i < gx * bx; i++)
+		if ((int)i < n) y[i] += a * x[i];
+	return 0;
+}
+
+hipError_t hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(int *n, hipFunction_t f, int blockSize, size_t dyn) {
+	*n = (int)((65536 - dyn) / (size_t)blockSize / 32);
+	return 0;
+}
+
+int fakeAllocs(void) { return allocs; }
+int fakeObjects(void) { return streams + events + modules; }
+unsigned fakeLastLaunch(int i) { return lastLaunch[i]; }
+int fakeLastLaunchDevice(void) { return lastLaunchDevice; }
+#endif
