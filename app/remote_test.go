@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"flowchat/app/remote"
 	"flowchat/app/remote/remotetest"
+	"flowchat/app/serve"
 	"flowchat/app/store"
 	"flowchat/engine"
 	"flowchat/engine/sample"
@@ -242,5 +245,56 @@ func TestRemoteCommand(t *testing.T) {
 	}
 	if _, errs, code := run(t, "remote", "add", "x", "not a url"); code != 2 || !strings.Contains(errs, "not an http") {
 		t.Errorf("bad url: %d %s", code, errs)
+	}
+}
+
+// TestRemoteAgainstFlowchatServe: the remote client against a real
+// `flowchat serve` on loopback (the batching engine behind the HTTP API,
+// not a stand-in): the dialect is detected as flowchat, and a greedy
+// `run --remote` gives the local run's text exactly, as do two of them at
+// once (batched together on the server).
+func TestRemoteAgainstFlowchatServe(t *testing.T) {
+	path, err := demoModelPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := engine.Load(path, engine.LoadOptions{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	srv := serve.New(serve.Config{Model: m, Backend: serve.NewModelBackend(m, 4, 0, 16), ModelID: "demo"})
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	c, err := remote.New(ts.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := c.Detect(context.Background()); err != nil || d != remote.Flowchat {
+		t.Fatalf("dialect %q, %v; want flowchat", d, err)
+	}
+	args := []string{"-p", "Once upon a time", "--greedy", "-n", "40"}
+	local, errOut, code := run(t, append([]string{"run", "-t", "1"}, args...)...)
+	if code != 0 || len(local) < 20 {
+		t.Fatalf("local run: %d %q %s", code, local, errOut)
+	}
+	outs := make([]string, 2)
+	var wg sync.WaitGroup
+	for i := range outs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, e, code := run(t, append([]string{"run", "--remote", ts.URL, "--model", "demo"}, args...)...)
+			if code != 0 {
+				t.Errorf("remote run %d: exit %d: %s", i, code, e)
+			}
+			outs[i] = out
+		}()
+	}
+	wg.Wait()
+	for i, got := range outs {
+		if got != local {
+			t.Fatalf("remote run %d against flowchat serve:\n got %q\nwant %q", i, got, local)
+		}
 	}
 }
