@@ -78,7 +78,7 @@ func gui(args []string, stdout, stderr io.Writer) error {
 	w, app := ui.NewMainWindow(a, ui.Deps{
 		Library: lib, Storage: files, Model: mf.model, DefaultModel: demo, PollMemory: memoryPoll,
 		Hub: hubs, Downloads: hubs, Lab: newGUILab(quantlabCacheDir(), mf.threads), Welcome: true,
-		Remotes: remoteui.New(files.Keys()),
+		Remotes: remoteui.New(files.Keys()), Server: &guiServer{port: 8080},
 	})
 	window.Store(app)
 	w.ShowAndRun()

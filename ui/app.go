@@ -41,6 +41,8 @@ type Deps struct {
 	Lab Lab
 	// Remotes, when set, adds the Remote tab: endpoints and their models.
 	Remotes Remotes
+	// Server, when set, adds the model panel's "Local server" switch.
+	Server LocalServer
 }
 
 // App is the main window's state and screens. Every field is owned by the
@@ -69,6 +71,7 @@ type App struct {
 	panel     *samplingPanel
 	next      *explainView
 	models    *modelPanel
+	server    *serverView // nil without Deps.Server
 	status    *statusBar
 	explainer *explainer
 	tabs      *container.AppTabs
@@ -113,6 +116,10 @@ func (a *App) build() {
 	a.next = newExplainView(a)
 	a.panel = newSamplingPanel(a)
 	a.models = newModelPanel(a)
+	if a.deps.Server != nil {
+		a.server = newServerView(a, a.deps.Server)
+		a.models.addServer(a.server.content)
+	}
 	a.side = newSidebar(a)
 	a.chat = newChatView(a)
 	a.tabs = container.NewAppTabs(
@@ -226,6 +233,7 @@ func (a *App) Start(w fyne.Window) {
 // pending writes.
 func (a *App) Close() {
 	a.stopAll()
+	a.stopServer()
 	if a.stopPoll != nil {
 		close(a.stopPoll)
 		a.stopPoll = nil
@@ -281,6 +289,20 @@ func (a *App) saveConv(c *store.Conversation, then func()) {
 		return
 	}
 	a.storage.SaveAsync(c, then)
+}
+
+// stopServer stops the local server before the engine it serves changes.
+func (a *App) stopServer() {
+	if a.server != nil {
+		a.server.stop()
+	}
+}
+
+// refreshServer shows whether the local server can be switched on.
+func (a *App) refreshServer() {
+	if a.server != nil {
+		a.server.refresh()
+	}
 }
 
 // cur is the reply being generated in the conversation shown, if any.

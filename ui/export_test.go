@@ -383,3 +383,8 @@ func (a *App) LabControls() fyne.CanvasObject {
 
 // Texts joins the text of every label and button under o.
 func Texts(o fyne.CanvasObject) string { return texts(o) }
+
+func (a *App) ServerToggle() *widget.Check { return a.server.toggle }
+func (a *App) ServerURL() string           { return a.server.url.Text }
+func (a *App) ServerExample() string       { return a.server.example.Text }
+func (a *App) Unload()                     { a.unloadModel() }

@@ -32,6 +32,7 @@ type modelPanel struct {
 	state    *widget.Label // what is loaded, or loading
 	errLabel *widget.Label
 	gpu      *widget.Label
+	bottom   *fyne.Container
 	content  fyne.CanvasObject
 }
 
@@ -56,11 +57,14 @@ func newModelPanel(a *App) *modelPanel {
 	top := container.NewVBox(
 		container.NewBorder(nil, nil, nil, container.NewHBox(rescan, open), widget.NewLabelWithStyle("Local models", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})),
 	)
-	bottom := container.NewVBox(widget.NewSeparator(), m.details, container.NewHBox(m.loadBtn, m.unload),
+	m.bottom = container.NewVBox(widget.NewSeparator(), m.details, container.NewHBox(m.loadBtn, m.unload),
 		m.progress, m.state, m.errLabel, m.gpu)
-	m.content = container.NewBorder(top, bottom, nil, nil, m.list)
+	m.content = container.NewBorder(top, m.bottom, nil, nil, m.list)
 	return m
 }
+
+// addServer puts the local server's switch under the model's state.
+func (m *modelPanel) addServer(o fyne.CanvasObject) { m.bottom.Add(o) }
 
 func (m *modelPanel) newRow() fyne.CanvasObject {
 	name := widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
@@ -424,6 +428,7 @@ func (a *App) loadModel(path string, o LoadOptions) {
 	if a.anyBusy() {
 		a.stopAll()
 	}
+	a.stopServer()
 	a.loading = true
 	name := filepath.Base(path)
 	a.models.setError(nil)
@@ -455,6 +460,7 @@ func (a *App) modelLoaded(path string, o LoadOptions, old, e Engine, err error) 
 		return
 	}
 	a.engine, a.modelPath = e, path
+	a.refreshServer()
 	m, _ := a.settings.Model(path)
 	m.Load = store.LoadSettings(o)
 	a.settings.SetModel(path, m)
@@ -482,11 +488,13 @@ func (a *App) unloadModel() {
 	if a.anyBusy() {
 		a.stopAll()
 	}
+	a.stopServer()
 	e := a.engine
 	a.engine, a.modelPath = nil, ""
 	a.settings.LastModel = ""
 	a.saveSettings()
 	go e.Close()
+	a.refreshServer()
 	a.models.state.SetText("No model loaded.")
 	a.models.updateButtons()
 	a.models.list.Refresh()

@@ -197,6 +197,7 @@ func (a *App) connectRemote(e store.Endpoint, model string) {
 		a.remote.state.SetText("Connecting to " + e.Name + "…")
 		a.remote.updateButtons()
 	}
+	a.stopServer()
 	old := a.engine
 	go func() {
 		if old != nil {
