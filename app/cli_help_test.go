@@ -270,3 +270,17 @@ func TestDefaultReplyTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestTermChatShiftPolicy: under the shift policy a reply runs past a full
+// context (the engine's context shift) and the chat says text left it.
+func TestTermChatShiftPolicy(t *testing.T) {
+	c := demoChat(t, 64)
+	c.policy = policyShift
+	c.opt.ContextShift, c.opt.IgnoreEOG, c.opt.MaxTokens = true, true, 150
+	if err := c.turn("Once upon a time"); err != nil {
+		t.Fatal(err)
+	}
+	if s := c.errOut.(*bytes.Buffer).String(); !strings.Contains(s, "150 tokens") || !strings.Contains(s, "left the context while replying") {
+		t.Fatalf("stats line %q", s)
+	}
+}

@@ -35,12 +35,12 @@ func cmdChat(args []string, stdout, stderr io.Writer) error {
 	system := fs.String("system", "", "system prompt")
 	maxTokens := fs.Int("n", 0, "maximum tokens per reply (default: a quarter of the context, at most 1024)")
 	plain := fs.Bool("plain", false, "print raw text instead of rendered markdown")
-	policy := fs.String("context-policy", policyDrop, "when the conversation outgrows the context: "+policyDrop+" (leave the oldest turns out) or "+policyStop+" (say so; /reset to start over)")
+	policy := fs.String("context-policy", policyDrop, "when the conversation outgrows the context: "+policyDrop+" (leave the oldest turns out), "+policyShift+" (also keep a reply going past a full context: the start stays, the oldest text after it leaves) or "+policyStop+" (say so; /reset to start over)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *policy != policyDrop && *policy != policyStop {
-		return fmt.Errorf("%w: --context-policy %q: want %s or %s", errUsage, *policy, policyDrop, policyStop)
+	if *policy != policyDrop && *policy != policyStop && *policy != policyShift {
+		return fmt.Errorf("%w: --context-policy %q: want %s, %s or %s", errUsage, *policy, policyDrop, policyShift, policyStop)
 	}
 	params, err := sf.params()
 	if err != nil {
@@ -58,7 +58,7 @@ func cmdChat(args []string, stdout, stderr io.Writer) error {
 	if !*plain {
 		tc.width, tc.height = terminalSize(stdout)
 	}
-	tc.opt = engine.GenerateOptions{Sampling: params, MaxTokens: *maxTokens}
+	tc.opt = engine.GenerateOptions{Sampling: params, MaxTokens: *maxTokens, ContextShift: *policy == policyShift}
 	if tc.opt.MaxTokens == 0 {
 		tc.opt.MaxTokens = defaultReplyTokens(tc.sess.Ctx())
 	}
@@ -75,8 +75,9 @@ func defaultReplyTokens(ctx int) int { return presets.MaxTokensFor(ctx) }
 
 // The terminal chat's context policies, named as the GUI's (app/store).
 const (
-	policyDrop = "drop-oldest"
-	policyStop = "stop"
+	policyDrop  = "drop-oldest"
+	policyStop  = "stop"
+	policyShift = "shift"
 )
 
 // terminalSize is w's size in character cells when it is a terminal, else
@@ -214,6 +215,9 @@ func (c *termChat) turn(user string) error {
 		if c.policy == policyStop {
 			note += "; /reset to start over"
 		}
+	}
+	if st.Shifted > 0 {
+		note += fmt.Sprintf(" — %d of the oldest tokens left the context while replying", st.Shifted)
 	}
 	fmt.Fprintf(c.errOut, "[%d tokens, %.1f tok/s, %d/%d context used%s]\n", st.GenTokens, st.GenTPS(), c.sess.Used(), c.sess.Ctx(), note)
 	return nil
