@@ -1,7 +1,10 @@
 package serve
 
 import (
+	"context"
+	"errors"
 	"net/http"
+	"sync"
 	"time"
 
 	"flowchat/engine/chat"
@@ -124,14 +127,13 @@ func startsWithBOS(s *Server, text string) bool {
 func (s *Server) completeChat(w http.ResponseWriter, r *http.Request, c *chatCall) {
 	resp := chatResponse{ID: c.id, Object: "chat.completion", Created: c.now, Model: s.cfg.ModelID, SystemFingerprint: fingerprint}
 	var u usage
-	for i := range c.n {
+	results, err := s.runChoices(r.Context(), c.job, c.n)
+	if err != nil {
+		writeError(w, runError(err))
+		return
+	}
+	for i, res := range results {
 		j := c.job
-		j.params = seedFor(j.params, i)
-		res, err := s.run(r.Context(), j)
-		if err != nil {
-			writeError(w, runError(err))
-			return
-		}
 		addUsage(&u, len(j.prompt), res)
 		msg, finish := c.answer(res)
 		resp.Choices = append(resp.Choices, chatChoice{Index: i, Message: msg,
@@ -139,6 +141,37 @@ func (s *Server) completeChat(w http.ResponseWriter, r *http.Request, c *chatCal
 	}
 	resp.Usage = &u
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// runChoices runs the n choices of a request: the first alone, so that
+// its prompt's blocks enter the engine's prefix cache, then the others at
+// once, batched by the engine's scheduler and each finding the prompt
+// cached. Choice i samples with seedFor(params, i), as one at a time did.
+func (s *Server) runChoices(ctx context.Context, job job, n int) ([]result, error) {
+	out := make([]result, n)
+	errs := make([]error, n)
+	first := job
+	first.params = seedFor(job.params, 0)
+	if out[0], errs[0] = s.run(ctx, first); errs[0] != nil || n == 1 {
+		return out, errs[0]
+	}
+	// At most as many at once as the backend has seats, so a request's
+	// own choices do not fill the queue.
+	sem := make(chan struct{}, max(1, s.cfg.Backend.Load().Slots))
+	var wg sync.WaitGroup
+	for i := 1; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			j := job
+			j.params = seedFor(job.params, i)
+			out[i], errs[i] = s.run(ctx, j)
+		}()
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
 }
 
 // fingerprint identifies the serving configuration, as OpenAI's

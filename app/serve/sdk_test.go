@@ -343,3 +343,32 @@ func TestSDKCachedPromptTokens(t *testing.T) {
 		t.Errorf("second request: %d cached tokens, want %d", got, want)
 	}
 }
+
+// TestSDKChoicesRunTogether: n choices (the later ones run at once, batched,
+// and find the prompt in the prefix cache) are each the answer a single
+// request with that choice's seed gets.
+func TestSDKChoicesRunTogether(t *testing.T) {
+	ts, _ := newTestServer(t, model(t), 4, Config{})
+	c := client(ts, "")
+	long := strings.Repeat(prompts[1]+" ", 3)
+	params := openai.ChatCompletionNewParams{Model: "stories", Messages: userMsg(long), Temperature: openai.Float(0.9),
+		Seed: openai.Int(7), MaxTokens: openai.Int(16), N: openai.Int(3)}
+	all, err := c.Chat.Completions.New(context.Background(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all.Choices) != 3 {
+		t.Fatalf("%d choices", len(all.Choices))
+	}
+	for i, ch := range all.Choices {
+		one := params
+		one.N, one.Seed = openai.Int(1), openai.Int(int64(7+i))
+		single, err := c.Chat.Completions.New(context.Background(), one)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ch.Index != int64(i) || ch.Message.Content != single.Choices[0].Message.Content {
+			t.Errorf("choice %d (index %d): %q; alone with seed %d: %q", i, ch.Index, ch.Message.Content, 7+i, single.Choices[0].Message.Content)
+		}
+	}
+}
