@@ -76,7 +76,7 @@ func serveMain(ctx context.Context, args []string, stderr io.Writer, ready func(
 	defer m.Close()
 	logger := log.New(stderr, "flowchat serve: ", log.LstdFlags)
 	backend := serve.NewModelBackend(m, sf.parallel, mf.ctx, sf.queue)
-	srv := serve.New(serve.Config{Model: m, Backend: backend, ModelID: modelID(sf.name, m.Path),
+	srv := serve.New(serve.Config{Model: m, Backend: backend, ModelID: modelID(sf.name, m.Path), EndTexts: eogTexts(m),
 		APIKey: sf.apiKey, MaxBodyBytes: sf.maxBody, CORSOrigin: sf.cors, Log: logger})
 	ln, err := net.Listen("tcp", net.JoinHostPort(sf.host, strconv.Itoa(sf.port)))
 	if err != nil {

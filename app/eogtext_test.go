@@ -1,10 +1,15 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"flowchat/app/serve"
+	"flowchat/engine"
 	"flowchat/engine/fixtures"
 )
 
@@ -64,5 +69,44 @@ func TestRunHidesSpelledEndOfText(t *testing.T) {
 	}
 	if eog == 0 {
 		t.Error("no run ended at the end of the story")
+	}
+}
+
+// TestServeHidesSpelledEndOfText: flowchat serve stops where TinyStories
+// spells its end-of-text marker, never sends it, and reports "stop".
+func TestServeHidesSpelledEndOfText(t *testing.T) {
+	m, err := engine.Load(fixtures.Path(t, "models/tinystories-656K/TinyStories-656K-F32.gguf"), engine.LoadOptions{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ts := httptest.NewServer(serve.New(serve.Config{Model: m, Backend: serve.NewModelBackend(m, 2, 0, 8), ModelID: "ts", EndTexts: eogTexts(m)}))
+	defer ts.Close()
+	stopped := 0
+	for seed := 1; seed <= 6; seed++ {
+		body := fmt.Sprintf(`{"prompt":"Once upon a time","seed":%d,"max_tokens":400}`, seed)
+		resp, err := http.Post(ts.URL+"/v1/completions", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out struct {
+			Choices []struct {
+				Text         string `json:"text"`
+				FinishReason string `json:"finish_reason"`
+			}
+		}
+		json.NewDecoder(resp.Body).Decode(&out)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || len(out.Choices) != 1 {
+			t.Fatalf("seed %d: status %d, %+v", seed, resp.StatusCode, out)
+		}
+		if c := out.Choices[0]; strings.Contains(c.Text, "end_story") || strings.Contains(c.Text, "<|") {
+			t.Errorf("seed %d: marker sent: %q", seed, c.Text)
+		} else if c.FinishReason == "stop" {
+			stopped++
+		}
+	}
+	if stopped == 0 {
+		t.Error("no completion ended at the end of the story")
 	}
 }

@@ -50,7 +50,7 @@ func (s *guiServer) Start(e ui.Engine) (string, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	srv := serve.New(serve.Config{Model: g.m, Backend: serve.NewModelBackend(g.m, 8, g.nCtx, 64),
-		ModelID: modelID("", g.path), Log: log.New(io.Discard, "", 0)})
+		ModelID: modelID("", g.path), EndTexts: eogTexts(g.m), Log: log.New(io.Discard, "", 0)})
 	s.hs = newHTTPServer(srv, log.New(io.Discard, "", 0))
 	s.hs.BaseContext = func(net.Listener) context.Context { return ctx }
 	s.cancel, s.done = cancel, make(chan error, 1)

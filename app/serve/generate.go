@@ -45,7 +45,11 @@ const noLogprob = -9999.0
 // run generates j on the backend, applying stop strings and collecting
 // logprobs.
 func (s *Server) run(ctx context.Context, j job) (result, error) {
-	g := &generation{s: s, j: j, stop: stopper{stops: j.stops}, first: -1, fix: j.continuation}
+	stops := j.stops
+	if !j.ignoreEOS && len(s.cfg.EndTexts) > 0 {
+		stops = append(append([]string(nil), stops...), s.cfg.EndTexts...)
+	}
+	g := &generation{s: s, j: j, stop: stopper{stops: stops}, first: -1, fix: j.continuation}
 	opt := engine.GenerateOptions{MaxTokens: j.maxTokens, Sampling: j.params, IgnoreEOG: j.ignoreEOS,
 		OnPiece: g.onPiece, OnToken: g.onToken}
 	if j.topLogprobs >= 0 {

@@ -34,6 +34,10 @@ type Config struct {
 	MaxBodyBytes int64  // 0 = DefaultMaxBody
 	CORSOrigin   string // Access-Control-Allow-Origin; "" = no CORS headers
 	Log          *log.Logger
+	// EndTexts end a generation like the model's end-of-text token and are
+	// never sent (models such as TinyStories spell "<|end_story|>" out of
+	// ordinary pieces); ignore_eos turns them off with the token itself.
+	EndTexts []string
 }
 
 // Server handles the HTTP API. Its methods are safe for concurrent use.
