@@ -67,7 +67,7 @@ func (m *modelFlags) load() (*engine.Model, error) {
 	if opt.Sched.KVBudget, err = parseBytes(m.kvBudget); err != nil {
 		return nil, fmt.Errorf("%w: --kv-budget %q: %v", errUsage, m.kvBudget, err)
 	}
-	opt.Sched.MaxSeqs = m.parallel
+	opt.Sched.MaxSeqs, opt.Sched.Ctx = m.parallel, m.ctx
 	if m.quant != "" {
 		if opt.Quant.Type, err = quant.ParseType(m.quant); err != nil {
 			return nil, err

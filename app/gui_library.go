@@ -178,6 +178,7 @@ func (l *guiLibrary) Load(ctx context.Context, path string, o ui.LoadOptions) (u
 		}
 		opt.Quant.Threads = threads
 	}
+	opt.Sched.Ctx = o.Context // the scheduler's longest sequence (0: the model's default)
 	m, err := engine.Load(path, opt)
 	if err != nil {
 		return nil, err

@@ -82,6 +82,11 @@ func (m *Model) Scheduler() (*Scheduler, error) {
 		if o.Ctx <= 0 { // blocks are taken as tokens come: a long limit costs little
 			o.Ctx = max(min(m.Net.NCtxTrain, 32768), 4096)
 		}
+		if o.KVBudget > 0 { // a budget smaller than one context bounds the context
+			if holds := int(o.KVBudget/blockBytes(m, 16)) * 16; holds < o.Ctx {
+				o.Ctx = max(holds, 16)
+			}
+		}
 		m.sched, m.schedErr = NewScheduler(m, o)
 		if m.sched != nil {
 			m.sched.Start()

@@ -456,3 +456,31 @@ func FuzzScheduler(f *testing.F) {
 		}
 	})
 }
+
+// TestKVBudgetBoundsContext: a --kv-budget smaller than the default
+// context gives a scheduler whose context fits it (not a silent fall back
+// to one sequence at a time), and sessions are capped to it.
+func TestKVBudgetBoundsContext(t *testing.T) {
+	path := fixtures.Path(t, "models/stories260K/stories260K-F32.gguf")
+	probe, err := Load(path, LoadOptions{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := probe.KVBytesPerToken()
+	probe.Close()
+	m, err := Load(path, LoadOptions{Threads: 1, Sched: SchedOptions{KVBudget: 200 * per}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	sc, err := m.Scheduler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := sc.Options().Ctx; c != 192 {
+		t.Fatalf("scheduler context %d, want 192 (200 tokens of budget in blocks of 16)", c)
+	}
+	if s := m.NewSession(4096); s.Ctx() != 192 {
+		t.Fatalf("session context %d", s.Ctx())
+	}
+}
