@@ -1,5 +1,7 @@
 package model
 
+import "slices"
+
 // The prefix cache: full blocks of a pool, found by a hash over the chain
 // of token blocks that leads to them (vLLM's automatic prefix caching). A
 // system prompt, a chat's earlier turns or a few-shot header computed once
@@ -59,22 +61,10 @@ func (c *prefixCache) cached(b int32) bool { return c.has[b] }
 func (c *prefixCache) lookup(parent uint64, tokens []int32) (int32, uint64) {
 	h := chainHash(parent, tokens)
 	b, ok := c.index[h]
-	if !ok || c.parent[b] != parent || !equalTokens(c.toks[int(b)*c.blockTokens:(int(b)+1)*c.blockTokens], tokens) {
+	if !ok || c.parent[b] != parent || !slices.Equal(c.toks[int(b)*c.blockTokens:(int(b)+1)*c.blockTokens], tokens) {
 		return -1, h
 	}
 	return b, h
-}
-
-func equalTokens(a, b []int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // insert makes block b the entry for tokens after parent (chain hash h),

@@ -27,7 +27,6 @@ type State struct {
 	segs    []Segment
 	solo    [1]Segment // segs of a single-sequence Forward
 	rowPos  []int      // [maxBatch] position of each batch row in its sequence
-	rowSeg  []int32    // [maxBatch] segment of each batch row
 	tokBuf  []int32    // [maxBatch] a single-sequence Forward's tokens
 	scoreSt int        // stride of a blockScores row group (the longest context)
 
@@ -133,7 +132,7 @@ func attnScratch(m *Model, nCtx int, blocks bool) (scores, blockScores [][]float
 
 // allocRows sizes the per-row bookkeeping of a batch of T rows.
 func (s *State) allocRows(T int) {
-	s.rowPos, s.rowSeg, s.tokBuf = make([]int, T), make([]int32, T), make([]int32, T)
+	s.rowPos, s.tokBuf = make([]int, T), make([]int32, T)
 }
 
 // maxActRowBytes bounds the bytes of one activation row of n elements in
@@ -245,7 +244,7 @@ func (s *State) layoutRows(segs []Segment) int {
 		g := &segs[i]
 		g.row0 = T
 		for j := range g.Tokens {
-			s.rowPos[T+j], s.rowSeg[T+j] = g.Seq.pos+j, int32(i)
+			s.rowPos[T+j] = g.Seq.pos + j
 		}
 		T += len(g.Tokens)
 	}
