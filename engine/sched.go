@@ -166,16 +166,13 @@ func (o SchedOptions) withDefaults(m *Model) SchedOptions {
 	return o
 }
 
-// blockBytes is the KV memory of n positions (keys and values of every
-// layer, in the cache's element type).
+// blockBytes is the KV memory of n positions in the model's cache type.
 func blockBytes(m *Model, n int) int64 {
-	c := m.Net.Config
 	t := m.kvType
 	if t != ggml.F16 && t != ggml.Q8_0 {
 		t = ggml.F32
 	}
-	row := t.RowSize(c.NHeadKV*c.HeadDim) + t.RowSize(c.NHeadKV*c.HeadDimV)
-	return int64(c.NLayer) * int64(n) * int64(row)
+	return int64(n) * m.Net.KVBytesPerToken(t)
 }
 
 // KVBytesPerToken is the KV cache memory of one position of one sequence.

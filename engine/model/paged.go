@@ -166,11 +166,19 @@ func (p *KVPool) InUse() int { return p.blocks - p.Available() }
 
 // BlockBytes is the memory of one block: keys and values of every layer.
 func (p *KVPool) BlockBytes() int64 {
-	c := p.m.Config
+	t := ggml.F32
 	if p.kv != nil {
-		return int64(c.NLayer) * int64(p.blockTokens) * int64(p.kv.kRow+p.kv.vRow)
+		t = p.kv.typ
 	}
-	return int64(c.NLayer) * int64(p.blockTokens) * 4 * int64(c.kvDim()+c.vDim())
+	return int64(p.blockTokens) * p.m.KVBytesPerToken(t)
+}
+
+// KVBytesPerToken is the KV cache memory of one position of one sequence
+// in a cache of element type t (F32, F16 or Q8_0): keys and values of
+// every layer, in whole rows of t.
+func (m *Model) KVBytesPerToken(t ggml.Type) int64 {
+	c := m.Config
+	return int64(c.NLayer) * int64(t.RowSize(c.kvDim())+t.RowSize(c.vDim()))
 }
 
 // NewSeq returns an empty sequence of the pool, with a context of up to
