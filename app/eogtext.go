@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"flowchat/engine"
+	"flowchat/engine/stoptext"
 )
 
 // Small models often spell their end-of-text marker out of ordinary
@@ -26,67 +27,31 @@ func eogTexts(m *engine.Model) []string {
 	return out
 }
 
-// stopFilter passes text on, holding back what could be the start of a
-// stop text; at a stop text it drops it and what follows, and stops.
+// stopFilter passes text on to next, holding back what could be the start
+// of a stop text (stoptext.Matcher); at a stop text it drops it and what
+// follows, and stops.
 type stopFilter struct {
-	stops []string
-	held  string
-	hit   bool
-	next  func(string) bool
+	m    stoptext.Matcher
+	next func(string) bool
 }
 
 // piece takes the next streamed text; false stops generation.
 func (f *stopFilter) piece(s string) bool {
-	if f.hit {
+	if f.m.Hit() {
 		return false
 	}
-	buf := f.held + s
-	if i := f.firstStop(buf); i >= 0 {
-		f.hit, f.held = true, ""
-		if i > 0 {
-			f.next(buf[:i])
-		}
-		return false
+	ok := true
+	if out := f.m.Add(s); out != "" {
+		ok = f.next(out)
 	}
-	keep := f.partialTail(buf)
-	f.held = buf[len(buf)-keep:]
-	if keep == len(buf) {
-		return true
-	}
-	return f.next(buf[:len(buf)-keep])
+	return ok && !f.m.Hit()
 }
 
 // flush passes on the text held back when generation ended otherwise.
 func (f *stopFilter) flush() {
-	if f.held != "" && !f.hit {
-		f.next(f.held)
+	if t := f.m.Flush(); t != "" && !f.m.Hit() {
+		f.next(t)
 	}
-	f.held = ""
-}
-
-func (f *stopFilter) firstStop(s string) int {
-	first := -1
-	for _, stop := range f.stops {
-		if i := strings.Index(s, stop); i >= 0 && (first < 0 || i < first) {
-			first = i
-		}
-	}
-	return first
-}
-
-// partialTail is the length of the longest suffix of s that begins a stop
-// text.
-func (f *stopFilter) partialTail(s string) int {
-	best := 0
-	for _, stop := range f.stops {
-		for n := min(len(stop)-1, len(s)); n > best; n-- {
-			if strings.HasPrefix(stop, s[len(s)-n:]) {
-				best = n
-				break
-			}
-		}
-	}
-	return best
 }
 
 // generate is sess.Generate that also ends, with stop reason "eog", where
@@ -97,11 +62,11 @@ func generate(ctx context.Context, m *engine.Model, sess *engine.Session, ids []
 	if opt.IgnoreEOG || len(stops) == 0 || opt.OnPiece == nil {
 		return sess.Generate(ctx, ids, opt)
 	}
-	f := &stopFilter{stops: stops, next: opt.OnPiece}
+	f := &stopFilter{m: stoptext.Matcher{Stops: stops}, next: opt.OnPiece}
 	opt.OnPiece = f.piece
 	st, err := sess.Generate(ctx, ids, opt)
 	switch {
-	case f.hit:
+	case f.m.Hit():
 		st.StopReason = "eog"
 	case st.StopReason != "stopped":
 		f.flush()

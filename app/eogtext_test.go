@@ -11,6 +11,7 @@ import (
 	"flowchat/app/serve"
 	"flowchat/engine"
 	"flowchat/engine/fixtures"
+	"flowchat/engine/stoptext"
 )
 
 // TestStopFilter: text is passed on unchanged until a stop text, however
@@ -33,17 +34,17 @@ func TestStopFilter(t *testing.T) {
 		{[]string{"1 <| 2", " <|end_story|", "| 3"}, "1 <| 2 <|end_story|| 3", false},
 	} {
 		var got strings.Builder
-		f := &stopFilter{stops: stops, next: func(s string) bool { got.WriteString(s); return true }}
+		f := &stopFilter{m: stoptext.Matcher{Stops: stops}, next: func(s string) bool { got.WriteString(s); return true }}
 		for _, p := range c.pieces {
 			if !f.piece(p) {
 				break
 			}
 		}
-		if !f.hit {
+		if !f.m.Hit() {
 			f.flush()
 		}
-		if got.String() != c.want || f.hit != c.hit {
-			t.Errorf("%q: got %q hit %v, want %q hit %v", c.pieces, got.String(), f.hit, c.want, c.hit)
+		if got.String() != c.want || f.m.Hit() != c.hit {
+			t.Errorf("%q: got %q hit %v, want %q hit %v", c.pieces, got.String(), f.m.Hit(), c.want, c.hit)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"flowchat/engine"
 	"flowchat/engine/sample"
+	"flowchat/engine/stoptext"
 )
 
 // job is one completion to run: the same for chat and legacy completions.
@@ -49,7 +50,7 @@ func (s *Server) run(ctx context.Context, j job) (result, error) {
 	if !j.ignoreEOS && len(s.cfg.EndTexts) > 0 {
 		stops = append(append([]string(nil), stops...), s.cfg.EndTexts...)
 	}
-	g := &generation{s: s, j: j, stop: stopper{stops: stops}, first: -1, fix: j.continuation}
+	g := &generation{s: s, j: j, stop: stoptext.Matcher{Stops: stops}, first: -1, fix: j.continuation}
 	opt := engine.GenerateOptions{MaxTokens: j.maxTokens, Sampling: j.params, IgnoreEOG: j.ignoreEOS,
 		OnPiece: g.onPiece, OnToken: g.onToken}
 	if j.topLogprobs >= 0 {
@@ -63,12 +64,12 @@ func (s *Server) run(ctx context.Context, j job) (result, error) {
 	if stats.StopReason == "cancelled" {
 		return g.res, context.Cause(ctx)
 	}
-	g.send(g.stop.flush())
+	g.send(g.stop.Flush())
 	if j.emit != nil && len(g.pending) > 0 {
 		j.emit("", g.pending) // tokens whose text was a cut stop string
 	}
 	s.metrics.generation(stats)
-	g.res.finish = finishReason(stats.StopReason, g.stop.hit)
+	g.res.finish = finishReason(stats.StopReason, g.stop.Hit())
 	return g.res, nil
 }
 
@@ -77,7 +78,7 @@ func (s *Server) run(ctx context.Context, j job) (result, error) {
 type generation struct {
 	s       *Server
 	j       job
-	stop    stopper
+	stop    stoptext.Matcher
 	res     result
 	pending []tokenLogprob     // logprobs not yet sent with text
 	exp     sample.Explanation // the current step's, when logprobs are wanted
@@ -89,7 +90,7 @@ func (g *generation) onPiece(piece string) bool {
 	if g.fix {
 		piece, g.fix = g.s.restoreSpace(g.first, piece), false
 	}
-	return g.send(g.stop.add(piece)) && !g.stop.hit
+	return g.send(g.stop.Add(piece)) && !g.stop.Hit()
 }
 
 func (g *generation) onToken(id int32) {

@@ -1,11 +1,11 @@
-package serve
+package stoptext
 
 import (
 	"strings"
 	"testing"
 )
 
-func TestStopper(t *testing.T) {
+func TestMatcher(t *testing.T) {
 	cases := []struct {
 		stops  []string
 		pieces []string
@@ -21,12 +21,12 @@ func TestStopper(t *testing.T) {
 		{nil, []string{"x", "y"}, []string{"x", "y", ""}, false},
 	}
 	for _, tc := range cases {
-		s := stopper{stops: tc.stops}
+		s := Matcher{Stops: tc.stops}
 		var got []string
 		for _, p := range tc.pieces {
-			got = append(got, s.add(p))
+			got = append(got, s.Add(p))
 		}
-		got = append(got, s.flush())
+		got = append(got, s.Flush())
 		if strings.Join(got, "|") != strings.Join(tc.want, "|") || s.hit != tc.hit {
 			t.Errorf("stops %q pieces %q: got %q hit %v, want %q hit %v", tc.stops, tc.pieces, got, s.hit, tc.want, tc.hit)
 		}
