@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 
 	"github.com/adrg/xdg"
+
+	"flowchat/native/internal/atomicfile"
 )
 
 // cacheFormat changes when the key or the file contents change meaning.
@@ -60,7 +62,7 @@ func (c *Cache) Compile(n *NVRTC, src Source, arch int, extra ...string) (*Image
 	if err != nil {
 		return nil, err
 	}
-	_ = writeAtomic(path, img.Data) // best effort; see the doc comment
+	_ = atomicfile.Write(path, img.Data) // best effort; see the doc comment
 	return img, nil
 }
 
@@ -97,30 +99,4 @@ func validImage(kind ImageKind, data []byte) bool {
 		return bytes.HasPrefix(data, []byte("\x7fELF"))
 	}
 	return len(data) > 1 && data[len(data)-1] == 0
-}
-
-// writeAtomic writes data to path through a temporary file in the same
-// directory and a rename.
-func writeAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
 }

@@ -34,22 +34,6 @@ func TestCacheName(t *testing.T) {
 	}
 }
 
-func TestWriteAtomic(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "a", "b")
-	path := filepath.Join(dir, "k.cubin")
-	for _, data := range []string{"first", "second"} {
-		if err := writeAtomic(path, []byte(data)); err != nil {
-			t.Fatal(err)
-		}
-		if b, _ := os.ReadFile(path); string(b) != data {
-			t.Errorf("read back %q, want %q", b, data)
-		}
-	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
-		t.Errorf("directory holds %d entries, want only k.cubin (no temporaries left)", len(ents))
-	}
-}
-
 // TestCacheCompile: a miss compiles and stores, a hit returns the stored
 // image, a damaged file is replaced.
 func TestCacheCompile(t *testing.T) {

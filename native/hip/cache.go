@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 
 	"github.com/adrg/xdg"
+
+	"flowchat/native/internal/atomicfile"
 )
 
 // cacheFormat changes when the key or the file contents change meaning.
@@ -53,7 +55,7 @@ func (c *Cache) Compile(n *HIPRTC, src Source, arch string, extra ...string) (*I
 	if err != nil {
 		return nil, err
 	}
-	_ = writeAtomic(path, img.Data) // best effort; see the doc comment
+	_ = atomicfile.Write(path, img.Data) // best effort; see the doc comment
 	return img, nil
 }
 
@@ -78,30 +80,4 @@ func cacheName(src Source, arch, version string, extra []string) string {
 	base := strings.TrimSuffix(filepath.Base(src.Name), filepath.Ext(src.Name))
 	target := strings.NewReplacer(":", "_", "+", "p", "-", "m").Replace(arch)
 	return fmt.Sprintf("%s-%s-hiprtc%s-%s.hsaco", base, target, version, hex.EncodeToString(h.Sum(nil))[:24])
-}
-
-// writeAtomic writes data to path through a temporary file in the same
-// directory and a rename.
-func writeAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
 }
