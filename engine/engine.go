@@ -64,11 +64,19 @@ type Model struct {
 	// call back into those.)
 	runMu sync.Mutex
 
+	spec      *SpecOptions // default speculation of sessions (SetSpeculation)
 	schedOpt  SchedOptions
 	schedOnce sync.Once
 	sched     *Scheduler
 	schedErr  error
 }
+
+// SetSpeculation makes o the speculative decoding of the model's
+// sessions (nil: none); a GenerateOptions.Spec overrides it.
+func (m *Model) SetSpeculation(o *SpecOptions) { m.spec = o }
+
+// Speculation is the sessions' default speculative decoding (nil: none).
+func (m *Model) Speculation() *SpecOptions { return m.spec }
 
 // KVType is the KV cache element type sessions use.
 func (m *Model) KVType() ggml.Type { return m.kvType }
@@ -353,6 +361,10 @@ type GenerateOptions struct {
 	ContextShift bool
 	// OnWait hears why the generation waits to start (Query.OnWait).
 	OnWait func(reason string)
+	// Spec turns on speculative decoding for this generation; nil takes
+	// the model's default (SetSpeculation). NoSpec turns it off.
+	Spec   *SpecOptions
+	NoSpec bool
 }
 
 // Stats describe one generation.
@@ -365,6 +377,29 @@ type Stats struct {
 	QueueTime    time.Duration // waiting for a seat or KV blocks before the first step
 	Shifted      int           // tokens dropped by context shifts
 	StopReason   string        // "eog", "length", "context", "stopped", "cancelled", "explained", "error"
+
+	// Speculative decoding: steps that drafted, tokens drafted and kept,
+	// the plain decode rate measured in the same generation (tokens/s, 0
+	// when no plain step was measured) and why drafting stopped, if it did.
+	SpecSteps, Drafted, DraftAccepted int
+	PlainTPS                          float64
+	SpecNote                          string
+}
+
+// AcceptRate is the share of drafted tokens kept.
+func (s Stats) AcceptRate() float64 {
+	if s.Drafted == 0 {
+		return 0
+	}
+	return float64(s.DraftAccepted) / float64(s.Drafted)
+}
+
+// MeanAccepted is the mean number of drafts kept per drafting step.
+func (s Stats) MeanAccepted() float64 {
+	if s.SpecSteps == 0 {
+		return 0
+	}
+	return float64(s.DraftAccepted) / float64(s.SpecSteps)
 }
 
 // PromptTPS and GenTPS are tokens per second.
@@ -385,8 +420,16 @@ var ErrContextFull = model.ErrContextFull
 // up to opt.MaxTokens tokens.
 func (s *Session) Generate(ctx context.Context, prompt []int32, opt GenerateOptions) (Stats, error) {
 	if s.sched != nil {
+		spec := opt.Spec
+		if spec == nil {
+			spec = s.m.spec
+		}
+		if opt.NoSpec {
+			spec = nil
+		}
 		return s.run(ctx, Query{Prompt: prompt, Sampling: opt.Sampling, MaxTokens: opt.MaxTokens, IgnoreEOG: opt.IgnoreEOG,
-			ContextShift: opt.ContextShift, OnToken: opt.OnToken, OnText: opt.OnPiece, OnExplain: opt.OnExplain, OnPrefill: opt.OnPrefill, OnWait: opt.OnWait})
+			ContextShift: opt.ContextShift, OnToken: opt.OnToken, OnText: opt.OnPiece, OnExplain: opt.OnExplain, OnPrefill: opt.OnPrefill, OnWait: opt.OnWait,
+			Spec: spec})
 	}
 	s.m.runMu.Lock() // a network without a scheduler: one session at a time
 	defer s.m.runMu.Unlock()

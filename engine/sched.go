@@ -71,6 +71,12 @@ type Query struct {
 	// ExplainOnly evaluates the prompt, calls OnExplain once and ends
 	// without drawing a token.
 	ExplainOnly bool
+	// Spec turns on speculative decoding (speculate.go); nil: none.
+	Spec *SpecOptions
+	// OnSpec is told after each verification step how many tokens were
+	// drafted and how many of them were kept (the step then emitted
+	// kept+1 tokens, the last a correction or the bonus token).
+	OnSpec func(drafted, kept int)
 }
 
 // SchedOptions size a scheduler.
@@ -95,6 +101,8 @@ type SchedStats struct {
 	Preemptions        int64
 	ContextShifts      int64
 	Completed, Errored int64
+	// Drafted and DraftAccepted count speculative drafts and those kept.
+	Drafted, DraftAccepted int64
 }
 
 // Scheduler runs many queries on one model.
@@ -119,6 +127,9 @@ type Scheduler struct {
 	owners  []*query
 	stats   SchedStats
 	statsMu sync.Mutex
+
+	stepTime time.Duration          // the last step's forward pass
+	drafts   map[*Model]*draftPool // draft models' caches (speculate.go)
 }
 
 // NewScheduler allocates a scheduler for m.
@@ -205,6 +216,9 @@ func (s *Scheduler) AddQuery(q Query) (*Handle, error) {
 	}
 	h := &Handle{done: make(chan struct{})}
 	qq := &query{Query: q, h: h, sm: sm, dec: s.m.Tok.NewDecoder(), added: time.Now()}
+	if q.Spec != nil {
+		qq.spec = newSpecState(*q.Spec)
+	}
 	qq.feed, qq.next = q.Prompt, -1
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -238,6 +252,17 @@ func (s *Scheduler) validate(q *Query) error {
 	}
 	if len(q.Prompt) >= q.Ctx {
 		return fmt.Errorf("%w: the prompt has %d tokens, the context holds %d", ErrContextFull, len(q.Prompt), q.Ctx)
+	}
+	if q.Spec != nil {
+		if q.ExplainOnly {
+			q.Spec = nil
+		} else {
+			o := *q.Spec
+			if err := o.check(q.Sampling); err != nil {
+				return err
+			}
+			q.Spec = &o
+		}
 	}
 	if q.Keep <= 0 {
 		q.Keep = 4
@@ -283,6 +308,7 @@ type query struct {
 	ended    bool
 	flushed  bool
 	accepted bool // the prompt went into the sampler's history
+	spec     *specState // speculative decoding, nil when off
 
 	st      Stats
 	added   time.Time
@@ -310,7 +336,14 @@ func (s *Scheduler) draw(q *query, logits []float32) bool {
 		s.finish(q, "explained", nil)
 		return false
 	}
-	tok := q.sm.Sample(logits)
+	return s.emit(q, q.sm.Sample(logits), true)
+}
+
+// emit keeps tok as q's next token: the sampler's history, end of
+// generation, the callbacks, the token and context limits (the context
+// when checkCtx; speculation checks it after its rollback). It reports
+// whether a token was generated.
+func (s *Scheduler) emit(q *query, tok int32, checkCtx bool) bool {
 	q.sm.Accept(tok)
 	if !q.IgnoreEOG && s.m.Tok.IsEOG(tok) {
 		s.finish(q, "eog", nil)
@@ -328,7 +361,7 @@ func (s *Scheduler) draw(q *query, logits []float32) bool {
 	switch {
 	case q.MaxTokens > 0 && q.st.GenTokens >= q.MaxTokens:
 		s.finish(q, "length", nil)
-	case q.seq.Pos() >= q.Ctx && !s.shift(q):
+	case checkCtx && q.seq.Pos() >= q.Ctx && !s.shift(q):
 		s.finish(q, "context", nil)
 	default:
 		q.next = tok
@@ -371,6 +404,13 @@ func (s *Scheduler) finish(q *query, reason string, err error) {
 	if q.seq != nil {
 		q.seq.Release()
 		q.seq = nil
+	}
+	if q.spec != nil && q.spec.d != nil {
+		q.spec.d.release()
+		q.spec.d = nil
+	}
+	if q.spec != nil && q.spec.disabled != "" {
+		q.st.SpecNote = "speculation stopped: " + q.spec.disabled
 	}
 	if !q.first.IsZero() {
 		q.st.GenTime = time.Since(q.first)

@@ -23,7 +23,9 @@ func (s *Scheduler) Infer() (int, error) {
 	if len(s.segs) == 0 {
 		return s.count(), nil
 	}
+	t0 := time.Now()
 	lg, err := s.batch.Forward(s.segs)
+	s.stepTime = time.Since(t0)
 	if err != nil {
 		for _, q := range s.owners {
 			s.finish(q, "error", err)
@@ -115,6 +117,15 @@ func (s *Scheduler) plan() {
 	for i := 0; i < len(s.running); i++ {
 		q := s.running[i]
 		if q.done() || q.fed < len(q.feed) || q.next < 0 || rows == s.opt.StepTokens {
+			continue
+		}
+		if q.spec != nil {
+			toks := s.speculate(q, s.opt.StepTokens-rows)
+			if toks == nil {
+				continue
+			}
+			s.add(q, model.Segment{Seq: q.seq, Tokens: toks, Logits: model.LogitsAll})
+			rows += len(toks)
 			continue
 		}
 		if !s.room(q) {
@@ -257,6 +268,14 @@ func (s *Scheduler) dispatch(lg []float32) {
 			}
 		} else {
 			q.next = -1
+		}
+		if q.spec != nil && !g.Prompt {
+			gen += s.verify(q, lg[row*V:(row+len(g.Tokens))*V])
+			row += len(g.Tokens)
+			if q.seq != nil {
+				q.seq.Register(q.tokens)
+			}
+			continue
 		}
 		q.seq.Register(q.tokens)
 		if g.Logits == model.LogitsNone {

@@ -47,7 +47,8 @@ type Model struct {
 	causal     bool
 	seq        *seq2seq // encoder-decoder networks (seq2seq.go)
 
-	pool *parallel.Pool
+	pool       *parallel.Pool
+	sharedPool bool // pool belongs to another model (ShareWorkers)
 }
 
 // Options are load-time choices.
@@ -79,7 +80,25 @@ func (m *Model) slidingLayer(l int) bool {
 }
 
 // Close stops the model's workers.
-func (m *Model) Close() { m.pool.Close() }
+func (m *Model) Close() {
+	if !m.sharedPool {
+		m.pool.Close()
+	}
+}
+
+// ShareWorkers makes m run on from's worker pool and stops its own: a
+// draft model whose passes alternate with its target's would otherwise
+// have two pools spinning for the same cores. The two must never run at
+// once (the caller serializes them); from must outlive m's use.
+func (m *Model) ShareWorkers(from *Model) {
+	if m.pool == from.pool {
+		return
+	}
+	if !m.sharedPool {
+		m.pool.Close()
+	}
+	m.pool, m.sharedPool = from.pool, true
+}
 
 // Threads is the number of goroutines used by the forward pass.
 func (m *Model) Threads() int { return m.pool.Size() }

@@ -26,6 +26,8 @@ type Sampler struct {
 
 	st  state      // everything Explain must not advance
 	rng *rand.Rand // draws from st.pcg
+
+	qbuf []float32 // Verify's dense draft distribution, zero between calls
 }
 
 // state is the part of a Sampler that a step advances; Explain runs on a

@@ -1,0 +1,473 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"flowchat/engine/model"
+	"flowchat/engine/sample"
+)
+
+// Speculative decoding (Inferflow's section 8; Leviathan et al., Chen et
+// al.): a drafter proposes up to K tokens, the target scores its next
+// token and all of them in one forward pass (a segment of K+1 rows with
+// logits for every row, batched with the other queries' rows), and the
+// sampler keeps the longest acceptable prefix plus one token of its own:
+// the correction after a rejection or the bonus token after a full
+// acceptance. Both caches roll back to the kept length: the target's by
+// its block table (State.Truncate), the draft model's likewise.
+//
+// Strict acceptance (sample.AcceptStrict) keeps the target's distribution
+// exactly, and with greedy decoding the text is the plain text (the K+1
+// rows go through the prompt path, which is batch-invariant with the
+// decode path below 512 keys; beyond that the decode step's split
+// attention orders its sums differently, so a near-tie can resolve the
+// other way). Inferflow's flexible acceptance (top-k, top-p pools) accepts
+// more and is no longer exact.
+//
+// K adapts per query: it grows by one after a full acceptance and drops to
+// one more than the accepted length after a rejection. A controller
+// measures the query's rate of tokens per second with and without drafts
+// (the first decode steps run plain, to measure) and turns speculation off
+// for a cool-down of plain steps (16, doubling up to 512 while it keeps
+// losing) when drafting runs below 0.97× the plain rate, so low
+// acceptance costs little.
+
+// SpecOptions turn on speculative decoding for a query.
+type SpecOptions struct {
+	Draft  Drafter // where drafts come from: NGram or a DraftModel
+	K      int     // tokens drafted per step at the start (default 5); adaptive K ranges over 1…2K (at most 16)
+	Accept sample.Acceptance
+	// FixedK drafts K tokens every step, with no plain fallback (for
+	// measuring formula 9's terms).
+	FixedK bool
+}
+
+// Drafter is a source of drafts; it makes one drafter per query.
+type Drafter interface {
+	// Name says what drafts, for statistics ("ngram", "draft model X").
+	Name() string
+	newSeq(s *Scheduler, p sample.Params) (seqDrafter, error)
+}
+
+// seqDrafter drafts for one sequence.
+type seqDrafter interface {
+	// draft proposes up to k tokens to follow ctx (the sequence's tokens,
+	// the last of them not yet evaluated by the target) into out, and the
+	// distribution each was drawn from into dists; it returns how many.
+	draft(ctx []int32, k int, out []int32, dists []sample.Dist) (int, error)
+	release()
+}
+
+// maxDraft bounds K: a verification segment has at most maxDraft+1 rows.
+const maxDraft = 16
+
+func (o *SpecOptions) check(p sample.Params) error {
+	if o.Draft == nil {
+		return errors.New("speculative decoding needs a drafter")
+	}
+	if o.K == 0 {
+		o.K = 5
+	}
+	if o.K < 1 || o.K > maxDraft {
+		return fmt.Errorf("draft length %d must be within 1…%d", o.K, maxDraft)
+	}
+	if err := o.Accept.Check(); err != nil {
+		return err
+	}
+	return p.SpeculationError()
+}
+
+// specState is a query's speculation.
+type specState struct {
+	opt       SpecOptions
+	d         seqDrafter
+	toks      []int32 // this step's segment: the next token, then the drafts
+	dists     []sample.Dist
+	n         int // drafts in this step's segment
+	draftTime time.Duration
+	ctl       specCtl
+	disabled  string // why drafting stopped for good (a drafter error)
+}
+
+func newSpecState(o SpecOptions) *specState {
+	kmax := min(2*o.K, maxDraft)
+	if o.FixedK {
+		kmax = o.K
+	}
+	return &specState{opt: o, toks: make([]int32, kmax+1), dists: make([]sample.Dist, kmax),
+		ctl: specCtl{k: o.K, kmax: kmax, fixed: o.FixedK, cool: 16}}
+}
+
+// speculate drafts for q's decode step within budget rows and returns the
+// segment's tokens (q.next and the drafts), their room reserved; nil when
+// there is no room even for q.next (q is then finished).
+func (s *Scheduler) speculate(q *query, budget int) []int32 {
+	sp := q.spec
+	sp.n, sp.draftTime = 0, 0
+	sp.toks[0] = q.next
+	k := min(sp.ctl.want(), budget-1, q.Ctx-q.seq.Pos()-2)
+	if q.MaxTokens > 0 {
+		k = min(k, q.MaxTokens-q.st.GenTokens-1)
+	}
+	if k > 0 && sp.disabled == "" {
+		if sp.d == nil {
+			d, err := sp.opt.Draft.newSeq(s, q.Sampling)
+			if err != nil {
+				sp.disabled = err.Error()
+				k = 0
+			}
+			sp.d = d
+		}
+	}
+	if k > 0 && sp.d != nil {
+		t0 := time.Now()
+		n, err := sp.d.draft(append(q.tokens, q.next), k, sp.toks[1:1+k], sp.dists[:k])
+		sp.draftTime = time.Since(t0)
+		if err != nil {
+			sp.disabled = err.Error()
+			n = 0
+		}
+		if n > 0 && q.seq.Reserve(1+n) == nil {
+			sp.n = n
+		}
+	}
+	if sp.n == 0 && !s.room(q) {
+		return nil
+	}
+	return sp.toks[:1+sp.n]
+}
+
+// verify walks q's verification rows (lg: one row of logits per segment
+// token): each draft is kept or replaced by the acceptance rule, the
+// first replacement ends the walk, a full acceptance earns the bonus
+// token; the cache then drops the rejected drafts. It returns the tokens
+// emitted.
+func (s *Scheduler) verify(q *query, lg []float32) int64 {
+	sp, V := q.spec, s.m.Net.NVocab
+	n, acc := sp.n, 0
+	var gen int64
+	for i := 0; i <= n && !q.done(); i++ {
+		row := lg[i*V : (i+1)*V]
+		if q.OnLogits != nil {
+			q.OnLogits(row)
+		}
+		if q.OnExplain != nil {
+			q.OnExplain(q.sm.Explain(row))
+		}
+		var tok int32
+		ok := false
+		if i < n {
+			tok, ok = q.sm.Verify(row, sp.toks[1+i], &sp.dists[i], sp.opt.Accept)
+		} else {
+			tok = q.sm.Sample(row)
+		}
+		if ok {
+			acc++
+		}
+		if s.emit(q, tok, false) {
+			gen++
+		}
+		if !ok {
+			break
+		}
+	}
+	if drop := n - acc; drop > 0 && q.seq != nil {
+		q.seq.Truncate(q.seq.Pos() - drop)
+		q.tokens = q.tokens[:len(q.tokens)-drop]
+	}
+	if !q.done() && q.seq.Pos() >= q.Ctx && !s.shift(q) {
+		s.finish(q, "context", nil)
+	}
+	sp.ctl.update(n, acc, int(gen), s.stepTime+sp.draftTime)
+	if n > 0 && q.OnSpec != nil {
+		q.OnSpec(n, acc)
+	}
+	if n > 0 {
+		q.st.SpecSteps++
+		q.st.Drafted += n
+		q.st.DraftAccepted += acc
+		s.statsMu.Lock()
+		s.stats.Drafted += int64(n)
+		s.stats.DraftAccepted += int64(acc)
+		s.statsMu.Unlock()
+	}
+	q.st.PlainTPS = sp.ctl.plain.v
+	return gen
+}
+
+// specCtl adapts a query's draft length and turns drafting off while it
+// does not pay.
+type specCtl struct {
+	k, kmax     int
+	fixed       bool
+	off, cool   int  // plain steps left; the next cool-down's length
+	plain, spec rate // tokens per second of plain and drafting steps
+}
+
+// rate is an exponentially weighted mean.
+type rate struct {
+	v float64
+	n int
+}
+
+func (r *rate) add(x float64) {
+	if r.n == 0 {
+		r.v = x
+	} else {
+		r.v += 0.25 * (x - r.v)
+	}
+	r.n++
+}
+
+// want is the draft length for the next step (0: a plain step).
+func (c *specCtl) want() int {
+	switch {
+	case c.fixed:
+		return c.k
+	case c.plain.n < 2: // measure the plain rate first
+		return 0
+	case c.off > 0:
+		c.off--
+		return 0
+	}
+	return c.k
+}
+
+// update books a step that drafted n tokens, of which acc were kept, and
+// emitted tokens in d (the step's forward pass and this query's drafting).
+func (c *specCtl) update(n, acc, emitted int, d time.Duration) {
+	if d <= 0 || emitted == 0 {
+		return
+	}
+	r := float64(emitted) / d.Seconds()
+	if n == 0 {
+		c.plain.add(r)
+		return
+	}
+	c.spec.add(r)
+	if c.fixed {
+		return
+	}
+	if acc == n {
+		c.k = min(c.kmax, c.k+1)
+	} else {
+		c.k = max(1, acc+1)
+	}
+	if c.spec.n < 3 {
+		return
+	}
+	if c.spec.v < 0.97*c.plain.v {
+		c.off, c.cool = c.cool, min(2*c.cool, 512)
+		c.spec = rate{}
+	} else {
+		c.cool = 16
+	}
+}
+
+// NGram drafts by prompt lookup: the longest suffix of the sequence (Max
+// tokens down to Min) that occurred before proposes the tokens that
+// followed its latest occurrence. No model; strong on edits, code and
+// quotes, where the reply repeats its context.
+type NGram struct {
+	Max, Min int // suffix lengths tried, longest first (defaults 4 and 2)
+}
+
+// Name implements Drafter.
+func (g NGram) Name() string { return "ngram" }
+
+func (g NGram) newSeq(*Scheduler, sample.Params) (seqDrafter, error) {
+	if g.Max <= 0 {
+		g.Max = 4
+	}
+	if g.Min <= 0 {
+		g.Min = 2
+	}
+	g.Min = min(g.Min, g.Max)
+	return &g, nil
+}
+
+func (g *NGram) draft(ctx []int32, k int, out []int32, dists []sample.Dist) (int, error) {
+	for n := min(g.Max, len(ctx)-1); n >= g.Min; n-- {
+		suf := ctx[len(ctx)-n:]
+		for i := len(ctx) - n - 1; i >= 0; i-- {
+			if ctx[i] != suf[0] || !equalTokens(ctx[i:i+n], suf) {
+				continue
+			}
+			m := copy(out[:k], ctx[i+n:])
+			for j := range m {
+				dists[j].Point(out[j])
+			}
+			return m, nil
+		}
+	}
+	return 0, nil
+}
+
+func (g *NGram) release() {}
+
+func equalTokens(a, b []int32) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// DraftModel drafts with a smaller model of the same vocabulary (or a
+// lower-bit copy of the target: self-speculation).
+type DraftModel struct {
+	M     *Model
+	label string
+}
+
+// NewDraftModel checks that draft can draft for target (the same
+// vocabulary, token by token) and makes it run on target's workers.
+// The target's Close does not close the draft; the caller does, after.
+func NewDraftModel(target, draft *Model, label string) (*DraftModel, error) {
+	if draft.Net.NVocab != target.Net.NVocab {
+		return nil, fmt.Errorf("draft model %s has %d tokens in its output, the target %d: a draft model needs the target's vocabulary", label, draft.Net.NVocab, target.Net.NVocab)
+	}
+	if a, b := draft.Tok.VocabSize(), target.Tok.VocabSize(); a != b {
+		return nil, fmt.Errorf("draft model %s has a vocabulary of %d tokens, the target %d", label, a, b)
+	}
+	for i := range int32(target.Tok.VocabSize()) {
+		if a, b := draft.Tok.Token(i), target.Tok.Token(i); a != b {
+			return nil, fmt.Errorf("draft model %s's token %d is %q, the target's is %q: a draft model needs the target's vocabulary", label, i, a, b)
+		}
+	}
+	if draft.Net.Spec.Network.Type != "transformer.decoder_only" {
+		return nil, fmt.Errorf("draft model %s is not a decoder-only network", label)
+	}
+	draft.Net.ShareWorkers(target.Net)
+	return &DraftModel{M: draft, label: label}, nil
+}
+
+// Name implements Drafter.
+func (d *DraftModel) Name() string { return "draft model " + d.label }
+
+// draftPool is a draft model's KV cache in one scheduler, shared by the
+// queries drafting with it (with its own prefix cache: a chat's next turn
+// drafts from the cached conversation).
+type draftPool struct {
+	m     *Model
+	pool  *model.KVPool
+	batch *model.Batch
+}
+
+func (s *Scheduler) draftPool(m *Model) (*draftPool, error) {
+	if dp := s.drafts[m]; dp != nil {
+		return dp, nil
+	}
+	blocks := s.pool.Blocks()
+	pool, err := m.Net.NewKVPool(model.PoolOptions{Blocks: blocks, BlockTokens: s.opt.BlockTokens, Ctx: s.opt.Ctx, KVType: m.kvType})
+	if err != nil {
+		return nil, fmt.Errorf("draft model's KV cache: %w", err)
+	}
+	dp := &draftPool{m: m, pool: pool, batch: pool.NewBatch(s.opt.StepTokens)}
+	if s.drafts == nil {
+		s.drafts = map[*Model]*draftPool{}
+	}
+	s.drafts[m] = dp
+	return dp, nil
+}
+
+func (d *DraftModel) newSeq(s *Scheduler, p sample.Params) (seqDrafter, error) {
+	dp, err := s.draftPool(d.M)
+	if err != nil {
+		return nil, err
+	}
+	sm, err := sample.New(draftParams(p), d.M.Net.NVocab)
+	if err != nil {
+		return nil, err
+	}
+	return &modelDrafter{dp: dp, seq: dp.pool.NewSeq(), sm: sm}, nil
+}
+
+// draftParams are the draft's sampler settings: the target's truncation
+// and temperature, so that q resembles p, without the stages that need
+// the sequence's history (which the draft would have to roll back);
+// greedy for greedy and FSD targets. Any q keeps strict acceptance exact.
+func draftParams(p sample.Params) sample.Params {
+	d := p
+	if p.Decoding == sample.DecodingFSD {
+		d.Decoding = sample.DecodingGreedy
+	}
+	d.RepeatPenalty, d.FrequencyPenalty, d.PresencePenalty = 1, 0, 0
+	d.DRYMultiplier, d.XTCProbability = 0, 0
+	if p.Seed != sample.SeedRandom {
+		d.Seed = p.Seed ^ 0xd7af7
+	}
+	return d
+}
+
+// modelDrafter drafts one sequence with a draft model.
+type modelDrafter struct {
+	dp   *draftPool
+	seq  *model.State
+	toks []int32 // what seq's cache holds
+	sm   *sample.Sampler
+	seg  [1]model.Segment
+	one  [1]int32
+}
+
+func (d *modelDrafter) draft(ctx []int32, k int, out []int32, dists []sample.Dist) (int, error) {
+	if len(d.toks) == 0 && d.seq.Pos() == 0 {
+		c := d.seq.AdoptPrefix(ctx)
+		d.toks = append(d.toks[:0], ctx[:c]...)
+	}
+	c := min(commonPrefix(d.toks, ctx), len(ctx)-1)
+	if c < len(d.toks) {
+		d.seq.Truncate(c)
+		d.toks = d.toks[:c]
+	}
+	feed := ctx[c:]
+	if err := d.seq.Reserve(len(feed) + k - 1); err != nil {
+		if errors.Is(err, model.ErrNoKVBlocks) || errors.Is(err, model.ErrContextFull) {
+			return 0, nil // no room to draft: a plain step
+		}
+		return 0, err
+	}
+	n := 0
+	for n < k {
+		lg, err := d.forward(feed)
+		if err != nil {
+			return n, err
+		}
+		tok := d.sm.Draft(lg, &dists[n])
+		out[n] = tok
+		n++
+		if d.dp.m.Tok.IsEOG(tok) {
+			break
+		}
+		d.one[0] = tok
+		feed = d.one[:]
+	}
+	return n, nil
+}
+
+// forward evaluates feed on the draft's sequence in batches and returns
+// the last row's logits.
+func (d *modelDrafter) forward(feed []int32) ([]float32, error) {
+	var lg []float32
+	for len(feed) > 0 {
+		m := min(len(feed), d.dp.batch.MaxRows())
+		want := model.LogitsNone
+		if m == len(feed) {
+			want = model.LogitsLast
+		}
+		d.seg[0] = model.Segment{Seq: d.seq, Tokens: feed[:m], Logits: want, Prompt: len(feed) > 1}
+		var err error
+		if lg, err = d.dp.batch.Forward(d.seg[:]); err != nil {
+			return nil, err
+		}
+		d.toks = append(d.toks, feed[:m]...)
+		feed = feed[m:]
+	}
+	d.seq.Register(d.toks)
+	return lg, nil
+}
+
+func (d *modelDrafter) release() { d.seq.Release() }

@@ -1,0 +1,368 @@
+package engine
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"flowchat/engine/fixtures"
+	"flowchat/engine/ggml"
+	"flowchat/engine/quant"
+	"flowchat/engine/sample"
+)
+
+// specRun generates with q on a fresh scheduler and returns the tokens.
+func specRun(t testing.TB, m *Model, q Query) ([]int32, Stats) {
+	t.Helper()
+	sc, err := NewScheduler(m, SchedOptions{MaxSeqs: 2, StepTokens: 256, Ctx: 512})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	var toks []int32
+	q.OnToken = func(id int32) { toks = append(toks, id) }
+	h, err := sc.AddQuery(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drain(t, sc)
+	st, err := h.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return toks, st
+}
+
+func loadTB(t testing.TB, path string, opt LoadOptions) *Model {
+	t.Helper()
+	m, err := Load(path, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// specPrompts are prompts of a story model: a repetitive one (n-gram
+// drafts find matches), a plain one and one that starts a story.
+func specPrompts(m *Model) [][]int32 {
+	texts := []string{
+		"Once upon a time, there was a little dog. The little dog was happy. Once upon a time, there was a little",
+		"Lily and Tom went to the park.",
+		"One day",
+	}
+	var out [][]int32
+	for _, s := range texts {
+		out = append(out, m.Tok.Encode(s, true, false))
+	}
+	return out
+}
+
+// TestSpecGreedyStrictIsPlainGreedy: greedy decoding with strict
+// acceptance gives exactly the plain greedy tokens, for each drafter
+// (n-gram, a load-time lower-bit copy of the target, another file of the
+// same model), fixed and adaptive K, on the fixture models; and the
+// drafters did draft and have drafts accepted.
+func TestSpecGreedyStrictIsPlainGreedy(t *testing.T) {
+	type target struct{ name, path, draftPath string }
+	targets := []target{
+		{"stories260K-F32", fixtures.Path(t, "models/stories260K/stories260K-F32.gguf"), fixtures.Path(t, "models/stories260K/stories260K-Q8_0mix.gguf")},
+		{"stories260K-Q8_0mix", fixtures.Path(t, "models/stories260K/stories260K-Q8_0mix.gguf"), fixtures.Path(t, "models/stories260K/stories260K-F16.gguf")},
+		{"TinyStories-656K-F32", fixtures.Path(t, "models/tinystories-656K/TinyStories-656K-F32.gguf"), fixtures.Path(t, "models/tinystories-656K/TinyStories-656K-Q4_0.gguf")},
+	}
+	if dir := fixtures.Find("arch"); dir != "" { // random-weight models of other architectures
+		for _, n := range []string{"rand-llama-gqa-Q4_K.gguf", "rand-qwen2-F32.gguf", "rand-gemma-F32.gguf", "rand-phi3-F32.gguf"} {
+			targets = append(targets, target{n, filepath.Join(dir, n), ""})
+		}
+	} else {
+		t.Log("skipping the random-weight architectures: ../shared/testdata/arch is absent")
+	}
+	for _, tg := range targets {
+		m := loadTB(t, tg.path, LoadOptions{Threads: 2})
+		self := loadTB(t, tg.path, LoadOptions{Threads: 1, Quant: quant.Options{Type: ggml.Q4_0}})
+		selfDraft, err := NewDraftModel(m, self, "Q4_0 self-draft")
+		if err != nil {
+			t.Fatal(err)
+		}
+		drafters := []Drafter{NGram{}, selfDraft}
+		if tg.draftPath != "" {
+			other := loadTB(t, tg.draftPath, LoadOptions{Threads: 1})
+			od, err := NewDraftModel(m, other, filepath.Base(tg.draftPath))
+			if err != nil {
+				t.Fatal(err)
+			}
+			drafters = append(drafters, od)
+		}
+		p := sample.DefaultParams()
+		p.Decoding = sample.DecodingGreedy
+		p.RepeatPenalty = 1.1 // the chain's history stages run at every verified position
+		for pi, prompt := range specPrompts(m) {
+			want, _ := specRun(t, m, Query{Prompt: prompt, Sampling: p, MaxTokens: 48, IgnoreEOG: true})
+			for _, d := range drafters {
+				for _, fixed := range []bool{true, false} {
+					got, st := specRun(t, m, Query{Prompt: prompt, Sampling: p, MaxTokens: 48, IgnoreEOG: true,
+						Spec: &SpecOptions{Draft: d, K: 4, FixedK: fixed}})
+					what := fmt.Sprintf("%s, prompt %d, %s, fixed K %v", tg.name, pi, d.Name(), fixed)
+					if !slices.Equal(got, want) {
+						t.Fatalf("%s:\n spec  %v\n plain %v", what, got, want)
+					}
+					if fixed && st.Drafted == 0 && d.Name() != "ngram" {
+						t.Errorf("%s: nothing drafted", what)
+					}
+					t.Logf("%s: drafted %d, accepted %d (%.0f%%), %d drafting steps", what, st.Drafted, st.DraftAccepted, 100*st.AcceptRate(), st.SpecSteps)
+				}
+			}
+		}
+	}
+}
+
+// TestNGramDraft: the n-gram drafter proposes what followed the latest
+// occurrence of the longest matching suffix, as points.
+func TestNGramDraft(t *testing.T) {
+	d, _ := NGram{Max: 3, Min: 2}.newSeq(nil, sample.Params{})
+	out, dists := make([]int32, 4), make([]sample.Dist, 4)
+	for _, c := range []struct {
+		ctx  []int32
+		k    int
+		want []int32
+	}{
+		{[]int32{1, 2, 3, 9, 9, 1, 2, 3, 7, 7, 1, 2, 3}, 4, []int32{7, 7, 1, 2}}, // the latest match of 3
+		{[]int32{5, 6, 8, 1, 2, 3, 5, 6}, 2, []int32{8, 1}},                      // a match of 2
+		{[]int32{5, 6, 8, 1, 2, 3, 6}, 4, nil},                                   // none: 1 token is too short
+		{[]int32{4, 4, 4}, 4, []int32{4}},                                        // overlapping, up to the end
+	} {
+		n, err := d.draft(c.ctx, c.k, out, dists)
+		if err != nil || !slices.Equal(out[:n], c.want) {
+			t.Errorf("draft(%v, %d) = %v, %v; want %v", c.ctx, c.k, out[:n], err, c.want)
+		}
+		for i := range n {
+			if len(dists[i].IDs) != 1 || dists[i].IDs[0] != out[i] || dists[i].P[0] != 1 {
+				t.Errorf("draft %d's distribution %+v is not a point on %d", i, dists[i], out[i])
+			}
+		}
+	}
+}
+
+// TestSpecNGramDraftsRepeats: on a story model's greedy text (which
+// repeats itself) the n-gram drafter drafts and a good share is kept.
+func TestSpecNGramDraftsRepeats(t *testing.T) {
+	m := schedModel(t, 1)
+	p := sample.DefaultParams()
+	p.Decoding = sample.DecodingGreedy
+	prompt := specPrompts(m)[1]
+	toks, st := specRun(t, m, Query{Prompt: prompt, Sampling: p, MaxTokens: 200, IgnoreEOG: true, Spec: &SpecOptions{Draft: NGram{}, K: 6, FixedK: true}})
+	if len(toks) != 200 || st.Drafted == 0 || st.AcceptRate() < 0.2 {
+		t.Fatalf("%d tokens, drafted %d, accepted %d", len(toks), st.Drafted, st.DraftAccepted)
+	}
+	t.Logf("n-gram: drafted %d, accepted %d (%.0f%%), mean accepted %.2f", st.Drafted, st.DraftAccepted, 100*st.AcceptRate(), st.MeanAccepted())
+}
+
+// uniformDrafter draws its drafts uniformly from a few tokens and says so
+// (a broad q, unlike the target's p: acceptance and the residual
+// distribution both matter).
+type uniformDrafter struct {
+	ids []int32
+	rng *rand.Rand
+}
+
+func (u *uniformDrafter) Name() string                                         { return "uniform" }
+func (u *uniformDrafter) newSeq(*Scheduler, sample.Params) (seqDrafter, error) { return u, nil }
+func (u *uniformDrafter) release()                                             {}
+func (u *uniformDrafter) draft(_ []int32, k int, out []int32, dists []sample.Dist) (int, error) {
+	for i := range k {
+		out[i] = u.ids[u.rng.IntN(len(u.ids))]
+		dists[i].IDs = append(dists[i].IDs[:0], u.ids...)
+		dists[i].P = dists[i].P[:0]
+		for range u.ids {
+			dists[i].P = append(dists[i].P, 1/float32(len(u.ids)))
+		}
+	}
+	return k, nil
+}
+
+// chiSquare compares counts with the probabilities p (bins expected below
+// 5 pooled) and reports the statistic and the critical value at α=0.001.
+func chiSquare(counts map[int32]int, p []float32, n int) (stat, crit float64, df int) {
+	var poolObs, poolExp float64
+	for id, pr := range p {
+		exp := float64(pr) * float64(n)
+		obs := float64(counts[int32(id)])
+		if exp < 5 {
+			poolObs += obs
+			poolExp += exp
+			continue
+		}
+		stat += (obs - exp) * (obs - exp) / exp
+		df++
+	}
+	if poolExp > 0 {
+		stat += (poolObs - poolExp) * (poolObs - poolExp) / poolExp
+		df++
+	}
+	df--
+	// Wilson–Hilferty: the 0.999 quantile of χ²(df).
+	k := float64(df)
+	z := 3.0902
+	crit = k * math.Pow(1-2/(9*k)+z*math.Sqrt(2/(9*k)), 3)
+	return stat, crit, df
+}
+
+// chainDist is the target's sampling distribution after history: the
+// sampler chain's final probabilities on the model's logits.
+func chainDist(t *testing.T, m *Model, p sample.Params, history []int32) []float32 {
+	t.Helper()
+	lg, err := m.Logits(history)
+	if err != nil {
+		t.Fatal(err)
+	}
+	V := m.Net.NVocab
+	sm, err := sample.New(p, V)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range history {
+		sm.Accept(tok)
+	}
+	var d sample.Dist
+	sm.Draft(lg[len(lg)-V:], &d)
+	out := make([]float32, V)
+	for i, id := range d.IDs {
+		out[id] = d.P[i]
+	}
+	return out
+}
+
+// TestSpecStrictKeepsDistribution: sampling with strict acceptance over
+// 20,000 seeded generations draws the target's distribution (χ² at
+// α = 0.001) at the first verified position and at the position right
+// after a rejection, with a drafter whose drafts are mostly rejected.
+func TestSpecStrictKeepsDistribution(t *testing.T) {
+	if testing.Short() {
+		t.Skip("20,000 generations: skipped in -short")
+	}
+	m := schedModel(t, 1)
+	p := sample.DefaultParams()
+	p.TopK, p.TopP, p.MinP, p.Temperature = 0, 1, 0, 1.5
+	p.RepeatPenalty = 1.3 // the distribution depends on the history
+	prompt := m.Tok.Encode("Once upon a time, there was a little girl named Lily. She", true, false)
+	// t1 is drawn plainly; the next step [t1, d, d'] verifies a draft at
+	// the first verified position (t2); when d was rejected, the step
+	// after verifies a draft right after a rejection (t3).
+	first := chainDist(t, m, p, prompt)
+	t1 := int32(slices.Index(first, slices.Max(first)))
+	second := chainDist(t, m, p, append(slices.Clone(prompt), t1))
+	top := make([]int32, m.Net.NVocab)
+	for i := range top {
+		top[i] = int32(i)
+	}
+	slices.SortFunc(top, func(a, b int32) int { return cmp.Compare(second[b], second[a]) })
+	dr := &uniformDrafter{ids: top[:6], rng: rand.New(rand.NewPCG(1, 2))}
+	sc, err := NewScheduler(m, SchedOptions{MaxSeqs: 8, StepTokens: 256, Ctx: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	const N = 20000
+	type gen struct {
+		h    *Handle
+		toks []int32
+		kept []int // per verification step
+	}
+	c2 := map[int32]int{}              // t2 given t1
+	c3 := map[[2]int32]map[int32]int{} // t3 given t1 and a correction t2
+	n2, n3 := 0, map[[2]int32]int{}
+	accepted := 0
+	for base := 0; base < N; base += 64 {
+		var gens []*gen
+		for i := base; i < min(base+64, N); i++ {
+			q := Query{Prompt: prompt, Sampling: p, MaxTokens: 4, IgnoreEOG: true, Spec: &SpecOptions{Draft: dr, K: 2, FixedK: true}}
+			q.Sampling.Seed = uint64(i)
+			g := &gen{}
+			q.OnToken = func(id int32) { g.toks = append(g.toks, id) }
+			q.OnSpec = func(_, kept int) { g.kept = append(g.kept, kept) }
+			h, err := sc.AddQuery(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g.h = h
+			gens = append(gens, g)
+		}
+		drain(t, sc)
+		for _, g := range gens {
+			if _, err := g.h.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			if len(g.toks) != 4 || len(g.kept) == 0 {
+				t.Fatalf("generated %d tokens in %d verification steps", len(g.toks), len(g.kept))
+			}
+			if g.toks[0] != t1 {
+				continue
+			}
+			n2++
+			c2[g.toks[1]]++
+			if g.kept[0] > 0 {
+				accepted++
+				continue
+			}
+			k := [2]int32{g.toks[0], g.toks[1]}
+			if c3[k] == nil {
+				c3[k] = map[int32]int{}
+			}
+			c3[k][g.toks[2]]++
+			n3[k]++
+		}
+	}
+	t.Logf("first draft kept in %d of %d generations", accepted, n2)
+	stat, crit, df := chiSquare(c2, second, n2)
+	t.Logf("first verified position: %d draws, χ²=%.1f (df %d, critical %.1f)", n2, stat, df, crit)
+	if stat > crit || n2 < 1000 {
+		t.Errorf("first verified position: χ²=%.1f over %d draws exceeds %.1f (df %d)", stat, n2, crit, df)
+	}
+	// the most frequent (t1, rejected t2) pair
+	var best [2]int32
+	for k, n := range n3 {
+		if n > n3[best] {
+			best = k
+		}
+	}
+	third := chainDist(t, m, p, append(slices.Clone(prompt), best[0], best[1]))
+	stat, crit, df = chiSquare(c3[best], third, n3[best])
+	t.Logf("after a rejection (t2 = %q): %d draws, χ²=%.1f (df %d, critical %.1f)", m.Tok.Token(best[1]), n3[best], stat, df, crit)
+	if stat > crit || n3[best] < 1000 {
+		t.Errorf("after a rejection: χ²=%.1f over %d draws exceeds %.1f (df %d)", stat, n3[best], crit, df)
+	}
+}
+
+// TestSpecRefusesAndChecks: settings speculation cannot verify are
+// refused with a message that says why, and a draft model of another
+// vocabulary is refused token by token.
+func TestSpecRefusesAndChecks(t *testing.T) {
+	m := schedModel(t, 1)
+	sc, err := NewScheduler(m, SchedOptions{MaxSeqs: 1, Ctx: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	prompt := specPrompts(m)[1]
+	p := sample.DefaultParams()
+	p.Mirostat = 2
+	if _, err := sc.AddQuery(Query{Prompt: prompt, Sampling: p, Spec: &SpecOptions{Draft: NGram{}}}); err == nil || !strings.Contains(err.Error(), "mirostat") {
+		t.Errorf("mirostat: %v", err)
+	}
+	p = sample.DefaultParams()
+	if _, err := sc.AddQuery(Query{Prompt: prompt, Sampling: p, Spec: &SpecOptions{Draft: NGram{}, Accept: sample.Acceptance{Rule: "loose"}}}); err == nil || !strings.Contains(err.Error(), "loose") {
+		t.Errorf("bad rule: %v", err)
+	}
+	if _, err := sc.AddQuery(Query{Prompt: prompt, Sampling: p, Spec: &SpecOptions{Draft: NGram{}, K: 99}}); err == nil || !strings.Contains(err.Error(), "99") {
+		t.Errorf("K 99: %v", err)
+	}
+	other := loadTB(t, fixtures.Path(t, "models/tinystories-656K/TinyStories-656K-F32.gguf"), LoadOptions{Threads: 1})
+	if _, err := NewDraftModel(m, other, "656K"); err == nil || !strings.Contains(err.Error(), "vocabulary") {
+		t.Errorf("another vocabulary: %v", err)
+	}
+}
