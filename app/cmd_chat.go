@@ -30,6 +30,7 @@ func cmdChat(args []string, stdout, stderr io.Writer) error {
 	var sf samplingFlags
 	var rf remoteFlags
 	mf.register(fs)
+	mf.registerSpec(fs)
 	sf.register(fs)
 	rf.register(fs)
 	system := fs.String("system", "", "system prompt")

@@ -23,6 +23,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	var sf samplingFlags
 	var rf remoteFlags
 	mf.register(fs)
+	mf.registerSpec(fs)
 	sf.register(fs)
 	rf.register(fs)
 	prompt := fs.String("prompt", "", "the prompt text")
@@ -88,6 +89,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "\n[prompt %d tokens, %.1f tok/s | generated %d tokens, %.1f tok/s | stop: %s]\n",
 		st.PromptTokens, st.PromptTPS(), st.GenTokens, st.GenTPS(), st.StopReason)
+	if s := specSummary(m, st); s != "" {
+		fmt.Fprintln(stderr, s)
+	}
 	return nil
 }
 

@@ -61,6 +61,7 @@ func serveMain(ctx context.Context, args []string, stderr io.Writer, ready func(
 	var mf modelFlags
 	var sf serveFlags
 	mf.register(fs)
+	mf.registerSpec(fs)
 	sf.register(fs)
 	if err := parse(fs, args); err != nil {
 		return err

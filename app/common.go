@@ -31,7 +31,13 @@ type modelFlags struct {
 	// "512M", bytes); empty: derived from MaxSeqs, the context and free RAM.
 	kvBudget string
 	parallel int // sequences the scheduler runs at once (serve's --parallel); 0: 8
+	// sd is speculative decoding (registerSpec: the commands that
+	// generate); load sets it up as the model's default.
+	sd specFlags
 }
+
+// registerSpec adds the speculative decoding flags.
+func (m *modelFlags) registerSpec(fs *flag.FlagSet) { m.sd.register(fs) }
 
 func (m *modelFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&m.model, "model", "", "model file (GGUF); default: the bundled demo model")
@@ -59,6 +65,9 @@ func (m *modelFlags) load() (*engine.Model, error) {
 	if threads <= 0 {
 		threads = runtime.NumCPU()
 	}
+	if err := m.sd.check(); err != nil {
+		return nil, err
+	}
 	opt := engine.LoadOptions{Threads: threads, SpecPath: m.spec, HugePages: !m.mmap}
 	var err error
 	if opt.KVType, err = parseKVType(m.kvType); err != nil {
@@ -74,7 +83,15 @@ func (m *modelFlags) load() (*engine.Model, error) {
 		}
 		opt.Quant.Threads = threads
 	}
-	return engine.Load(path, opt)
+	mod, err := engine.Load(path, opt)
+	if err != nil || !m.sd.on() {
+		return mod, err
+	}
+	if err := m.sd.setup(mod, m, os.Stderr); err != nil {
+		mod.Close()
+		return nil, err
+	}
+	return mod, nil
 }
 
 // parseBytes reads a size: a number of bytes with an optional K, M, G or

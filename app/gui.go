@@ -38,6 +38,7 @@ func gui(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("", stderr)
 	var mf modelFlags
 	mf.register(fs)
+	mf.registerSpec(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}

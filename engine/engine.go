@@ -65,6 +65,8 @@ type Model struct {
 	runMu sync.Mutex
 
 	spec      *SpecOptions // default speculation of sessions (SetSpeculation)
+	owned     []*Model     // draft models closed with this one (NewDraftModel)
+	closeOnce sync.Once
 	schedOpt  SchedOptions
 	schedOnce sync.Once
 	sched     *Scheduler
@@ -254,18 +256,23 @@ func quantSummary(types map[ggml.Type]int) string {
 // Close stops the model's workers and releases its weights: copies made at
 // load (huge pages) and the file mappings.
 func (m *Model) Close() error {
-	m.schedOnce.Do(func() {}) // no scheduler after Close
-	if m.sched != nil {
-		m.sched.Close()
-	}
-	m.Net.Close()
 	var err error
-	if m.release != nil {
-		err = m.release()
-	}
-	if m.file != nil {
-		err = errors.Join(err, m.file.Close())
-	}
+	m.closeOnce.Do(func() {
+		m.schedOnce.Do(func() {}) // no scheduler after Close
+		if m.sched != nil {
+			m.sched.Close()
+		}
+		for _, d := range m.owned { // drafts run on this model's workers: close them first
+			err = errors.Join(err, d.Close())
+		}
+		m.Net.Close()
+		if m.release != nil {
+			err = errors.Join(err, m.release())
+		}
+		if m.file != nil {
+			err = errors.Join(err, m.file.Close())
+		}
+	})
 	return err
 }
 

@@ -324,8 +324,8 @@ type DraftModel struct {
 }
 
 // NewDraftModel checks that draft can draft for target (the same
-// vocabulary, token by token) and makes it run on target's workers.
-// The target's Close does not close the draft; the caller does, after.
+// vocabulary, token by token) and makes it run on target's workers; the
+// target's Close closes the draft too.
 func NewDraftModel(target, draft *Model, label string) (*DraftModel, error) {
 	if draft.Net.NVocab != target.Net.NVocab {
 		return nil, fmt.Errorf("draft model %s has %d tokens in its output, the target %d: a draft model needs the target's vocabulary", label, draft.Net.NVocab, target.Net.NVocab)
@@ -342,6 +342,7 @@ func NewDraftModel(target, draft *Model, label string) (*DraftModel, error) {
 		return nil, fmt.Errorf("draft model %s is not a decoder-only network", label)
 	}
 	draft.Net.ShareWorkers(target.Net)
+	target.owned = append(target.owned, draft)
 	return &DraftModel{M: draft, label: label}, nil
 }
 
