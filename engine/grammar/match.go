@@ -2,6 +2,7 @@ package grammar
 
 import (
 	"encoding/binary"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -63,7 +64,6 @@ func (g *Grammar) NewMatcher() *Matcher {
 
 // Start is the state before any input.
 func (m *Matcher) Start() State {
-	clear(m.seen)
 	var out []stack
 	for _, a := range m.g.alts[m.g.root] {
 		out = m.expand(pushNonEnd(m.g, nil, a), out)
@@ -144,7 +144,6 @@ func (m *Matcher) partialFits(stacks []stack, p partial) bool {
 // acceptRune replaces every parse whose next element matches r by the
 // parses that follow it.
 func (m *Matcher) acceptRune(stacks []stack, r rune) (State, bool) {
-	clear(m.seen)
 	var out []stack
 	for _, st := range stacks {
 		if len(st) == 0 {
@@ -193,19 +192,44 @@ func (m *Matcher) expand(st stack, out []stack) []stack {
 	return out
 }
 
+// add appends st to out unless a stack equal to it is there: by a linear
+// scan while out is short (the common case, and no hashing), then through
+// the seen set.
 func (m *Matcher) add(st stack, out []stack) []stack {
 	if len(out) >= maxStacks {
 		return out
 	}
+	if len(out) < linearDedup {
+		for _, o := range out {
+			if slices.Equal(o, st) {
+				return out
+			}
+		}
+		return append(out, st)
+	}
+	if len(out) == linearDedup {
+		clear(m.seen)
+		for _, o := range out {
+			m.seen[m.keyOf(o)] = struct{}{}
+		}
+	}
+	k := m.keyOf(st)
+	if _, dup := m.seen[k]; dup {
+		return out
+	}
+	m.seen[k] = struct{}{}
+	return append(out, st)
+}
+
+// linearDedup is how many stacks add compares one by one.
+const linearDedup = 32
+
+func (m *Matcher) keyOf(st stack) string {
 	m.key = m.key[:0]
 	for _, x := range st {
 		m.key = binary.LittleEndian.AppendUint32(m.key, uint32(x))
 	}
-	if _, dup := m.seen[string(m.key)]; dup {
-		return out
-	}
-	m.seen[string(m.key)] = struct{}{}
-	return append(out, st)
+	return string(m.key)
 }
 
 func (g *Grammar) matches(e elem, r rune) bool {
