@@ -83,10 +83,13 @@ func TestUTF8AcrossTokens(t *testing.T) {
 			t.Fatalf("complete in the middle of a code point")
 		}
 	}
+	if _, ok := m.Advance(mustParse(t, `root ::= "{"`).NewMatcher().Start(), []byte{0xf0}); ok {
+		t.Errorf("a 4-byte lead (U+10000 and above) was taken where only { may come")
+	}
 	if _, ok := m.AdvanceByte(m.Start(), 0xe7); ok { // 日 is E6 97 A5; E7 starts U+7000..U+7FFF
 		t.Errorf("lead byte of a code point the grammar cannot take was accepted")
 	}
-	for _, bad := range [][]byte{{0x80}, {0xc0, 0x80}, {0xff}, {0xe6, 'x'}} {
+	for _, bad := range [][]byte{{0x80}, {0xc0, 0x80}, {0xff}, {0xe6, 'x'}, {0xf0}, {0xe0, 0x81}, {0xf4, 0x90}, {0xed, 0xa0, 0x80}} {
 		if _, ok := m.Advance(m.Start(), bad); ok {
 			t.Errorf("invalid UTF-8 % x accepted", bad)
 		}

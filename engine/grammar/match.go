@@ -29,7 +29,12 @@ type State struct {
 type partial struct {
 	val uint32
 	rem int8
+	n   int8 // the sequence's length in bytes
 }
+
+// minRune is the smallest code point a sequence of n bytes may encode
+// (shorter encodings are overlong, hence invalid).
+var minRune = [5]uint32{0, 0, 0x80, 0x800, 0x10000}
 
 // Complete reports whether the input so far is a whole sentence of the
 // grammar (end of generation may come now).
@@ -96,14 +101,14 @@ func (m *Matcher) AdvanceByte(s State, c byte) (State, bool) {
 		if n == 0 {
 			return State{}, false
 		}
-		p = partial{val: uint32(c) & (0xff >> (n + 1)), rem: int8(n - 1)}
+		p = partial{val: uint32(c) & (0xff >> (n + 1)), rem: int8(n - 1), n: int8(n)}
 	case c&0xc0 != 0x80:
 		return State{}, false
 	default:
-		p = partial{val: p.val<<6 | uint32(c&0x3f), rem: p.rem - 1}
+		p = partial{val: p.val<<6 | uint32(c&0x3f), rem: p.rem - 1, n: p.n}
 	}
 	if p.rem == 0 {
-		if p.val > utf8.MaxRune || p.val < 0x80 {
+		if p.val > utf8.MaxRune || p.val < minRune[p.n] || (p.val >= 0xd800 && p.val < 0xe000) {
 			return State{}, false
 		}
 		return m.acceptRune(s.stacks, rune(p.val))
@@ -132,7 +137,11 @@ func utf8Len(c byte) int {
 // range the partial sequence still allows.
 func (m *Matcher) partialFits(stacks []stack, p partial) bool {
 	shift := 6 * uint(p.rem)
-	lo, hi := rune(p.val<<shift), rune(p.val<<shift|(1<<shift-1))
+	lo := rune(max(p.val<<shift, minRune[p.n]))
+	hi := rune(min(p.val<<shift|(1<<shift-1), utf8.MaxRune))
+	if lo > hi {
+		return false
+	}
 	for _, st := range stacks {
 		if len(st) > 0 && m.g.overlaps(m.g.elems[st[len(st)-1]], lo, hi) {
 			return true
