@@ -152,6 +152,12 @@ func BenchmarkGrammarMask(b *testing.B) {
 		gs.m, gs.st = m, st
 		logits := randLogits(n, 3)
 		c := newCands(n)
+		word := tk.Encode("hello", false, false)[0]
+		b.Run("check/"+tc.name, func(b *testing.B) {
+			for b.Loop() {
+				gs.accepts(word)
+			}
+		})
 		b.Run("mask/"+tc.name, func(b *testing.B) {
 			allowed := 0
 			for b.Loop() {
