@@ -42,6 +42,7 @@ FUZZ_TARGETS := \
 	./engine/tokenizer:FuzzEncode:12000x \
 	./engine/spec:FuzzParse:25000x \
 	./engine/chat:FuzzRender:2500x \
+	./engine/grammar:FuzzParse:100000x \
 	./engine:FuzzLoad:150x \
 	./engine:FuzzScheduler:400x \
 	./engine/eval:FuzzBaseHeader:60000x \

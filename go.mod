@@ -2,7 +2,10 @@ module flowchat
 
 go 1.26.0
 
-require github.com/nikolalohinski/gonja/v2 v2.9.1
+require (
+	github.com/nikolalohinski/gonja/v2 v2.9.1
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
+)
 
 require (
 	codeberg.org/go-fonts/liberation v0.5.0 // indirect

@@ -24,9 +24,22 @@ type chatRequest struct {
 	IgnoreEOS           bool            `json:"ignore_eos"` // llama-server's: generate past end-of-generation tokens
 	Tools               []toolDef       `json:"tools"`
 	ToolChoice          json.RawMessage `json:"tool_choice"`
-	ResponseFormat      *struct {
-		Type string `json:"type"`
-	} `json:"response_format"`
+	ResponseFormat      *responseFormat `json:"response_format"`
+	Grammar             string          `json:"grammar"` // also read into sample.Params
+
+	grammar string // the GBNF that response_format or tool_choice asks for
+}
+
+// responseFormat is OpenAI's response_format; llama-server also takes a
+// schema beside json_object.
+type responseFormat struct {
+	Type       string `json:"type"`
+	JSONSchema *struct {
+		Name   string          `json:"name"`
+		Schema json.RawMessage `json:"schema"`
+		Strict bool            `json:"strict"`
+	} `json:"json_schema"`
+	Schema json.RawMessage `json:"schema"`
 }
 
 type streamOptions struct {

@@ -47,6 +47,9 @@ func (s *Server) parseChat(w http.ResponseWriter, r *http.Request) (*chatCall, *
 	if e := s.checkModel(c.req.Model); e != nil {
 		return nil, e
 	}
+	if c.req.grammar != "" {
+		params.Grammar = c.req.grammar
+	}
 	prompt, e := s.chatPrompt(&c.req)
 	if e != nil {
 		return nil, e

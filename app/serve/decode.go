@@ -212,9 +212,7 @@ func checkChat(r *chatRequest, pr *problems) {
 		pr.add("top_logprobs", "top_logprobs needs logprobs: true")
 	}
 	checkTools(r, pr)
-	if f := r.ResponseFormat; f != nil && f.Type != "" && f.Type != "text" {
-		pr.add("response_format", "response_format %q is not supported by this server yet (only \"text\")", f.Type)
-	}
+	constrainChat(r, pr)
 }
 
 // checkCompletion validates a completions request.

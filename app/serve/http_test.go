@@ -21,6 +21,7 @@ type errorBody struct {
 		Param   *string `json:"param"`
 		Code    *string `json:"code"`
 	} `json:"error"`
+	raw []byte // the whole body
 }
 
 func post(t *testing.T, url, body string) (*http.Response, errorBody) {
@@ -33,6 +34,7 @@ func post(t *testing.T, url, body string) (*http.Response, errorBody) {
 	var e errorBody
 	b, _ := io.ReadAll(resp.Body)
 	json.Unmarshal(b, &e)
+	e.raw = b
 	return resp, e
 }
 
@@ -78,7 +80,16 @@ func TestBadRequests(t *testing.T) {
 		{chat, `{` + msgs + `,"mirostat":7}`, 400, "mirostat", "mirostat"},
 		{chat, `{` + msgs + `,"decoding":"magic"}`, 400, "decoding", "magic"},
 		{chat, `{` + msgs + `,"tools":[{"type":"function","function":{"name":"f"}}]}`, 400, "tools", "tools"},
-		{chat, `{` + msgs + `,"response_format":{"type":"json_object"}}`, 400, "response_format", "json_object"},
+		{chat, `{` + msgs + `,"response_format":{"type":"yaml"}}`, 400, "response_format", "yaml"},
+		{chat, `{` + msgs + `,"response_format":{"type":"json_schema"}}`, 400, "response_format", "json_schema.schema is required"},
+		{chat, `{` + msgs + `,"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{"type":"wat"}}}}`, 400, "response_format", `unknown type "wat"`},
+		{chat, `{` + msgs + `,"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{"type":"string","pattern":"a+"}}}}`, 400, "response_format", "pattern not supported"},
+		{chat, `{` + msgs + `,"grammar":"root ::= \"a"}`, 400, "grammar", "unterminated string"},
+		{chat, `{` + msgs + `,"grammar":"root ::= x"}`, 400, "grammar", `"x" is used but never defined`},
+		{chat, `{` + msgs + `,"grammar":"root ::= \"a\"","response_format":{"type":"json_object"}}`, 400, "grammar", "cannot be combined with response_format"},
+		{chat, `{` + msgs + `,"tool_choice":"required"}`, 400, "tool_choice", "needs tools"},
+		{chat, `{` + msgs + `,"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":{"type":"function","function":{"name":"g"}}}`, 400, "tool_choice", "naming one of the tools"},
+		{comp, `{"prompt":"x","grammar":"root ::= [a-"}`, 400, "grammar", "unterminated character class"},
 		{chat, `{` + msgs + `,"model":"../../etc/passwd"}`, 404, "", "does not exist"},
 		{chat, `{` + msgs + `,"n":0,"top_p":9,"stop":[""]}`, 400, "n", "top_p"},
 		{chat, `{"messages":[{"role":"user","content":"` + strings.Repeat("x", 5000) + `"}]}`, 413, "", "limit"},

@@ -12,9 +12,11 @@ import (
 
 // Tool calling: the request's tools are handed to the model's own chat
 // template (the "tools" variable, as Hugging Face templates expect), and
-// the model's answer is searched for calls in the common formats. There
-// is no grammar stage yet, so "required" and named tool_choice, which
-// need the sampler to be constrained, are refused rather than ignored.
+// the model's answer is searched for calls in the common formats.
+// tool_choice "required" or a named function is enforced by a grammar
+// (structured.go): the answer is then one call as a bare JSON object,
+// {"name": …, "arguments": {…}}, whose arguments follow the tool's
+// parameters schema.
 
 // toolCall is one call in a response's message.tool_calls.
 type toolCall struct {
@@ -39,10 +41,34 @@ func checkTools(r *chatRequest, pr *problems) {
 	switch c := r.toolChoice(); c {
 	case "", "auto", "none":
 	case "required":
-		pr.add("tool_choice", "tool_choice \"required\" is not supported yet: it needs grammar-constrained sampling")
+		if len(r.Tools) == 0 {
+			pr.add("tool_choice", "tool_choice \"required\" needs tools")
+		}
 	default:
-		pr.add("tool_choice", "tool_choice %s is not supported yet: only \"auto\" and \"none\"", c)
+		if _, ok := r.namedTool(); !ok {
+			pr.add("tool_choice", "tool_choice %s must be \"auto\", \"none\", \"required\" or {\"type\":\"function\",\"function\":{\"name\":…}} naming one of the tools", c)
+		}
 	}
+}
+
+// namedTool is the tool a tool_choice object names, when it names one of
+// the request's tools.
+func (r *chatRequest) namedTool() (toolDef, bool) {
+	var choice struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if json.Unmarshal(r.ToolChoice, &choice) != nil || choice.Type != "function" {
+		return toolDef{}, false
+	}
+	for _, t := range r.Tools {
+		if t.Function.Name == choice.Function.Name {
+			return t, true
+		}
+	}
+	return toolDef{}, false
 }
 
 // toolChoice is tool_choice as a plain string, or the raw JSON of an
@@ -186,7 +212,8 @@ func (s *Server) renderWithTools(msgs []chat.Message, tools []toolDef) (string, 
 type toolDef struct {
 	Type     string `json:"type"`
 	Function struct {
-		Name string `json:"name"`
+		Name       string          `json:"name"`
+		Parameters json.RawMessage `json:"parameters"`
 	} `json:"function"`
 	raw json.RawMessage
 }

@@ -72,6 +72,14 @@ type tracer struct {
 	before []cand
 }
 
+// restart drops the stages recorded so far: the step is being rerun
+// behind the grammar mask.
+func (t *tracer) restart() {
+	if t != nil {
+		t.exp.Stages = t.exp.Stages[:0]
+	}
+}
+
 // snap remembers the candidates entering a stage.
 func (t *tracer) snap(c *cands) {
 	if t == nil {

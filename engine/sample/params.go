@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"flowchat/engine/grammar"
 )
 
 // ErrInvalidParams is wrapped by every error Validate and New return for a
@@ -81,6 +83,11 @@ type Params struct {
 	FSDRandomSteps int     `json:"fsd_random_steps"` // random-fsd: steps where a coin picks sampling or FSD
 
 	Order []string `json:"samplers"` // stage order; nil = DefaultOrder
+
+	// Grammar is a GBNF grammar (llama-server's "grammar") that output
+	// must follow; "" = none. It needs a Vocab with end-of-generation
+	// tokens (EOGVocab).
+	Grammar string `json:"grammar,omitempty"`
 }
 
 // DefaultOrder is llama.cpp's default chain, with tail-free sampling at its
@@ -115,6 +122,11 @@ func (p Params) Validate() error {
 	p.validateDecoding(bad)
 	if _, err := parseOrder(p.Order); err != nil {
 		errs = append(errs, err)
+	}
+	if p.Grammar != "" {
+		if _, err := grammar.Parse(p.Grammar); err != nil {
+			bad("%v", err)
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -18,6 +18,7 @@ type Sampler struct {
 	fsdP    fsdParams
 	vocab   Vocab
 	brkToks [][]int32
+	gram    *grammarStage // nil without Params.Grammar
 
 	c    cands
 	hist history
@@ -90,6 +91,11 @@ func New(p Params, nVocab int, opts ...Option) (*Sampler, error) {
 	s.hist = newHistory(nVocab, p.RepeatLastN)
 	s.dry = newDRYState(nVocab, brk)
 	s.fsd = newFSDState(s.fsdP)
+	if p.Grammar != "" {
+		if s.gram, err = newGrammarStage(p.Grammar, s.vocab, nVocab); err != nil {
+			return nil, err
+		}
+	}
 	s.seed = p.Seed
 	if s.seed == SeedRandom {
 		s.seed = rand.Uint64()
@@ -121,9 +127,13 @@ func (s *Sampler) makeBreakers() (breakers, error) {
 }
 
 // Reset forgets the sequence: accepted tokens, mirostat state, step count,
-// and reseeds the PRNG, so a Reset sampler replays the same generation.
+// grammar state, and reseeds the PRNG, so a Reset sampler replays the same
+// generation.
 func (s *Sampler) Reset() {
 	s.hist.reset()
+	if s.gram != nil {
+		s.gram.st, s.gram.pending = s.gram.start, false
+	}
 	s.st = state{pcg: *rand.NewPCG(s.seed, s.seed^0x9e3779b97f4a7c15), mu: 2 * s.p.MirostatTau}
 	s.rng = rand.New(&s.st.pcg)
 }
@@ -139,12 +149,18 @@ func (s *Sampler) Mu() float32 { return s.st.mu }
 
 // Accept records one token of the sequence (prompt tokens too) for the
 // penalties, DRY and FSD. Sample does not call it: the caller accepts the
-// token it keeps. A token outside the vocabulary is a programming error.
+// token it keeps. The grammar advances only over generated tokens: those
+// accepted after a Sample (prompt tokens come before the first). A token
+// outside the vocabulary is a programming error.
 func (s *Sampler) Accept(tok int32) {
 	if tok < 0 || int(tok) >= s.nVocab {
 		panic(fmt.Sprintf("sample: Accept(%d) outside the vocabulary [0, %d)", tok, s.nVocab))
 	}
 	s.hist.accept(tok)
+	if s.gram != nil && s.gram.pending {
+		s.gram.advance(tok)
+		s.gram.pending = false
+	}
 }
 
 // Sample chooses the next token from logits ([nVocab], not modified) and
@@ -153,6 +169,9 @@ func (s *Sampler) Sample(logits []float32) int32 {
 	s.checkLen(logits)
 	tok := s.run(logits, &s.st, s.rng, nil)
 	s.st.step++
+	if s.gram != nil {
+		s.gram.pending = true
+	}
 	return tok
 }
 
@@ -162,14 +181,36 @@ func (s *Sampler) checkLen(logits []float32) {
 	}
 }
 
-// run is one step of the chain; tr is nil except under Explain.
+// run is one step; tr is nil except under Explain. With a grammar, the
+// unconstrained chain's token is kept when the grammar takes it;
+// otherwise the step is rerun from the same state (rng draws from st.pcg,
+// so restoring st rewinds it) with the grammar mask first.
 func (s *Sampler) run(logits []float32, st *state, rng *rand.Rand, tr *tracer) int32 {
+	if s.gram == nil {
+		return s.chain(logits, st, rng, tr, false)
+	}
+	saved := *st
+	if tok := s.chain(logits, st, rng, tr, false); s.gram.accepts(tok) {
+		return tok
+	}
+	*st = saved
+	tr.restart()
+	return s.chain(logits, st, rng, tr, true)
+}
+
+// chain is one step of the chain, behind the grammar mask when masked.
+func (s *Sampler) chain(logits []float32, st *state, rng *rand.Rand, tr *tracer, masked bool) int32 {
 	c := &s.c
 	c.load(logits)
 	if len(s.biases) > 0 {
 		tr.snap(c)
 		logitBias(c, s.biases)
 		tr.record("logit_bias", c, false)
+	}
+	if masked {
+		tr.snap(c)
+		s.gram.mask(c)
+		tr.record("grammar", c, false)
 	}
 	switch s.decodingFor(st, rng) {
 	case DecodingGreedy:

@@ -71,3 +71,16 @@ func newDRYStateLimit(n int, b breakers, last []int32) int {
 	d := newDRYState(n, b)
 	return d.restartLimit(last)
 }
+
+func llamaSPM(tb testing.TB) *tokenizer.Tokenizer {
+	f, err := gguf.Open(fixtures.Path(tb, "vocab/ggml-vocab-llama-spm.gguf"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { f.Close() })
+	tk, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return tk
+}

@@ -112,6 +112,12 @@ func (t *Tokenizer) EOT() int32 { return t.eot }
 // llama.cpp recognises by their text).
 func (t *Tokenizer) IsEOG(id int32) bool { return t.eog[id] }
 
+// IsControl reports whether id is a control or unknown token, one that
+// generated text renders as nothing (Piece still spells it out).
+func (t *Tokenizer) IsControl(id int32) bool {
+	return id >= 0 && int(id) < len(t.attrs) && t.attrs[id]&(attrControl|attrUnknown) != 0
+}
+
 // VocabSize is the number of tokens.
 func (t *Tokenizer) VocabSize() int { return len(t.tokens) }
 
