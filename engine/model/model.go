@@ -48,6 +48,7 @@ type Model struct {
 	seq        *seq2seq // encoder-decoder networks (seq2seq.go)
 
 	pool *parallel.Pool
+	off  *offload // blocks placed on devices (offload.go); nil: all on the host
 }
 
 // Options are load-time choices.
