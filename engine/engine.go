@@ -7,6 +7,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"flowchat/engine/device"
 	"fmt"
 	"os"
 	"runtime"
@@ -43,6 +44,9 @@ type LoadOptions struct {
 	// Sched sizes the model's scheduler, which every Session shares
 	// (sequences at once, rows per step, KV budget; see SchedOptions).
 	Sched SchedOptions
+	// GPU, when set, places blocks on devices (gpu.go). A block the
+	// device kernels cannot run is an error, never a silent CPU fallback.
+	GPU *GPUOptions
 }
 
 // Model is a loaded model with its tokenizer and chat template.
@@ -65,6 +69,7 @@ type Model struct {
 	runMu sync.Mutex
 
 	schedOpt  SchedOptions
+	devices   []device.Device // GPUOptions.Devices, closed with the model
 	schedOnce sync.Once
 	sched     *Scheduler
 	schedErr  error
@@ -125,6 +130,12 @@ func Load(path string, opt LoadOptions) (*Model, error) {
 		}
 		_, types := m.Net.Describe()
 		m.Info.Quant = quantSummary(types)
+	}
+	if opt.GPU != nil {
+		if err := m.placeGPU(opt.GPU); err != nil {
+			m.Close()
+			return nil, err
+		}
 	}
 	return m, nil
 }
@@ -250,6 +261,8 @@ func (m *Model) Close() error {
 	if m.sched != nil {
 		m.sched.Close()
 	}
+	m.Net.Unplace()
+	device.CloseAll(m.devices)
 	m.Net.Close()
 	var err error
 	if m.release != nil {

@@ -42,7 +42,9 @@ func OpenCUDA(ordinal int) (Device, error) {
 	return d, nil
 }
 
-func (d *cudaDevice) Name() string { return fmt.Sprintf("cuda:%d (%s)", d.ctx.Device.Ordinal, d.ctx.Device.Name) }
+func (d *cudaDevice) Name() string {
+	return fmt.Sprintf("cuda:%d (%s)", d.ctx.Device.Ordinal, d.ctx.Device.Name)
+}
 
 func (d *cudaDevice) Close() error {
 	d.ctx.Do(func() error {

@@ -42,7 +42,9 @@ func OpenHIP(ordinal int) (Device, error) {
 	return d, nil
 }
 
-func (d *hipDevice) Name() string { return fmt.Sprintf("hip:%d (%s)", d.ctx.Device.Ordinal, d.ctx.Device.Name) }
+func (d *hipDevice) Name() string {
+	return fmt.Sprintf("hip:%d (%s)", d.ctx.Device.Ordinal, d.ctx.Device.Name)
+}
 
 func (d *hipDevice) Close() error {
 	d.ctx.Do(func() error {

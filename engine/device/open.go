@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"flowchat/native/cuda"
-	"flowchat/native/hip"
 )
 
 // Open opens a device by name: "cuda:N", "hip:N", or "cpu" for a stand-in
@@ -79,10 +76,9 @@ func Default() (Device, error) {
 	return nil, fmt.Errorf("%w: no CUDA device (%v) and no ROCm device (%v)", ErrNoDevice, unwrapNoGPU(cerr), unwrapNoGPU(herr))
 }
 
+// unwrapNoGPU is the reason in err without the sentinel's words, or the
+// probe's note that the engine runs on the CPU (here nothing falls back).
 func unwrapNoGPU(err error) string {
-	s := err.Error()
-	return strings.TrimPrefix(s, ErrNoDevice.Error()+": ")
+	s := strings.TrimPrefix(err.Error(), ErrNoDevice.Error()+": ")
+	return strings.ReplaceAll(s, "; running on CPU", "")
 }
-
-// errNoGPU reports whether err is native's "no GPU" for either vendor.
-func errNoGPU(err error) bool { return errors.Is(err, cuda.ErrNoGPU) || errors.Is(err, hip.ErrNoGPU) }
