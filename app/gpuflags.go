@@ -74,7 +74,7 @@ func (g *gpuFlags) open() ([]device.Device, error) {
 		devs, err = device.OpenAll(g.devices)
 	}
 	if errors.Is(err, device.ErrNoDevice) {
-		return nil, fmt.Errorf("--gpu-layers %s: %w: %v. Leave out --gpu-layers (or pass 0) to run on the CPU", g.layers, errNoGPUAsked, err)
+		return nil, fmt.Errorf("--gpu-layers %s: %w: %w. Leave out --gpu-layers (or pass 0) to run on the CPU", g.layers, errNoGPUAsked, err)
 	}
 	return devs, err
 }
