@@ -34,6 +34,7 @@ type modelFlags struct {
 	// sd is speculative decoding (registerSpec: the commands that
 	// generate); load sets it up as the model's default.
 	sd specFlags
+	gpu      gpuFlags
 }
 
 // registerSpec adds the speculative decoding flags.
@@ -50,6 +51,7 @@ func (m *modelFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&m.quant, "quant", "", "re-quantize the weight matrices at load: an Inferflow level (Q8, Q6, Q5, Q4, Q3H, Q3, Q2, or e.g. Q4_B32) or a GGML type (Q8_0, Q4_0, Q4_K, …)")
 	fs.StringVar(&m.kvType, "kv-type", "F32", "KV cache type: F32, F16 or Q8_0")
 	fs.StringVar(&m.kvBudget, "kv-budget", "", "KV cache memory shared by all sequences, e.g. 2G or 512M (default: enough for 8 full contexts, at most half the free RAM)")
+	m.gpu.register(fs)
 	fs.BoolVar(&m.mmap, "mmap", false, "read weights from the file mapping instead of copying them into huge pages (faster load, slower decode)")
 }
 
@@ -82,6 +84,9 @@ func (m *modelFlags) load() (*engine.Model, error) {
 			return nil, err
 		}
 		opt.Quant.Threads = threads
+	}
+	if opt.GPU, err = m.gpu.options(path, m.ctx); err != nil {
+		return nil, err
 	}
 	mod, err := engine.Load(path, opt)
 	if err != nil || !m.sd.on() {

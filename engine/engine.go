@@ -7,6 +7,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"flowchat/engine/device"
 	"fmt"
 	"os"
 	"runtime"
@@ -43,6 +44,9 @@ type LoadOptions struct {
 	// Sched sizes the model's scheduler, which every Session shares
 	// (sequences at once, rows per step, KV budget; see SchedOptions).
 	Sched SchedOptions
+	// GPU, when set, places blocks on devices (gpu.go). A block the
+	// device kernels cannot run is an error, never a silent CPU fallback.
+	GPU *GPUOptions
 }
 
 // Model is a loaded model with its tokenizer and chat template.
@@ -68,6 +72,7 @@ type Model struct {
 	owned     []*Model     // draft models closed with this one (NewDraftModel)
 	closeOnce sync.Once
 	schedOpt  SchedOptions
+	devices   []device.Device // GPUOptions.Devices, closed with the model
 	schedOnce sync.Once
 	sched     *Scheduler
 	schedErr  error
@@ -135,6 +140,12 @@ func Load(path string, opt LoadOptions) (*Model, error) {
 		}
 		_, types := m.Net.Describe()
 		m.Info.Quant = quantSummary(types)
+	}
+	if opt.GPU != nil {
+		if err := m.placeGPU(opt.GPU); err != nil {
+			m.Close()
+			return nil, err
+		}
 	}
 	return m, nil
 }
@@ -265,6 +276,8 @@ func (m *Model) Close() error {
 		for _, d := range m.owned { // drafts run on this model's workers: close them first
 			err = errors.Join(err, d.Close())
 		}
+		m.Net.Unplace()
+		device.CloseAll(m.devices)
 		m.Net.Close()
 		if m.release != nil {
 			err = errors.Join(err, m.release())

@@ -128,7 +128,7 @@ type Scheduler struct {
 	stats   SchedStats
 	statsMu sync.Mutex
 
-	stepTime time.Duration          // the last step's forward pass
+	stepTime time.Duration         // the last step's forward pass
 	drafts   map[*Model]*draftPool // draft models' caches (speculate.go)
 }
 
@@ -307,7 +307,7 @@ type query struct {
 	waited   bool
 	ended    bool
 	flushed  bool
-	accepted bool // the prompt went into the sampler's history
+	accepted bool       // the prompt went into the sampler's history
 	spec     *specState // speculative decoding, nil when off
 
 	st      Stats

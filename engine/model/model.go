@@ -48,7 +48,8 @@ type Model struct {
 	seq        *seq2seq // encoder-decoder networks (seq2seq.go)
 
 	pool       *parallel.Pool
-	sharedPool bool // pool belongs to another model (ShareWorkers)
+	sharedPool bool     // pool belongs to another model (ShareWorkers)
+	off        *offload // blocks placed on devices (offload.go); nil: all on the host
 }
 
 // Options are load-time choices.

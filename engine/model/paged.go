@@ -108,6 +108,8 @@ type KVPool struct {
 	ref         []int32 // sequences holding each block
 	free        []int32 // blocks with no reference and no prefix-cache entry
 	prefix      prefixCache
+	dkv         *devKV   // the device half under a placement (devfwd.go)
+	dkvMem      *memList // its memory
 }
 
 // NewKVPool allocates a pool. The decoder-only networks' self-attention
@@ -265,6 +267,7 @@ func (s *State) copyBlock(lb int) {
 // copyRows copies n storage rows of every layer from src to dst.
 func (p *KVPool) copyRows(dst, src, n int) {
 	c := p.m.Config
+	p.copyDevRows(dst, src, n)
 	if p.kv != nil {
 		q := p.kv
 		for l := range q.k {
@@ -364,5 +367,5 @@ func (b *Batch) Forward(segs []Segment) ([]float32, error) {
 	if T == 0 {
 		return nil, nil
 	}
-	return b.d.forwardSegs(segs), nil
+	return b.d.forwardSegs(segs)
 }

@@ -20,7 +20,8 @@ import (
 // CanShift reports whether the network's keys can be moved to new
 // positions.
 func (m *Model) CanShift() bool {
-	return m.seq == nil && m.causal && m.PosEmbd == nil && !m.sinusoidal
+	// Keys on a device would need a RoPE re-rotation kernel: not yet.
+	return m.seq == nil && m.causal && m.PosEmbd == nil && !m.sinusoidal && m.off == nil
 }
 
 // Shift drops positions [keep, keep+discard) of a pool sequence and moves

@@ -57,6 +57,12 @@ type State struct {
 	bt   blockTask // prompt attention in blocks of queries (attn_block.go)
 	sp   splitAttn // decode attention over chunks of a long context (attn_split.go)
 	sq   *seqState // encoder-decoder networks (seqstate.go)
+
+	// Device halves under a placement (devfwd.go): buffers per device, the
+	// own cache's device rows, and the memory each owns.
+	dev            *devState
+	dkv            *devKV
+	devMem, dkvMem *memList
 }
 
 // NewState allocates a sequence with a context of nCtx tokens that accepts
@@ -193,7 +199,10 @@ func (s *State) Forward(tokens []int32, all bool) ([]float32, error) {
 		// A copy: tokens stored in s would escape, and a caller's
 		// []int32{tok} would then allocate every decode step.
 		s.solo[0] = Segment{Seq: s, Tokens: s.tokBuf[:copy(s.tokBuf, tokens[:n])], Logits: want}
-		logits := s.forwardSegs(s.solo[:])
+		logits, err := s.forwardSegs(s.solo[:])
+		if err != nil {
+			return nil, err
+		}
 		if all {
 			out = append(out, logits...)
 		} else if last {
@@ -217,7 +226,7 @@ func checkTokens(tokens []int32, vocab int) error {
 // of rows (every segment's rows in order) and returns the logits the
 // segments ask for, in segment order. Each segment's sequence must have
 // room for its tokens (storage reserved, for paged sequences).
-func (s *State) forwardSegs(segs []Segment) []float32 {
+func (s *State) forwardSegs(segs []Segment) ([]float32, error) {
 	m := s.m
 	T := s.layoutRows(segs)
 	s.embedRows(T)
@@ -226,13 +235,16 @@ func (s *State) forwardSegs(segs []Segment) []float32 {
 			s.ropes[t].fill(s.rowPos[t], m.RopeTheta, m.RopeFreqScale)
 		}
 	}
+	if m.off != nil {
+		return s.forwardPlaced(segs, T)
+	}
 	for l := range m.Layers {
 		s.layer(l, T)
 	}
 	for i := range segs {
 		segs[i].Seq.pos += len(segs[i].Tokens)
 	}
-	return s.outputRows(T)
+	return s.outputRows(T), nil
 }
 
 // layoutRows assigns the segments' tokens to batch rows and returns the

@@ -162,6 +162,12 @@ func TestShimNormActAttn(t *testing.T) {
 		out = runShim(t, h, "silu_mul_f32", Dim3{X: 5}, Dim3{X: actThreads}, make([]byte, 4*len(g)), clone32(g), clone32(u), len(g))
 		checkULP(t, name("silu_mul"), bytesF32(out[0]), want, 1)
 
+		ya := randFloats(r, 3001, 5)
+		want = slices.Clone(ya)
+		addTwin(want, u)
+		out = runShim(t, h, "add_f32", Dim3{X: 3}, Dim3{X: actThreads}, clone32(ya), clone32(u), len(u))
+		checkULP(t, name("add"), bytesF32(out[0]), want, 0)
+
 		sx := randFloats(r, 3*777, 30)
 		want = slices.Clone(sx)
 		softmaxTwin(warp, want, 777)

@@ -102,14 +102,24 @@ func (k *Kernels) RoPE(s *Stream, x, pos DevicePtr, tokens, rowStride, nHeads, h
 		neoxArg = 1
 	}
 	k.args.Reset().Ptr(x).Ptr(pos).I32(rowStride).I32(headDim).I32(nRot).
-		F32(float32(math.Pow(base, -2/float64(nRot)))).F32(freqScale).I32(neoxArg)
+		F32(ropeThetaScale(base, nRot)).F32(freqScale).I32(neoxArg)
 	return k.launch("rope_f32", Dim3{X: nHeads, Y: tokens}, Dim3{X: ropeThreads}, s)
 }
+
+// ropeThetaScale is the factor between consecutive rotation frequencies,
+// base^(−2/nRot), as rope_f32 takes it.
+func ropeThetaScale(base float64, nRot int) float32 { return float32(math.Pow(base, -2/float64(nRot))) }
 
 // SiLUMul sets h = silu(g)·u over n floats.
 func (k *Kernels) SiLUMul(s *Stream, h, g, u DevicePtr, n int) error {
 	k.args.Reset().Ptr(h).Ptr(g).Ptr(u).I32(n)
 	return k.launch("silu_mul_f32", Dim3{X: min(ceilDiv(n, actThreads), 65535)}, Dim3{X: actThreads}, s)
+}
+
+// Add sets y += x over n floats (the residual connection).
+func (k *Kernels) Add(s *Stream, y, x DevicePtr, n int) error {
+	k.args.Reset().Ptr(y).Ptr(x).I32(n)
+	return k.launch("add_f32", Dim3{X: min(ceilDiv(n, actThreads), 65535)}, Dim3{X: actThreads}, s)
 }
 
 // Softmax normalizes rows of n floats in place.

@@ -179,6 +179,13 @@ func siluMulTwin(h, g, u []float32) {
 	}
 }
 
+// addTwin is add_f32: y += x.
+func addTwin(y, x []float32) {
+	for i := range y {
+		y[i] += x[i]
+	}
+}
+
 // softmaxTwin is softmax_f32 over rows of n, in place.
 func softmaxTwin(warp int, x []float32, n int) {
 	part := make([]float32, actThreads)

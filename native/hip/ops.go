@@ -132,6 +132,12 @@ func (k *Kernels) SiLUMul(s *Stream, h, g, u DevicePtr, n int) error {
 	return k.launch("silu_mul_f32", Dim3{X: min(ceilDiv(n, actThreads), 65535)}, Dim3{X: actThreads}, s)
 }
 
+// Add sets y += x over n floats (the residual connection).
+func (k *Kernels) Add(s *Stream, y, x DevicePtr, n int) error {
+	k.args.Reset().Ptr(y).Ptr(x).I32(n)
+	return k.launch("add_f32", Dim3{X: min(ceilDiv(n, actThreads), 65535)}, Dim3{X: actThreads}, s)
+}
+
 // Softmax normalizes rows of n floats in place.
 func (k *Kernels) Softmax(s *Stream, x DevicePtr, n, rows int) error {
 	k.args.Reset().Ptr(x).I32(n)

@@ -16,6 +16,13 @@ silu_mul_f32(float* H, const float* G, const float* U, int n) {
 	}
 }
 
+// add_f32: Y[i] += X[i] (the residual connection). Launch: block
+// (ACT_THREADS), any grid; a grid-stride loop covers n.
+FC_KERNEL void __launch_bounds__(ACT_THREADS)
+add_f32(float* Y, const float* X, int n) {
+	for (int i = blockIdx.x * ACT_THREADS + threadIdx.x; i < n; i += gridDim.x * ACT_THREADS) Y[i] = Y[i] + X[i];
+}
+
 // softmax_f32 normalizes each row of n floats in place: m = max, e_i =
 // fc_expf_ggml(x_i − m) (the CPU's exponential), x_i = e_i · (1/Σe) with Σe
 // a float32 block sum. Launch: one block of ACT_THREADS per row; grid (rows).

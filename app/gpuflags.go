@@ -1,0 +1,171 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"flowchat/app/hub"
+	"flowchat/engine"
+	"flowchat/engine/device"
+)
+
+// gpuFlags place blocks on GPUs: --gpu-layers N|auto|all, --devices
+// cuda:0,cuda:1|hip:0|cpu,… (cpu: a stand-in device on the CPU, for
+// tests), --split 3,1 (shares of the blocks per device), --split-mode
+// layer (tensor and hybrid partitions are planned by engine/multigpu but
+// not run by the engine yet).
+type gpuFlags struct {
+	layers, devices, split, mode string
+}
+
+func (g *gpuFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&g.layers, "gpu-layers", "0", "blocks to run on the GPU: a number (the last blocks; more than the model has also moves the output head), all, or auto (as many as fit the free GPU memory with a margin)")
+	fs.StringVar(&g.layers, "ngl", "0", "shorthand for --gpu-layers")
+	fs.StringVar(&g.devices, "devices", "", "GPUs to use, e.g. cuda:0,cuda:1 or hip:0 (default: the first CUDA device, else the first ROCm device)")
+	fs.StringVar(&g.split, "split", "", "shares of the GPU blocks per device, e.g. 3,1 (default: equal)")
+	fs.StringVar(&g.mode, "split-mode", "layer", "how blocks are split over several devices: layer (contiguous ranges)")
+}
+
+// errNoGPUAsked is a request for GPU layers where no GPU can be used.
+var errNoGPUAsked = errors.New("GPU layers were asked for, but no GPU can be used")
+
+// options opens the devices and resolves --gpu-layers for the model at
+// path; nil when everything stays on the CPU.
+func (g *gpuFlags) options(path string, ctx int) (*engine.GPUOptions, error) {
+	if g.layers == "" || g.layers == "0" {
+		if g.devices != "" {
+			return nil, fmt.Errorf("%w: --devices without --gpu-layers", errUsage)
+		}
+		return nil, nil
+	}
+	if g.mode != "layer" {
+		return nil, fmt.Errorf("%w: --split-mode %q: only layer is run by the engine yet (tensor and hybrid are planned by engine/multigpu but not wired into the forward pass)", errUsage, g.mode)
+	}
+	shares, err := parseShares(g.split)
+	if err != nil {
+		return nil, err
+	}
+	devs, err := g.open()
+	if err != nil {
+		return nil, err
+	}
+	o := &engine.GPUOptions{Devices: devs, Split: shares}
+	if o.Layers, err = g.count(path, ctx, devs); err != nil {
+		device.CloseAll(devs)
+		return nil, err
+	}
+	return o, nil
+}
+
+func (g *gpuFlags) open() ([]device.Device, error) {
+	var devs []device.Device
+	var err error
+	if g.devices == "" {
+		var d device.Device
+		if d, err = device.Default(); err == nil {
+			devs = []device.Device{d}
+		}
+	} else {
+		devs, err = device.OpenAll(g.devices)
+	}
+	if errors.Is(err, device.ErrNoDevice) {
+		return nil, fmt.Errorf("--gpu-layers %s: %w: %w. Leave out --gpu-layers (or pass 0) to run on the CPU", g.layers, errNoGPUAsked, err)
+	}
+	return devs, err
+}
+
+// count resolves --gpu-layers to a block count (-1: all and the head).
+func (g *gpuFlags) count(path string, ctx int, devs []device.Device) (int, error) {
+	switch g.layers {
+	case "all":
+		return -1, nil
+	case "auto":
+		return autoLayers(path, ctx, devs)
+	}
+	n, err := strconv.Atoi(g.layers)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%w: --gpu-layers %q: want a number, all or auto", errUsage, g.layers)
+	}
+	return n, nil
+}
+
+func parseShares(s string) ([]float64, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || v < 0 {
+			return nil, fmt.Errorf("%w: --split %q: want shares such as 3,1", errUsage, s)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// autoMargin is the free device memory auto leaves unused, besides the
+// estimate's own runtime overhead: other processes' allocations and the
+// allocator's rounding.
+const autoMargin = 0.10
+
+// autoLayers is the most blocks (blocks+1: with the head) whose VRAM
+// estimate, the one the Discover screen shows (hub.EstimateMemory), fits
+// the devices' free memory less autoMargin.
+func autoLayers(path string, ctx int, devs []device.Device) (int, error) {
+	h, err := readHeader(path)
+	if err != nil {
+		return 0, fmt.Errorf("--gpu-layers auto: %w", err)
+	}
+	var free uint64
+	for _, d := range devs {
+		f, _, err := d.MemInfo()
+		if err != nil {
+			return 0, fmt.Errorf("--gpu-layers auto: %s: %w", d.Name(), err)
+		}
+		free += f
+	}
+	return fitLayers(h, ctx, uint64(float64(free)*(1-autoMargin))), nil
+}
+
+// fitLayers is the largest GPU layer count (0 … blocks+1) whose estimate
+// fits budget bytes of VRAM.
+func fitLayers(h *hub.Header, ctx int, budget uint64) int {
+	blocks := int(h.Info().BlockCount)
+	best := 0
+	for n := 1; n <= blocks+1; n++ {
+		if hub.EstimateMemory(h, hub.EstimateOptions{Context: ctx, GPULayers: n}).VRAM <= budget {
+			best = n
+		}
+	}
+	return best
+}
+
+// readHeader parses a local GGUF file's header (metadata and tensor
+// table), reading more of the file while it is cut short.
+func readHeader(path string) (*hub.Header, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	for size := int64(1 << 20); ; size *= 4 {
+		buf := make([]byte, size)
+		n, err := io.ReadFull(f, buf)
+		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		h, herr := hub.ParseHeader(buf[:n])
+		if herr == nil || !errors.Is(herr, hub.ErrShortHeader) || int64(n) < size {
+			return h, herr
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, err
+		}
+	}
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"flowchat/app/hub"
+	"flowchat/engine"
+	"flowchat/engine/device"
+	"flowchat/engine/fixtures"
+)
+
+// TestEstimateMatchesDevice: the VRAM estimate auto fits with (the one
+// the Discover screen shows) against what a stand-in device allocates for
+// the same placement. Weights and KV cache, the parts that grow with the
+// layer count, are within 10% (for kernel-native types they are equal:
+// the file's bytes and 4 bytes per K/V element); the estimate's compute
+// buffers (llama.cpp's full score matrix per batch) bound the device's,
+// which hold one row's scores at a time. The estimate's fixed runtime
+// overhead (a CUDA context) has no stand-in counterpart.
+func TestEstimateMatchesDevice(t *testing.T) {
+	const ctx, batch = 128, 64
+	for _, file := range []string{"models/stories260K/stories260K-F32.gguf", "models/tinystories-656K/TinyStories-656K-Q4_0.gguf", "arch/rand-llama-gqa-Q8_0.gguf"} {
+		path := fixtures.Path(t, file)
+		h, err := readHeader(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks := int(h.Info().BlockCount)
+		for _, n := range []int{1, blocks, blocks + 1} {
+			d := device.NewStandIn("standin", 0, 32)
+			m, err := engine.Load(path, engine.LoadOptions{Threads: 1, GPU: &engine.GPUOptions{Devices: []device.Device{d}, Layers: n}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			weights := d.Allocated()
+			st := m.Net.NewState(ctx, batch)
+			if _, err := st.Forward([]int32{1, 2, 3}, false); err != nil {
+				t.Fatal(err)
+			}
+			kvAndBuffers := d.Allocated() - weights
+			e := hub.EstimateMemory(h, hub.EstimateOptions{Context: ctx, GPULayers: n, Batch: batch})
+			est := float64(e.WeightsVRAM + e.KVVRAM)
+			// The KV cache is exactly ctx rows of K and V per device block.
+			var kv int64
+			for range min(n, blocks) {
+				kv += int64(ctx) * int64(4*2*m.Net.NHeadKV*m.Net.HeadDim)
+			}
+			got := float64(weights + kv)
+			if rel := math.Abs(got-est) / est; rel > 0.10 {
+				t.Errorf("%s, %d GPU layers: weights+KV estimate %.0f, device %.0f (%.1f%% off)", file, n, est, got, 100*rel)
+			}
+			if buf := kvAndBuffers - kv; buf < 0 || uint64(buf) > e.ComputeVRAM {
+				t.Errorf("%s, %d GPU layers: device buffers %d bytes, estimate's compute %d", file, n, buf, e.ComputeVRAM)
+			}
+			t.Logf("%s ngl=%d: weights+KV est %.0f dev %.0f; buffers %d ≤ %d", file, n, est, got, kvAndBuffers-kv, e.ComputeVRAM)
+			m.Close()
+		}
+	}
+}
+
+// TestFitLayers: auto's count is the largest whose estimate fits, and
+// grows with the budget.
+func TestFitLayers(t *testing.T) {
+	h, err := readHeader(fixtures.Path(t, "models/tinystories-656K/TinyStories-656K-Q4_0.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := int(h.Info().BlockCount)
+	est := func(n int) uint64 { return hub.EstimateMemory(h, hub.EstimateOptions{Context: 256, GPULayers: n}).VRAM }
+	if got := fitLayers(h, 256, est(1)-1); got != 0 {
+		t.Errorf("below one layer's estimate: %d layers", got)
+	}
+	for n := 1; n <= blocks+1; n++ {
+		if got := fitLayers(h, 256, est(n)); got != n {
+			t.Errorf("budget of %d layers' estimate: fit %d", n, got)
+		}
+	}
+}
+
+// TestGPULayersWithoutGPU: asking for GPU layers where no GPU exists is an
+// error saying so, never a CPU run.
+func TestGPULayersWithoutGPU(t *testing.T) {
+	if _, err := device.Default(); err == nil {
+		t.Skip("a GPU is present: the no-GPU error cannot be shown here")
+	}
+	g := gpuFlags{layers: "4", mode: "layer"}
+	_, err := g.options(fixtures.Path(t, "models/stories260K/stories260K-F32.gguf"), 0)
+	if !errors.Is(err, errNoGPUAsked) || !errors.Is(err, device.ErrNoDevice) {
+		t.Fatalf("got %v", err)
+	}
+	t.Log(err)
+	g = gpuFlags{layers: "all", devices: "cpu,cpu", split: "3,1", mode: "layer"}
+	o, err := g.options(fixtures.Path(t, "models/stories260K/stories260K-F32.gguf"), 0)
+	if err != nil || len(o.Devices) != 2 || o.Layers != -1 || o.Split[0] != 3 {
+		t.Fatalf("stand-in devices: %+v, %v", o, err)
+	}
+	device.CloseAll(o.Devices)
+	if _, err := (&gpuFlags{layers: "2", mode: "tensor"}).options("", 0); !errors.Is(err, errUsage) {
+		t.Errorf("--split-mode tensor: %v", err)
+	}
+}

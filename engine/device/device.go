@@ -1,0 +1,122 @@
+// Package device is the engine's accelerator interface: the operations a
+// transformer layer needs (matrix products by weight type, RMSNorm, RoPE,
+// SiLU·gate, the residual add, decode attention) over device memory, and
+// the copies in and out of it. engine/model runs the layers placed on a
+// device through it; the spec interpreter stays free of per-family code.
+//
+// Implementations: CUDA (native/cuda's kernels), HIP (native/hip, the same
+// kernel sources) and StandIn, a CPU stand-in that computes with the
+// kernels' plain-Go twins, so that the device path's arithmetic (not the
+// CPU engine's) runs in tests on machines without a GPU.
+package device
+
+import (
+	"errors"
+	"fmt"
+
+	"flowchat/engine/ggml"
+	"flowchat/native/cuda"
+)
+
+// ErrNoDevice is wrapped by every error that means "no usable GPU": no
+// driver, no device, no runtime compiler. It is never turned into a silent
+// CPU fallback: the caller says why.
+var ErrNoDevice = errors.New("no GPU device available")
+
+// ErrOutOfMemory is returned when an allocation does not fit.
+var ErrOutOfMemory = errors.New("device out of memory")
+
+// WeightType is a weight layout the matrix kernels read (GGML's blocks).
+type WeightType = cuda.WeightType
+
+// Weight types the kernels read as they are stored.
+const (
+	F32  = cuda.WeightF32
+	F16  = cuda.WeightF16
+	Q8_0 = cuda.WeightQ8_0
+	Q4_0 = cuda.WeightQ4_0
+)
+
+// KernelType maps a GGML type to the kernels' weight type; ok is false for
+// types no kernel reads yet (they are converted at upload, see
+// engine/model's device weights).
+func KernelType(t ggml.Type) (wt WeightType, ok bool) {
+	switch t {
+	case ggml.F32:
+		return F32, true
+	case ggml.F16:
+		return F16, true
+	case ggml.Q8_0:
+		return Q8_0, true
+	case ggml.Q4_0:
+		return Q4_0, true
+	}
+	return 0, false
+}
+
+// Mem is a range of device memory: an allocation's handle, an offset and a
+// length in bytes. Slices of an allocation share its handle.
+type Mem struct {
+	h      uint64
+	off, n int
+}
+
+// Bytes is the length of m.
+func (m Mem) Bytes() int { return m.n }
+
+// Slice is the n bytes of m from off.
+func (m Mem) Slice(off, n int) Mem {
+	if off < 0 || n < 0 || off+n > m.n {
+		panic(fmt.Sprintf("device: slice [%d:+%d] of %d bytes", off, n, m.n))
+	}
+	return Mem{h: m.h, off: m.off + off, n: n}
+}
+
+// Floats is the float32 elements [i, i+n) of m.
+func (m Mem) Floats(i, n int) Mem { return m.Slice(4*i, 4*n) }
+
+// Memory is a device's memory and the copies to, from and within it. Copies
+// and operations run in the order they are issued; Read returns when the
+// bytes are on the host (it waits for everything issued before it).
+type Memory interface {
+	MemInfo() (free, total uint64, err error)
+	Alloc(bytes int) (Mem, error)
+	Free(m Mem)
+	Write(dst Mem, src []byte) error // len(src) == dst.Bytes()
+	Read(dst []byte, src Mem) error  // len(dst) == src.Bytes()
+	Copy(dst, src Mem) error         // within the device, equal lengths
+}
+
+// Kernels are the layer operations, on float32 activations. Shapes are
+// those of native/cuda's launchers (the documentation of each is there).
+type Kernels interface {
+	// MatMul: y[c·rows + r] = Σ_i W[r][i]·x[c·n + i], cols columns.
+	MatMul(t WeightType, w, x, y Mem, n, rows, cols int) error
+	// RMSNorm normalizes rows of n floats from x into y (may be x) with gain g.
+	RMSNorm(x, g, y Mem, n, rows int, eps float32) error
+	// RoPE rotates in place nHeads heads of headDim floats (the first nRot
+	// of each) in tokens rows of rowStride floats, at the int32 positions pos.
+	RoPE(x, pos Mem, tokens, rowStride, nHeads, headDim, nRot int, base float64, freqScale float32, neox bool) error
+	// SiLUMul: h = silu(g)·u over n floats.
+	SiLUMul(h, g, u Mem, n int) error
+	// Add: y += x over n floats.
+	Add(y, x Mem, n int) error
+	// Attn is one query token's attention over nKV cached rows of kvStride
+	// floats; scratch holds nHead·nKV floats.
+	Attn(q, k, v, scratch, out Mem, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) error
+}
+
+// Device is one accelerator (or a stand-in for one). A Device is used by
+// one goroutine at a time.
+type Device interface {
+	Name() string
+	Memory
+	Kernels
+	Close() error
+}
+
+// Finite is a device whose allocations can be counted: the stand-in
+// reports them so tests can hold the memory estimate against them.
+type Finite interface {
+	Allocated() int64
+}

@@ -1,0 +1,120 @@
+package engine
+
+import (
+	"fmt"
+
+	"flowchat/engine/device"
+	"flowchat/engine/model"
+)
+
+// GPUOptions place blocks on devices at load (LoadOptions.GPU).
+type GPUOptions struct {
+	// Devices are opened by the caller (device.Open, device.Default) and
+	// closed with the model (also when Load fails after opening the file).
+	Devices []device.Device
+	// Layers is how many blocks run on the devices, the last ones (as
+	// llama.cpp's -ngl counts); more than the model has, or < 0, means every
+	// block and the output norm and head. The token embedding stays on the
+	// CPU: its rows for a batch cross as the first boundary's activations.
+	Layers int
+	// Split shares the offloaded blocks between the devices in contiguous
+	// ranges (a layer partition), in proportion (nil: equal shares).
+	Split []float64
+}
+
+// placeGPU uploads the blocks o puts on devices.
+func (m *Model) placeGPU(o *GPUOptions) error {
+	n := m.Net.NLayer
+	k := o.Layers
+	if k < 0 || k > n {
+		k = n + 1
+	}
+	counts, err := splitCounts(min(k, n), len(o.Devices), o.Split)
+	if err != nil {
+		return err
+	}
+	p := model.ByRanges(o.Devices, append([]int{n - min(k, n)}, counts...))
+	// ByRanges put the first range on "device 0": shift so that the host
+	// range is -1 and the devices start at 0.
+	for l := range p.Layer {
+		p.Layer[l]--
+	}
+	p.Output = -1
+	if k > n {
+		p.Output = len(o.Devices) - 1
+	}
+	m.devices = o.Devices // closed by Close, also when placing fails
+	if err := m.Net.Place(p); err != nil {
+		return fmt.Errorf("placing %d blocks on %s: %w", min(k, n), deviceNames(o.Devices), err)
+	}
+	return nil
+}
+
+// splitCounts apportions n blocks to d devices by shares (largest
+// remainder; nil shares: equal).
+func splitCounts(n, d int, shares []float64) ([]int, error) {
+	if d == 0 {
+		return nil, fmt.Errorf("engine: GPU layers without a device")
+	}
+	if shares == nil {
+		shares = make([]float64, d)
+		for i := range shares {
+			shares[i] = 1
+		}
+	}
+	if len(shares) != d {
+		return nil, fmt.Errorf("engine: %d split shares for %d devices", len(shares), d)
+	}
+	total := 0.0
+	for _, s := range shares {
+		if s < 0 {
+			return nil, fmt.Errorf("engine: negative split share %g", s)
+		}
+		total += s
+	}
+	if total == 0 {
+		return nil, fmt.Errorf("engine: split shares sum to zero")
+	}
+	counts, rem, given := make([]int, d), make([]float64, d), 0
+	for i, s := range shares {
+		q := float64(n) * s / total
+		counts[i], rem[i] = int(q), q-float64(int(q))
+		given += counts[i]
+	}
+	for ; given < n; given++ {
+		best := 0
+		for i := range rem {
+			if rem[i] > rem[best] {
+				best = i
+			}
+		}
+		counts[best]++
+		rem[best] = -1
+	}
+	return counts, nil
+}
+
+func deviceNames(devs []device.Device) string {
+	s := ""
+	for i, d := range devs {
+		if i > 0 {
+			s += ", "
+		}
+		s += d.Name()
+	}
+	return s
+}
+
+// Placement says what runs where, for people: "GPU 22/22 layers + head ·
+// cuda:0 (NVIDIA H100)", or "CPU" when nothing is offloaded.
+func (m *Model) Placement() string {
+	layers, head := m.Net.Offloaded()
+	if layers == 0 && !head {
+		return "CPU"
+	}
+	s := fmt.Sprintf("GPU %d/%d layers", layers, m.Net.NLayer)
+	if head {
+		s += " + head"
+	}
+	return s + " · " + deviceNames(m.devices)
+}

@@ -1,0 +1,34 @@
+package cuda
+
+// Twin runs the plain-Go twins of the kernels at a warp size (32 on NVIDIA,
+// 32 or 64 on AMD): the device arithmetic, bit for bit, on the CPU. It is
+// what engine/device's stand-in device computes with, so that tests of the
+// engine's device path without a GPU run the kernels' order of operations
+// and not the CPU engine's. Like the twins, it allocates: a test oracle,
+// not a fast path.
+type Twin struct{ Warp int }
+
+// MatMul is MatMul's arithmetic: y[c·rows + r] = Σ_i W[r][i]·x[c·n + i].
+func (t Twin) MatMul(wt WeightType, w []byte, x, y []float32, n, rows, cols int) {
+	mmTwin(wt, t.Warp, w, x, y, n, rows, cols)
+}
+
+// RMSNorm is RMSNorm's arithmetic over rows of n (g nil: no gain).
+func (t Twin) RMSNorm(x, g, y []float32, n int, eps float32) { rmsNormTwin(t.Warp, x, g, y, n, eps) }
+
+// RoPE is RoPE's arithmetic (base and the rotated width give the kernel's
+// theta scale exactly as the launcher computes it).
+func (t Twin) RoPE(x []float32, pos []int32, rowStride, nHeads, headDim, nRot int, base float64, freqScale float32, neox bool) {
+	ropeTwin(x, pos, rowStride, nHeads, headDim, nRot, ropeThetaScale(base, nRot), freqScale, neox)
+}
+
+// SiLUMul is SiLUMul's arithmetic: h = silu(g)·u.
+func (t Twin) SiLUMul(h, g, u []float32) { siluMulTwin(h, g, u) }
+
+// Add is Add's arithmetic: y += x.
+func (t Twin) Add(y, x []float32) { addTwin(y, x) }
+
+// AttnDecode is AttnDecode's arithmetic for one query token.
+func (t Twin) AttnDecode(q, k, v, out []float32, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) {
+	attnTwin(t.Warp, q, k, v, out, nKV, headDim, nHead, nKVHead, kvStride, scale)
+}
