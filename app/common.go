@@ -33,8 +33,8 @@ type modelFlags struct {
 	parallel int // sequences the scheduler runs at once (serve's --parallel); 0: 8
 	// sd is speculative decoding (registerSpec: the commands that
 	// generate); load sets it up as the model's default.
-	sd specFlags
-	gpu      gpuFlags
+	sd  specFlags
+	gpu gpuFlags
 }
 
 // registerSpec adds the speculative decoding flags.
