@@ -404,6 +404,9 @@ type Stats struct {
 	SpecSteps, Drafted, DraftAccepted int
 	PlainTPS                          float64
 	SpecNote                          string
+	// DraftTime and VerifyTime are the drafting and the target's passes
+	// of the drafting steps (formula 9's K·t_draft and t_target, summed).
+	DraftTime, VerifyTime time.Duration
 }
 
 // AcceptRate is the share of drafted tokens kept.

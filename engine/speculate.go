@@ -188,6 +188,8 @@ func (s *Scheduler) verify(q *query, lg []float32) int64 {
 		q.st.SpecSteps++
 		q.st.Drafted += n
 		q.st.DraftAccepted += acc
+		q.st.DraftTime += sp.draftTime
+		q.st.VerifyTime += s.stepTime
 		s.statsMu.Lock()
 		s.stats.Drafted += int64(n)
 		s.stats.DraftAccepted += int64(acc)
@@ -390,7 +392,8 @@ func (d *DraftModel) newSeq(s *Scheduler, p sample.Params) (seqDrafter, error) {
 // draftParams are the draft's sampler settings: the target's truncation
 // and temperature, so that q resembles p, without the stages that need
 // the sequence's history (which the draft would have to roll back);
-// greedy for greedy and FSD targets. Any q keeps strict acceptance exact.
+// greedy for greedy and FSD targets; no grammar. Any q keeps strict
+// acceptance exact.
 func draftParams(p sample.Params) sample.Params {
 	d := p
 	if p.Decoding == sample.DecodingFSD {
@@ -398,6 +401,7 @@ func draftParams(p sample.Params) sample.Params {
 	}
 	d.RepeatPenalty, d.FrequencyPenalty, d.PresencePenalty = 1, 0, 0
 	d.DRYMultiplier, d.XTCProbability = 0, 0
+	d.Grammar = "" // drafts the grammar refuses are rejected by the target
 	if p.Seed != sample.SeedRandom {
 		d.Seed = p.Seed ^ 0xd7af7
 	}

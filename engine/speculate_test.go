@@ -366,3 +366,36 @@ func TestSpecRefusesAndChecks(t *testing.T) {
 		t.Errorf("another vocabulary: %v", err)
 	}
 }
+
+// TestSpecGrammar: with a grammar, greedy strict speculation gives the
+// plain constrained text, and sampling keeps every token inside the
+// grammar (drafts the grammar refuses are rejected).
+func TestSpecGrammar(t *testing.T) {
+	m := schedModel(t, 1)
+	self := loadTB(t, fixtures.Path(t, "models/stories260K/stories260K-F32.gguf"), LoadOptions{Threads: 1, Quant: quant.Options{Type: ggml.Q4_0}})
+	sd, err := NewDraftModel(m, self, "Q4_0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const g = `root ::= ("the" | "a" | "dog" | "cat" | "ran" | "saw") (" " ("the" | "a" | "dog" | "cat" | "ran" | "saw"))* "."`
+	prompt := specPrompts(m)[1]
+	for _, dec := range []string{sample.DecodingGreedy, sample.DecodingSample} {
+		p := sample.DefaultParams()
+		p.Decoding, p.Grammar, p.Seed = dec, g, 3
+		want, _ := specRun(t, m, Query{Prompt: prompt, Sampling: p, MaxTokens: 40})
+		for _, d := range []Drafter{NGram{}, sd} {
+			got, st := specRun(t, m, Query{Prompt: prompt, Sampling: p, MaxTokens: 40, Spec: &SpecOptions{Draft: d, K: 4, FixedK: true}})
+			text := m.Tok.Decode(got)
+			if dec == sample.DecodingGreedy && !slices.Equal(got, want) {
+				t.Errorf("greedy, %s: %q, plain %q", d.Name(), text, m.Tok.Decode(want))
+			}
+			for _, w := range strings.FieldsFunc(strings.TrimSuffix(text, "."), func(r rune) bool { return r == ' ' }) {
+				if !slices.Contains([]string{"the", "a", "dog", "cat", "ran", "saw"}, w) {
+					t.Errorf("%s, %s: %q breaks the grammar at %q", dec, d.Name(), text, w)
+					break
+				}
+			}
+			t.Logf("%s, %s: %q (drafted %d, kept %d)", dec, d.Name(), text, st.Drafted, st.DraftAccepted)
+		}
+	}
+}

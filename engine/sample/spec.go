@@ -130,10 +130,24 @@ func (s *Sampler) target(logits []float32) (bool, int32) {
 	if s.p.Mirostat != 0 || s.p.Decoding == DecodingRandomFSD {
 		panic("sample: " + s.p.SpeculationError().Error())
 	}
+	if s.gram != nil {
+		s.gram.pending = true // Accept advances the grammar over the kept token
+		if s.p.Decoding != DecodingSample {
+			// Greedy and FSD: exactly Sample's choice (the grammar's lazy
+			// check, its mask only when the choice breaks the grammar).
+			return true, s.run(logits, &s.st, s.rng, nil)
+		}
+	}
 	c := &s.c
 	c.load(logits)
 	if len(s.biases) > 0 {
 		logitBias(c, s.biases)
+	}
+	if s.gram != nil {
+		// Sampling: the masked chain's distribution. (Sample checks its
+		// draw lazily and masks only on a refusal; without truncating
+		// stages the two distributions are the same.)
+		s.gram.mask(c)
 	}
 	switch s.p.Decoding {
 	case DecodingGreedy:
@@ -168,7 +182,7 @@ func (s *Sampler) Verify(logits []float32, d int32, q *Dist, a Acceptance) (int3
 			return pick, pick == d
 		}
 		// Rank d among the modified logits at temperature 1.
-		if s.inPool(d, a, false) {
+		if (s.gram == nil || s.gram.accepts(d)) && s.inPool(d, a, false) {
 			return d, true
 		}
 		return pick, false
