@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"flowchat/engine/model"
@@ -26,13 +27,17 @@ import (
 // other way). Inferflow's flexible acceptance (top-k, top-p pools) accepts
 // more and is no longer exact.
 //
-// K adapts per query: it grows by one after a full acceptance and drops to
-// one more than the accepted length after a rejection. A controller
-// measures the query's rate of tokens per second with and without drafts
-// (the first decode steps run plain, to measure) and turns speculation off
-// for a cool-down of plain steps (16, doubling up to 512 while it keeps
-// losing) when drafting runs below 0.97× the plain rate, so low
-// acceptance costs little.
+// K adapts per query, by Inferflow's formula 9 with the query's own
+// measurements: the first decode steps run plain to time a plain step;
+// every drafting step then updates the acceptance α (kept drafts over
+// kept drafts plus the rejection, the geometric model's estimate), the
+// drafting time per token and the cost of a verification row, and the
+// next K is the one with the highest expected speed-up E(K)·t_plain /
+// (K·t_draft + t_target(K)), E(K) = (1 − α^(K+1))/(1 − α). When no K
+// gains 3%, drafting stops for a cool-down of plain steps (16, doubling
+// up to 512 while it keeps losing), so low acceptance costs little. A
+// draft model's catch-up (evaluating tokens its cache lacks, e.g. the
+// prompt) is not counted as drafting time.
 
 // SpecOptions turn on speculative decoding for a query.
 type SpecOptions struct {
@@ -125,6 +130,9 @@ func (s *Scheduler) speculate(q *query, budget int) []int32 {
 		t0 := time.Now()
 		n, err := sp.d.draft(append(q.tokens, q.next), k, sp.toks[1:1+k], sp.dists[:k])
 		sp.draftTime = time.Since(t0)
+		if c, ok := sp.d.(interface{ catchUp() time.Duration }); ok {
+			sp.draftTime -= c.catchUp() // bringing the draft's cache up to date is not drafting
+		}
 		if err != nil {
 			sp.disabled = err.Error()
 			n = 0
@@ -180,7 +188,7 @@ func (s *Scheduler) verify(q *query, lg []float32) int64 {
 	if !q.done() && q.seq.Pos() >= q.Ctx && !s.shift(q) {
 		s.finish(q, "context", nil)
 	}
-	sp.ctl.update(n, acc, int(gen), s.stepTime+sp.draftTime)
+	sp.ctl.update(n, acc, int(gen), s.stepTime, sp.draftTime)
 	if n > 0 && q.OnSpec != nil {
 		q.OnSpec(n, acc)
 	}
@@ -195,17 +203,25 @@ func (s *Scheduler) verify(q *query, lg []float32) int64 {
 		s.stats.DraftAccepted += int64(acc)
 		s.statsMu.Unlock()
 	}
-	q.st.PlainTPS = sp.ctl.plain.v
+	if sp.ctl.plain.n > 0 {
+		q.st.PlainTPS = sp.ctl.plain.v
+	}
 	return gen
 }
 
-// specCtl adapts a query's draft length and turns drafting off while it
-// does not pay.
+// specCtl chooses a query's draft length from Inferflow's formula 9 with
+// its own measurements, and turns drafting off while no length pays.
 type specCtl struct {
-	k, kmax     int
-	fixed       bool
-	off, cool   int  // plain steps left; the next cool-down's length
-	plain, spec rate // tokens per second of plain and drafting steps
+	k, kmax   int
+	fixed     bool
+	off, cool int // plain steps left; the next cool-down's length
+
+	kept, tried rate // per drafting step: drafts kept, and kept + the rejection
+	tPlain      rate // seconds of a plain step
+	tDraft      rate // seconds per drafted token (a draft model's catch-up left out)
+	tVerify     rate // seconds of a verification step
+	nVerify     rate // drafts per verification step
+	plain       rate // tokens per second of plain steps (Stats.PlainTPS)
 }
 
 // rate is an exponentially weighted mean.
@@ -228,7 +244,7 @@ func (c *specCtl) want() int {
 	switch {
 	case c.fixed:
 		return c.k
-	case c.plain.n < 2: // measure the plain rate first
+	case c.tPlain.n < 2: // measure the plain step first
 		return 0
 	case c.off > 0:
 		c.off--
@@ -238,34 +254,55 @@ func (c *specCtl) want() int {
 }
 
 // update books a step that drafted n tokens, of which acc were kept, and
-// emitted tokens in d (the step's forward pass and this query's drafting).
-func (c *specCtl) update(n, acc, emitted int, d time.Duration) {
-	if d <= 0 || emitted == 0 {
+// emitted tokens: its forward pass took step and drafting took draft.
+func (c *specCtl) update(n, acc, emitted int, step, draft time.Duration) {
+	if step <= 0 || emitted == 0 {
 		return
 	}
-	r := float64(emitted) / d.Seconds()
 	if n == 0 {
-		c.plain.add(r)
+		c.tPlain.add(step.Seconds())
+		c.plain.add(float64(emitted) / step.Seconds())
 		return
 	}
-	c.spec.add(r)
-	if c.fixed {
+	rej := 0
+	if acc < n {
+		rej = 1
+	}
+	c.kept.add(float64(acc))
+	c.tried.add(float64(acc + rej))
+	c.tDraft.add(draft.Seconds() / float64(n))
+	c.tVerify.add(step.Seconds())
+	c.nVerify.add(float64(n))
+	if c.fixed || c.tPlain.n == 0 {
 		return
 	}
-	if acc == n {
-		c.k = min(c.kmax, c.k+1)
+	if k := c.best(); k > 0 {
+		c.k, c.cool = k, 16
 	} else {
-		c.k = max(1, acc+1)
+		c.k, c.off, c.cool = 1, c.cool, min(2*c.cool, 512)
 	}
-	if c.spec.n < 3 {
-		return
+}
+
+// best is the draft length with the highest expected speed-up over plain
+// decoding, 0 when none is above 1: formula 9, N/(E(K)) · (K·t_draft +
+// t_target(K)) against N·t_plain, where E(K) = (1 − α^(K+1))/(1 − α) is
+// the expected tokens of a step when each draft is kept with probability
+// α, and t_target(K) grows from t_plain by the measured cost of a draft row.
+func (c *specCtl) best() int {
+	alpha := 0.0
+	if c.tried.v > 0 {
+		alpha = min(c.kept.v/c.tried.v, 0.999)
 	}
-	if c.spec.v < 0.97*c.plain.v {
-		c.off, c.cool = c.cool, min(2*c.cool, 512)
-		c.spec = rate{}
-	} else {
-		c.cool = 16
+	perRow := max(0, c.tVerify.v-c.tPlain.v) / max(c.nVerify.v, 1)
+	best, gain := 0, 1.0
+	for k := 1; k <= c.kmax; k++ {
+		e := (1 - math.Pow(alpha, float64(k+1))) / (1 - alpha)
+		cost := float64(k)*c.tDraft.v + c.tPlain.v + float64(k)*perRow
+		if g := e * c.tPlain.v / cost; g > gain*1.03 {
+			best, gain = k, g
+		}
 	}
+	return best
 }
 
 // NGram drafts by prompt lookup: the longest suffix of the sequence (Max
@@ -297,11 +334,18 @@ func (g *NGram) draft(ctx []int32, k int, out []int32, dists []sample.Dist) (int
 			if ctx[i] != suf[0] || !equalTokens(ctx[i:i+n], suf) {
 				continue
 			}
-			m := copy(out[:k], ctx[i+n:])
-			for j := range m {
+			// Copy what followed; past the end of ctx the copy reads its
+			// own output, so a loop (a match that overlaps the suffix)
+			// drafts k tokens, not just the rest of one period.
+			for j := range k {
+				if src := i + n + j; src < len(ctx) {
+					out[j] = ctx[src]
+				} else {
+					out[j] = out[src-len(ctx)]
+				}
 				dists[j].Point(out[j])
 			}
-			return m, nil
+			return k, nil
 		}
 	}
 	return 0, nil
@@ -416,7 +460,10 @@ type modelDrafter struct {
 	sm   *sample.Sampler
 	seg  [1]model.Segment
 	one  [1]int32
+	cu   time.Duration // the last draft's catch-up (more than one token fed)
 }
+
+func (d *modelDrafter) catchUp() time.Duration { return d.cu }
 
 func (d *modelDrafter) draft(ctx []int32, k int, out []int32, dists []sample.Dist) (int, error) {
 	if len(d.toks) == 0 && d.seq.Pos() == 0 {
@@ -436,8 +483,13 @@ func (d *modelDrafter) draft(ctx []int32, k int, out []int32, dists []sample.Dis
 		return 0, err
 	}
 	n := 0
+	d.cu = 0
 	for n < k {
+		t0 := time.Now()
 		lg, err := d.forward(feed)
+		if len(feed) > 1 {
+			d.cu = time.Since(t0)
+		}
 		if err != nil {
 			return n, err
 		}

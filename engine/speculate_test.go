@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"flowchat/engine/fixtures"
 	"flowchat/engine/ggml"
@@ -134,7 +135,8 @@ func TestNGramDraft(t *testing.T) {
 		{[]int32{1, 2, 3, 9, 9, 1, 2, 3, 7, 7, 1, 2, 3}, 4, []int32{7, 7, 1, 2}}, // the latest match of 3
 		{[]int32{5, 6, 8, 1, 2, 3, 5, 6}, 2, []int32{8, 1}},                      // a match of 2
 		{[]int32{5, 6, 8, 1, 2, 3, 6}, 4, nil},                                   // none: 1 token is too short
-		{[]int32{4, 4, 4}, 4, []int32{4}},                                        // overlapping, up to the end
+		{[]int32{4, 4, 4}, 4, []int32{4, 4, 4, 4}},                               // a loop: the copy reads its own output
+		{[]int32{1, 2, 9, 1, 2}, 4, []int32{9, 1, 2, 9}},                         // past the end, the period goes on
 	} {
 		n, err := d.draft(c.ctx, c.k, out, dists)
 		if err != nil || !slices.Equal(out[:n], c.want) {
@@ -397,5 +399,42 @@ func TestSpecGrammar(t *testing.T) {
 			}
 			t.Logf("%s, %s: %q (drafted %d, kept %d)", dec, d.Name(), text, st.Drafted, st.DraftAccepted)
 		}
+	}
+}
+
+// TestSpecCtl: the controller drafts long when drafts are cheap and kept,
+// backs off to plain steps (with growing cool-downs) when they are
+// expensive or rejected, and comes back to probe.
+func TestSpecCtl(t *testing.T) {
+	ms := time.Millisecond
+	run := func(keptOf func(n int) int, draftPerTok, rowCost time.Duration) (*specCtl, int) {
+		c := &specCtl{k: 4, kmax: 8, cool: 16}
+		plainSteps := 0
+		for range 200 {
+			n := c.want()
+			if n == 0 {
+				plainSteps++
+				c.update(0, 0, 1, 40*ms, 0)
+				continue
+			}
+			kept := keptOf(n)
+			c.update(n, kept, kept+1, 40*ms+time.Duration(n)*rowCost, time.Duration(n)*draftPerTok)
+		}
+		return c, plainSteps
+	}
+	// n-gram on a loop: free drafts, all kept: long drafts, no plain steps after the first two
+	c, plain := run(func(n int) int { return n }, 0, 2*ms)
+	if c.k < 6 || plain != 2 {
+		t.Errorf("free, kept drafts: K %d, %d plain steps", c.k, plain)
+	}
+	// a draft that costs 60% of a step per token and is mostly rejected: mostly plain
+	c, plain = run(func(n int) int { return 0 }, 24*ms, 2*ms)
+	if plain < 180 || c.cool <= 16 {
+		t.Errorf("costly rejected drafts: %d plain steps of 200, cool-down %d", plain, c.cool)
+	}
+	// half of the drafts kept, drafts at 10%: drafting pays, K in the middle
+	c, plain = run(func(n int) int { return min(n, 1) }, 4*ms, 2*ms)
+	if c.k < 1 || c.k > 4 || plain > 20 {
+		t.Errorf("some kept: K %d, %d plain steps", c.k, plain)
 	}
 }
