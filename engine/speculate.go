@@ -36,8 +36,8 @@ import (
 // (K·t_draft + t_target(K)), E(K) = (1 − α^(K+1))/(1 − α). When no K
 // gains 3%, drafting stops for a cool-down of plain steps (16, doubling
 // up to 512 while it keeps losing), so low acceptance costs little. A
-// draft model's catch-up (evaluating tokens its cache lacks, e.g. the
-// prompt) is not counted as drafting time.
+// draft model's prefill of the prompt is not counted as drafting time;
+// catching up after a cool-down is.
 
 // SpecOptions turn on speculative decoding for a query.
 type SpecOptions struct {
@@ -131,7 +131,7 @@ func (s *Scheduler) speculate(q *query, budget int) []int32 {
 		n, err := sp.d.draft(append(q.tokens, q.next), k, sp.toks[1:1+k], sp.dists[:k])
 		sp.draftTime = time.Since(t0)
 		if c, ok := sp.d.(interface{ catchUp() time.Duration }); ok {
-			sp.draftTime -= c.catchUp() // bringing the draft's cache up to date is not drafting
+			sp.draftTime -= c.catchUp() // the draft's prefill of the prompt is not drafting
 		}
 		if err != nil {
 			sp.disabled = err.Error()
@@ -218,7 +218,7 @@ type specCtl struct {
 
 	kept, tried rate // per drafting step: drafts kept, and kept + the rejection
 	tPlain      rate // seconds of a plain step
-	tDraft      rate // seconds per drafted token (a draft model's catch-up left out)
+	tDraft      rate // seconds per drafted token (a draft model's prompt prefill left out)
 	tVerify     rate // seconds of a verification step
 	nVerify     rate // drafts per verification step
 	plain       rate // tokens per second of plain steps (Stats.PlainTPS)
@@ -454,13 +454,14 @@ func draftParams(p sample.Params) sample.Params {
 
 // modelDrafter drafts one sequence with a draft model.
 type modelDrafter struct {
-	dp   *draftPool
-	seq  *model.State
-	toks []int32 // what seq's cache holds
-	sm   *sample.Sampler
-	seg  [1]model.Segment
-	one  [1]int32
-	cu   time.Duration // the last draft's catch-up (more than one token fed)
+	dp      *draftPool
+	seq     *model.State
+	toks    []int32 // what seq's cache holds
+	sm      *sample.Sampler
+	seg     [1]model.Segment
+	one     [1]int32
+	cu      time.Duration // the last draft's prefill of the prompt (none: 0)
+	started bool
 }
 
 func (d *modelDrafter) catchUp() time.Duration { return d.cu }
@@ -484,10 +485,12 @@ func (d *modelDrafter) draft(ctx []int32, k int, out []int32, dists []sample.Dis
 	}
 	n := 0
 	d.cu = 0
+	first := !d.started // the query's prompt: a prefill, not drafting
+	d.started = true
 	for n < k {
 		t0 := time.Now()
 		lg, err := d.forward(feed)
-		if len(feed) > 1 {
+		if first && n == 0 {
 			d.cu = time.Since(t0)
 		}
 		if err != nil {
