@@ -444,8 +444,8 @@ var ErrContextFull = model.ErrContextFull
 func (s *Session) Generate(ctx context.Context, prompt []int32, opt GenerateOptions) (Stats, error) {
 	if s.sched != nil {
 		spec := opt.Spec
-		if spec == nil {
-			spec = s.m.spec
+		if spec == nil && opt.Sampling.SpeculationError() == nil {
+			spec = s.m.spec // the default steps aside for settings it cannot verify
 		}
 		if opt.NoSpec {
 			spec = nil

@@ -26,6 +26,7 @@ type chatRequest struct {
 	ToolChoice          json.RawMessage `json:"tool_choice"`
 	ResponseFormat      *responseFormat `json:"response_format"`
 	Grammar             string          `json:"grammar"` // also read into sample.Params
+	Speculative         *specRequest    `json:"speculative"`
 
 	grammar string // the GBNF that response_format or tool_choice asks for
 }
@@ -143,6 +144,7 @@ type completionRequest struct {
 	Echo          bool           `json:"echo"`
 	Logprobs      *int           `json:"logprobs"`
 	Suffix        *string        `json:"suffix"`
+	Speculative   *specRequest   `json:"speculative"`
 	IgnoreEOS     bool           `json:"ignore_eos"`
 	User          string         `json:"user"`
 }
@@ -241,6 +243,7 @@ type chatResponse struct {
 	SystemFingerprint string       `json:"system_fingerprint"`
 	Choices           []chatChoice `json:"choices"`
 	Usage             *usage       `json:"usage,omitempty"`
+	Timings           *timings     `json:"timings,omitempty"`
 }
 
 // legacyLogprobs is /v1/completions' logprobs shape.
@@ -258,6 +261,13 @@ type completionChoice struct {
 	Logprobs     *legacyLogprobs `json:"logprobs"`
 }
 
+// timings is llama-server's per-response speculation report (only when
+// the generation drafted).
+type timings struct {
+	DraftN         int `json:"draft_n"`
+	DraftNAccepted int `json:"draft_n_accepted"`
+}
+
 type completionResponse struct {
 	ID      string             `json:"id"`
 	Object  string             `json:"object"`
@@ -265,4 +275,5 @@ type completionResponse struct {
 	Model   string             `json:"model"`
 	Choices []completionChoice `json:"choices"`
 	Usage   *usage             `json:"usage,omitempty"`
+	Timings *timings           `json:"timings,omitempty"`
 }

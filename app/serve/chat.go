@@ -54,7 +54,12 @@ func (s *Server) parseChat(w http.ResponseWriter, r *http.Request) (*chatCall, *
 	if e != nil {
 		return nil, e
 	}
-	c.job = job{prompt: prompt, params: params, stops: c.req.Stop, topLogprobs: -1, ignoreEOS: c.req.IgnoreEOS}
+	var pr problems
+	spec, noSpec := s.specFor(c.req.Speculative, params, &pr)
+	if e := pr.err(); e != nil {
+		return nil, e
+	}
+	c.job = job{prompt: prompt, params: params, stops: c.req.Stop, topLogprobs: -1, ignoreEOS: c.req.IgnoreEOS, spec: spec, noSpec: noSpec}
 	if c.req.Logprobs {
 		c.job.topLogprobs = deref(c.req.TopLogprobs, 0)
 	}
@@ -130,6 +135,7 @@ func startsWithBOS(s *Server, text string) bool {
 func (s *Server) completeChat(w http.ResponseWriter, r *http.Request, c *chatCall) {
 	resp := chatResponse{ID: c.id, Object: "chat.completion", Created: c.now, Model: s.cfg.ModelID, SystemFingerprint: fingerprint}
 	var u usage
+	var tm timings
 	results, err := s.runChoices(r.Context(), c.job, c.n)
 	if err != nil {
 		writeError(w, runError(err))
@@ -138,11 +144,15 @@ func (s *Server) completeChat(w http.ResponseWriter, r *http.Request, c *chatCal
 	for i, res := range results {
 		j := c.job
 		addUsage(&u, len(j.prompt), res)
+		tm.DraftN, tm.DraftNAccepted = tm.DraftN+res.stats.Drafted, tm.DraftNAccepted+res.stats.DraftAccepted
 		msg, finish := c.answer(res)
 		resp.Choices = append(resp.Choices, chatChoice{Index: i, Message: msg,
 			FinishReason: &finish, Logprobs: chatLps(c.job.topLogprobs, res.logprobs)})
 	}
 	resp.Usage = &u
+	if tm.DraftN > 0 {
+		resp.Timings = &tm
+	}
 	writeJSON(w, http.StatusOK, resp)
 }
 

@@ -49,8 +49,13 @@ func (s *Server) parseCompletion(w http.ResponseWriter, r *http.Request) (*compl
 	if e := s.completionPrompts(c); e != nil {
 		return nil, e
 	}
+	var pr problems
+	spec, noSpec := s.specFor(c.req.Speculative, params, &pr)
+	if e := pr.err(); e != nil {
+		return nil, e
+	}
 	c.job = job{params: params, stops: c.req.Stop, topLogprobs: -1, ignoreEOS: c.req.IgnoreEOS, continuation: true,
-		maxTokens: deref(c.req.MaxTokens, defaultCompletionTokens)}
+		maxTokens: deref(c.req.MaxTokens, defaultCompletionTokens), spec: spec, noSpec: noSpec}
 	if c.req.Logprobs != nil {
 		c.job.topLogprobs = *c.req.Logprobs
 	}
@@ -88,6 +93,7 @@ func (s *Server) completionPrompts(c *completionCall) *apiError {
 func (s *Server) completeCompletion(w http.ResponseWriter, r *http.Request, c *completionCall) {
 	resp := completionResponse{ID: c.id, Object: "text_completion", Created: c.now, Model: s.cfg.ModelID}
 	u := usage{PromptTokensDetails: &promptDetails{}}
+	var tm timings
 	for pi, prompt := range c.prompts {
 		for i := range c.n {
 			j := c.job
@@ -98,6 +104,7 @@ func (s *Server) completeCompletion(w http.ResponseWriter, r *http.Request, c *c
 				return
 			}
 			countCompletion(&u, len(prompt), res)
+			tm.DraftN, tm.DraftNAccepted = tm.DraftN+res.stats.Drafted, tm.DraftNAccepted+res.stats.DraftAccepted
 			text, off := res.text, 0
 			if c.req.Echo {
 				text, off = c.texts[pi]+text, len(c.texts[pi])
@@ -107,6 +114,9 @@ func (s *Server) completeCompletion(w http.ResponseWriter, r *http.Request, c *c
 		}
 	}
 	resp.Usage = &u
+	if tm.DraftN > 0 {
+		resp.Timings = &tm
+	}
 	writeJSON(w, http.StatusOK, resp)
 }
 
@@ -150,6 +160,7 @@ func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, c *com
 		return sw.send(b)
 	}
 	u := usage{PromptTokensDetails: &promptDetails{}}
+	var tm timings
 	for pi, prompt := range c.prompts {
 		for i := range c.n {
 			idx := pi*c.n + i
@@ -167,6 +178,7 @@ func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, c *com
 				return
 			}
 			countCompletion(&u, len(prompt), res)
+			tm.DraftN, tm.DraftNAccepted = tm.DraftN+res.stats.Drafted, tm.DraftNAccepted+res.stats.DraftAccepted
 			chunk(completionChoice{Index: idx, FinishReason: &res.finish})
 		}
 	}

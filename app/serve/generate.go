@@ -29,6 +29,9 @@ type job struct {
 	// emit, when set, streams text as it becomes safe to send, with the
 	// logprobs of the tokens since the last call; false stops generation.
 	emit func(text string, lps []tokenLogprob) bool
+	// spec and noSpec are the request's speculation (speculative.go).
+	spec   *engine.SpecOptions
+	noSpec bool
 }
 
 // result is a finished completion.
@@ -52,7 +55,7 @@ func (s *Server) run(ctx context.Context, j job) (result, error) {
 	}
 	g := &generation{s: s, j: j, stop: stoptext.Matcher{Stops: stops}, first: -1, fix: j.continuation}
 	opt := engine.GenerateOptions{MaxTokens: j.maxTokens, Sampling: j.params, IgnoreEOG: j.ignoreEOS,
-		OnPiece: g.onPiece, OnToken: g.onToken}
+		OnPiece: g.onPiece, OnToken: g.onToken, Spec: j.spec, NoSpec: j.noSpec}
 	if j.topLogprobs >= 0 {
 		opt.OnExplain = func(e sample.Explanation) { g.exp = e }
 	}
