@@ -68,4 +68,3 @@ func (s *Server) specFor(r *specRequest, p sample.Params, pr *problems) (*engine
 	}
 	return &o, false
 }
-
