@@ -438,3 +438,79 @@ func TestSpecCtl(t *testing.T) {
 		t.Errorf("some kept: K %d, %d plain steps", c.k, plain)
 	}
 }
+
+// TestSpecFlexibleAcceptance measures Inferflow's flexible accept against
+// strict on TinyStories-656K (F32 target, the Q4_0 file as its draft),
+// sampling at the default settings: acceptance rate, the perplexity of
+// the generated text under the target, and distinct-2. Flexible rules
+// must accept at least as much as strict. The numbers go to
+// docs/PERFORMANCE.md (go test -run TestSpecFlexibleAcceptance -v ./engine/).
+func TestSpecFlexibleAcceptance(t *testing.T) {
+	m := loadTB(t, fixtures.Path(t, "models/tinystories-656K/TinyStories-656K-F32.gguf"), LoadOptions{Threads: 2})
+	d := loadTB(t, fixtures.Path(t, "models/tinystories-656K/TinyStories-656K-Q4_0.gguf"), LoadOptions{Threads: 1})
+	dm, err := NewDraftModel(m, d, "Q4_0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts := []string{"Once upon a time", "One day", "Tom had a", "The little bird", "Sara and Ben", "There was a big", "Mom said", "The sun was"}
+	rate := map[string]float64{}
+	for _, dec := range []string{sample.DecodingSample, sample.DecodingGreedy} {
+		for _, acc := range []sample.Acceptance{{Rule: sample.AcceptStrict}, {Rule: sample.AcceptTopK, TopK: 5}, {Rule: sample.AcceptTopK, TopK: 10}, {Rule: sample.AcceptTopP, TopP: 0.9}} {
+			var drafted, kept, ntok int
+			var nll float64
+			bigrams, distinct := 0, map[[2]int32]bool{}
+			for si, s := range starts {
+				for seed := range 4 {
+					p := sample.DefaultParams()
+					p.Seed, p.Decoding = uint64(100*si+seed), dec
+					prompt := m.Tok.Encode(s, true, false)
+					gen, st := specRun(t, m, Query{Prompt: prompt, Sampling: p, MaxTokens: 64, IgnoreEOG: true,
+						Spec: &SpecOptions{Draft: dm, K: 4, FixedK: true, Accept: acc}})
+					drafted, kept = drafted+st.Drafted, kept+st.DraftAccepted
+					all := append(slices.Clone(prompt), gen...)
+					lg, err := m.Logits(all)
+					if err != nil {
+						t.Fatal(err)
+					}
+					V := m.Net.NVocab
+					for i := len(prompt); i < len(all); i++ {
+						row := lg[(i-1)*V : i*V]
+						mx := slices.Max(row)
+						var z float64
+						for _, l := range row {
+							z += math.Exp(float64(l - mx))
+						}
+						nll += math.Log(z) - float64(row[all[i]]-mx)
+						ntok++
+					}
+					for i := 1; i < len(gen); i++ {
+						distinct[[2]int32{gen[i-1], gen[i]}] = true
+						bigrams++
+					}
+				}
+			}
+			name := acc.Rule
+			if acc.Rule == sample.AcceptTopK {
+				name = fmt.Sprintf("top-k %d", acc.TopK)
+			} else if acc.Rule == sample.AcceptTopP {
+				name = fmt.Sprintf("top-p %.1f", acc.TopP)
+			}
+			name = dec + ", " + name
+			rate[name] = float64(kept) / float64(drafted)
+			t.Logf("%-17s acceptance %.1f%% (%d of %d), perplexity under the target %.2f, distinct-2 %.3f",
+				name, 100*rate[name], kept, drafted, math.Exp(nll/float64(ntok)), float64(len(distinct))/float64(bigrams))
+		}
+	}
+	// A larger pool keeps more (a sampled draft often lies outside a small
+	// one: top-k 5 can keep less than strict, whose min(1, p/q) is near 1
+	// when the draft's q resembles p).
+	for _, dec := range []string{sample.DecodingSample, sample.DecodingGreedy} {
+		if k5, k10 := rate[dec+", top-k 5"], rate[dec+", top-k 10"]; k10 < k5 {
+			t.Errorf("%s: top-k 10 keeps %.1f%%, top-k 5 %.1f%%", dec, 100*k10, 100*k5)
+		}
+	}
+	// Greedy: a pool holds the argmax, so flexible keeps at least what strict does.
+	if k, st := rate["greedy, top-k 5"], rate["greedy, strict"]; k < st {
+		t.Errorf("greedy: top-k 5 keeps %.1f%%, strict %.1f%%", 100*k, 100*st)
+	}
+}
