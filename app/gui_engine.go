@@ -95,7 +95,8 @@ func (g *guiEngine) Generate(ctx context.Context, req ui.Request, onPiece func(s
 	opt.OnPrefill, opt.ContextShift, opt.OnWait = req.OnPrefill, req.ContextShift, req.OnWait
 	st, err := generate(ctx, g.m, g.m.NewSession(g.nCtx), ids, opt)
 	out := ui.Stats{PromptTokens: st.PromptTokens, CachedTokens: st.CachedTokens, GenTokens: st.GenTokens,
-		TimeToFirstToken: first, Total: time.Since(t0), StopReason: stopReason(st.StopReason), Shifted: st.Shifted}
+		TimeToFirstToken: first, Total: time.Since(t0), StopReason: stopReason(st.StopReason), Shifted: st.Shifted,
+		Drafted: st.Drafted, DraftAccepted: st.DraftAccepted}
 	if first == 0 {
 		out.TimeToFirstToken = st.PromptTime
 	}

@@ -183,6 +183,10 @@ func (l *guiLibrary) Load(ctx context.Context, path string, o ui.LoadOptions) (u
 	if err != nil {
 		return nil, err
 	}
+	if err := guiSpeculation(m, o, threads); err != nil {
+		m.Close()
+		return nil, err
+	}
 	nCtx := o.Context
 	if nCtx <= 0 {
 		nCtx = l.ctx

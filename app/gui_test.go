@@ -11,6 +11,7 @@ import (
 	"flowchat/app/presets"
 	"flowchat/engine"
 	"flowchat/engine/gguf"
+	"flowchat/engine/fixtures"
 	"flowchat/ui"
 )
 
@@ -273,5 +274,38 @@ func TestGeneratePrefillProgress(t *testing.T) {
 	st, err = e.Generate(context.Background(), req, func(string) {})
 	if err != nil || st.CachedTokens == 0 || len(seen) == 0 || seen[len(seen)-1][1] != st.PromptTokens {
 		t.Errorf("after the cache: %+v, reports %v, %v", st, seen, err)
+	}
+}
+
+// TestGUISpeculation: the load dialog's speculative decoding reaches the
+// engine: a greedy reply with a lower-bit self-draft is the plain greedy
+// reply, and its stats count what was drafted and kept; a draft model of
+// another vocabulary fails the load with the reason.
+func TestGUISpeculation(t *testing.T) {
+	lib, demo := demoLibrary(t)
+	p := presets.Default()
+	p.Decoding, p.MaxTokens = presets.DecodingGreedy, 48
+	req := ui.Request{Messages: []ui.Message{{Role: ui.RoleUser, Content: "Lily and Tom went to the park."}}, Sampling: p}
+	reply := func(o ui.LoadOptions) (string, ui.Stats) {
+		e, err := lib.Load(context.Background(), demo, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		var text string
+		st, err := e.Generate(context.Background(), req, func(s string) { text += s })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return text, st
+	}
+	plain, st0 := reply(ui.LoadOptions{Context: 256, Threads: 1})
+	spec, st := reply(ui.LoadOptions{Context: 256, Threads: 1, Draft: "self", DraftQuant: "Q4_0", DraftN: 4})
+	if spec != plain || st.Drafted == 0 || st.DraftAccepted > st.Drafted || st0.Drafted != 0 {
+		t.Errorf("self-draft: %q (drafted %d, kept %d); plain %q (drafted %d)", spec, st.Drafted, st.DraftAccepted, plain, st0.Drafted)
+	}
+	other := fixtures.Path(t, "models/tinystories-656K/TinyStories-656K-F32.gguf")
+	if _, err := lib.Load(context.Background(), demo, ui.LoadOptions{Context: 256, Threads: 1, Draft: "model", DraftModel: other}); err == nil || !strings.Contains(err.Error(), "vocabulary") {
+		t.Errorf("a draft model of another vocabulary: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"flowchat/engine"
 	"flowchat/engine/quant"
 	"flowchat/engine/sample"
+	"flowchat/ui"
 )
 
 // specFlags choose speculative decoding (engine/speculate.go) for every
@@ -144,4 +145,38 @@ func specSummary(m *engine.Model, st engine.Stats) string {
 		s += " | " + st.SpecNote
 	}
 	return s + "]"
+}
+
+// guiSpeculation sets up the load dialog's speculative decoding on m.
+func guiSpeculation(m *engine.Model, o ui.LoadOptions, threads int) error {
+	f := specFlags{n: o.DraftN, accept: o.SpecAccept, topK: 5, topP: 0.9}
+	if f.n == 0 {
+		f.n = 5
+	}
+	if f.accept == "" {
+		f.accept = sample.AcceptStrict
+	}
+	switch o.Draft {
+	case "":
+		return nil
+	case "ngram":
+		f.draft = "ngram"
+	case "self":
+		f.draftQuant = o.DraftQuant
+		if f.draftQuant == "" {
+			f.draftQuant = "Q4_0"
+		}
+	case "model":
+		if o.DraftModel == "" {
+			return fmt.Errorf("speculative decoding: choose a draft model")
+		}
+		f.draftModel = o.DraftModel
+	default:
+		return fmt.Errorf("speculative decoding: unknown drafter %q", o.Draft)
+	}
+	if err := f.check(); err != nil {
+		return err
+	}
+	mf := modelFlags{threads: threads, mmap: o.Mmap, kvType: o.KVType}
+	return f.setup(m, &mf, io.Discard)
 }

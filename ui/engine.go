@@ -68,6 +68,9 @@ type Stats struct {
 	TimeToFirstToken, Total time.Duration
 	StopReason              string
 	Shifted                 int // tokens a context shift dropped during the reply
+	// Drafted and DraftAccepted count speculative decoding's drafts and
+	// those kept (zero without speculation).
+	Drafted, DraftAccepted int
 }
 
 // Explanation is one step of the sampler chain seen stage by stage: what
@@ -179,6 +182,13 @@ type LoadOptions struct {
 	Quant     string // re-quantize the weight matrices at load to this type; "" = as stored
 	KVType    string // KV cache element type; "" = the engine's default
 	Mmap      bool   // decode from the file mapping: faster load, slower decode
+	// Speculative decoding (see store.LoadSettings): Draft "", "ngram",
+	// "self" or "model".
+	Draft      string
+	DraftQuant string
+	DraftModel string
+	DraftN     int
+	SpecAccept string
 }
 
 // Choice is one entry of a load dialog selector.

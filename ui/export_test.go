@@ -98,14 +98,22 @@ type LoadForm struct {
 	lib Library
 }
 
-func (f *LoadForm) Placement() *widget.RadioGroup { return f.d.placement }
-func (f *LoadForm) Layers() *widget.Slider        { return f.d.layers }
-func (f *LoadForm) Context() *widget.Slider       { return f.d.ctx }
-func (f *LoadForm) Estimate() string              { return f.d.estimate.Text }
-func (f *LoadForm) Options() LoadOptions          { return f.d.opts }
-func (f *LoadForm) Quant() *widget.Select         { return f.d.quant.Select }
-func (f *LoadForm) KVType() *widget.Select        { return f.d.kvType.Select }
-func (f *LoadForm) HugePages() *widget.Check      { return f.d.mmap }
+func (f *LoadForm) Placement() *widget.RadioGroup  { return f.d.placement }
+func (f *LoadForm) Layers() *widget.Slider         { return f.d.layers }
+func (f *LoadForm) Context() *widget.Slider        { return f.d.ctx }
+func (f *LoadForm) Estimate() string               { return f.d.estimate.Text }
+func (f *LoadForm) Options() LoadOptions           { return f.d.opts }
+func (f *LoadForm) Quant() *widget.Select          { return f.d.quant.Select }
+func (f *LoadForm) KVType() *widget.Select         { return f.d.kvType.Select }
+func (f *LoadForm) HugePages() *widget.Check       { return f.d.mmap }
+func (f *LoadForm) Drafter() *widget.Select        { return f.d.spec.drafter }
+func (f *LoadForm) DraftQuant() *widget.Select     { return f.d.spec.quant }
+func (f *LoadForm) DraftModel() *widget.Select     { return f.d.spec.model }
+func (f *LoadForm) DraftN() *widget.Slider         { return f.d.spec.n }
+func (f *LoadForm) SpecAccept() *widget.RadioGroup { return f.d.spec.accept }
+func (f *LoadForm) SpecNote() string               { return f.d.spec.note.Text }
+func (f *LoadForm) DraftQuantShown() bool          { return f.d.spec.quantRow.Visible() }
+func (f *LoadForm) DraftModelShown() bool          { return f.d.spec.modelRow.Visible() }
 
 // Chat hooks.
 

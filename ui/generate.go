@@ -381,6 +381,7 @@ func toStoreStats(s Stats) *store.Stats {
 	return &store.Stats{
 		PromptTokens: s.PromptTokens, CachedTokens: s.CachedTokens, GenTokens: s.GenTokens,
 		TTFTMillis: s.TimeToFirstToken.Milliseconds(), TotalMillis: s.Total.Milliseconds(), StopReason: s.StopReason,
+		Drafted: s.Drafted, DraftAccepted: s.DraftAccepted,
 	}
 }
 
@@ -388,7 +389,7 @@ func fromStoreStats(s *store.Stats) Stats {
 	return Stats{
 		PromptTokens: s.PromptTokens, CachedTokens: s.CachedTokens, GenTokens: s.GenTokens,
 		TimeToFirstToken: time.Duration(s.TTFTMillis) * time.Millisecond, Total: time.Duration(s.TotalMillis) * time.Millisecond,
-		StopReason: s.StopReason,
+		StopReason: s.StopReason, Drafted: s.Drafted, DraftAccepted: s.DraftAccepted,
 	}
 }
 

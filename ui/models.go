@@ -230,6 +230,7 @@ type loadDialog struct {
 	kvType    *choiceSelect
 	mmap      *widget.Check
 	estimate  *widget.Label
+	spec      *specSection
 }
 
 // choiceSelect is a Select over Choices, reporting values.
@@ -293,6 +294,7 @@ func (m *modelPanel) newLoadDialog(info ModelInfo) (*loadDialog, fyne.CanvasObje
 		d.opts.Threads = m.a.lib.MaxThreads()
 	}
 	d.build(m.a.lib)
+	d.spec = newSpecSection(&d.opts, info, m.models)
 	gpuNote := d.showGPU(m.a.lib.GPU())
 	d.changed(m.a.lib)
 	form := container.NewVBox(
@@ -307,6 +309,7 @@ func (m *modelPanel) newLoadDialog(info ModelInfo) (*loadDialog, fyne.CanvasObje
 		d.mmap,
 		d.placement, labelled("GPU layers", d.layers, d.layValue), gpuNote,
 		d.estimate,
+		widget.NewAccordion(widget.NewAccordionItem("Speculative decoding", d.spec.box)),
 	)
 	return d, form
 }
@@ -401,7 +404,7 @@ func (m *modelPanel) showLoadDialog() {
 			m.a.loadModel(d.info.Path, d.opts)
 		}
 	}, m.a.win)
-	dlg.Resize(fyne.NewSize(520, 480))
+	dlg.Resize(fyne.NewSize(520, 560))
 	dlg.Show()
 }
 

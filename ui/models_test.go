@@ -91,3 +91,37 @@ func TestLoadDialogGreysOutGPUWithReason(t *testing.T) {
 		t.Errorf("with a GPU: options %+v, estimate %q", f.Options(), f.Estimate())
 	}
 }
+
+// TestLoadDialogSpeculation: the load dialog's speculative decoding
+// section writes the drafter, its length and the acceptance rule into the
+// load options, shows only the rows that apply, and warns that flexible
+// acceptance changes the output.
+func TestLoadDialogSpeculation(t *testing.T) {
+	h := newHarness(t, scripted("ok"))
+	f := h.a.LoadForm(1)
+	if o := f.Options(); o.Draft != "" || !f.DraftN().Disabled() || f.DraftQuantShown() || f.DraftModelShown() {
+		t.Fatalf("default: %+v, length disabled %v, rows %v %v", o, f.DraftN().Disabled(), f.DraftQuantShown(), f.DraftModelShown())
+	}
+	f.Drafter().SetSelected("N-gram: text already in the conversation")
+	f.DraftN().SetValue(8)
+	if o := f.Options(); o.Draft != "ngram" || o.DraftN != 8 || o.SpecAccept != "strict" || f.DraftN().Disabled() || !strings.Contains(f.SpecNote(), "exactly") {
+		t.Errorf("n-gram: %+v, note %q", o, f.SpecNote())
+	}
+	f.Drafter().SetSelected("Lower-bit copy of this model")
+	f.DraftQuant().SetSelected("Q2_K")
+	if o := f.Options(); o.Draft != "self" || o.DraftQuant != "Q2_K" || !f.DraftQuantShown() || f.DraftModelShown() {
+		t.Errorf("self-draft: %+v", o)
+	}
+	f.Drafter().SetSelected("Draft model")
+	if !strings.Contains(f.SpecNote(), "Choose a draft model") || f.Options().DraftModel != "" {
+		t.Errorf("no draft model chosen: %+v, note %q", f.Options(), f.SpecNote())
+	}
+	if len(f.DraftModel().Options) != 1 { // the other listed model, not the one being loaded
+		t.Fatalf("draft model choices %v", f.DraftModel().Options)
+	}
+	f.DraftModel().SetSelected(f.DraftModel().Options[0])
+	f.SpecAccept().SetSelected("Top-k: keep drafts among the 5 most probable")
+	if o := f.Options(); o.Draft != "model" || o.DraftModel == "" || o.DraftModel == h.a.ListedModels()[1].Path || o.SpecAccept != "top-k" || !strings.Contains(f.SpecNote(), "no longer") {
+		t.Errorf("draft model, top-k: %+v, note %q", o, f.SpecNote())
+	}
+}

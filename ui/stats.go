@@ -34,6 +34,9 @@ func formatStats(s Stats) string {
 	if s.GenTokens > 0 && s.TimeToFirstToken > 0 {
 		parts = append(parts, "first token "+formatDuration(s.TimeToFirstToken))
 	}
+	if s.Drafted > 0 {
+		parts = append(parts, fmt.Sprintf("drafted %d, kept %d (%.0f%%)", s.Drafted, s.DraftAccepted, 100*float64(s.DraftAccepted)/float64(s.Drafted)))
+	}
 	return strings.Join(parts, " · ")
 }
 

@@ -23,6 +23,8 @@ func TestFormatStats(t *testing.T) {
 		{Stats{PromptTokens: 900, Total: 4 * time.Second}, "900 prompt + 0 generated tokens"},
 		// A follow-up: the prompt's length counts what the cache reused.
 		{Stats{PromptTokens: 1, CachedTokens: 16, GenTokens: 1, Total: time.Second}, "17 prompt (16 cached) + 1 generated tokens"},
+		// Speculative decoding: what was drafted and kept.
+		{Stats{PromptTokens: 5, GenTokens: 1, Total: time.Second, Drafted: 40, DraftAccepted: 30}, "5 prompt + 1 generated tokens · drafted 40, kept 30 (75%)"},
 	}
 	for _, tt := range tests {
 		if got := formatStats(tt.st); got != tt.want {

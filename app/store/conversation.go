@@ -47,6 +47,9 @@ type Stats struct {
 	TTFTMillis   int64  `json:"ttft_ms"`  // call to first token: prompt processing
 	TotalMillis  int64  `json:"total_ms"` // call to last token
 	StopReason   string `json:"stop_reason,omitempty"`
+	// Speculative decoding: tokens drafted and kept.
+	Drafted       int `json:"drafted,omitempty"`
+	DraftAccepted int `json:"draft_accepted,omitempty"`
 }
 
 // Message is one turn. Parent is the ID of the turn it answers or follows;

@@ -50,6 +50,15 @@ type LoadSettings struct {
 	Quant     string `json:"quant,omitempty"`      // re-quantize at load; "" = as stored
 	KVType    string `json:"kv_type,omitempty"`    // KV cache type; "" = default
 	Mmap      bool   `json:"mmap,omitempty"`       // decode from the file mapping
+	// Speculative decoding: Draft is "", "ngram", "self" (a lower-bit
+	// copy, DraftQuant) or "model" (DraftModel, a file of the same
+	// vocabulary); DraftN tokens drafted per step at the start; SpecAccept
+	// strict, top-k or top-p.
+	Draft      string `json:"draft,omitempty"`
+	DraftQuant string `json:"draft_quant,omitempty"`
+	DraftModel string `json:"draft_model,omitempty"`
+	DraftN     int    `json:"draft_n,omitempty"`
+	SpecAccept string `json:"spec_accept,omitempty"`
 }
 
 // ModelKey names a model file in Settings.Models: its base name, so that
