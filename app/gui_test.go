@@ -10,8 +10,8 @@ import (
 
 	"flowchat/app/presets"
 	"flowchat/engine"
-	"flowchat/engine/gguf"
 	"flowchat/engine/fixtures"
+	"flowchat/engine/gguf"
 	"flowchat/ui"
 )
 
