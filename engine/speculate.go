@@ -452,6 +452,14 @@ func draftParams(p sample.Params) sample.Params {
 	return d
 }
 
+// maxCatchUp bounds what a draft model evaluates to catch up with its
+// sequence: a draft that falls further behind (a long prompt, tokens
+// generated while drafting was paused) restarts on the last maxCatchUp
+// tokens. Its drafts then see less context, which lowers acceptance but
+// never exactness (strict acceptance holds for any draft distribution),
+// and a paused draft's return costs at most maxCatchUp draft rows.
+const maxCatchUp = 64
+
 // modelDrafter drafts one sequence with a draft model.
 type modelDrafter struct {
 	dp      *draftPool
@@ -462,6 +470,7 @@ type modelDrafter struct {
 	one     [1]int32
 	cu      time.Duration // the last draft's prefill of the prompt (none: 0)
 	started bool
+	off     int // the draft's cache starts at ctx[off] (a restarted window)
 }
 
 func (d *modelDrafter) catchUp() time.Duration { return d.cu }
@@ -471,11 +480,24 @@ func (d *modelDrafter) draft(ctx []int32, k int, out []int32, dists []sample.Dis
 		c := d.seq.AdoptPrefix(ctx)
 		d.toks = append(d.toks[:0], ctx[:c]...)
 	}
-	c := min(commonPrefix(d.toks, ctx), len(ctx)-1)
+	if d.off >= len(ctx) { // the target's context shifted under the window
+		d.off = 0
+	}
+	base := ctx[d.off:] // the draft's cache holds a prefix of base
+	c := min(commonPrefix(d.toks, base), len(base)-1)
 	if c < len(d.toks) {
 		d.seq.Truncate(c)
 		d.toks = d.toks[:c]
 	}
+	if len(base)-c > maxCatchUp {
+		// Far behind (a long prompt, a cool-down): restart the draft on the
+		// last maxCatchUp tokens rather than evaluate everything it missed.
+		d.seq.Release()
+		d.seq, d.toks, c = d.dp.pool.NewSeq(), d.toks[:0], 0
+		d.off = len(ctx) - maxCatchUp
+		base = ctx[d.off:]
+	}
+	ctx = base
 	feed := ctx[c:]
 	if err := d.seq.Reserve(len(feed) + k - 1); err != nil {
 		if errors.Is(err, model.ErrNoKVBlocks) || errors.Is(err, model.ErrContextFull) {

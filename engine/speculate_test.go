@@ -56,6 +56,8 @@ func specPrompts(m *Model) [][]int32 {
 		"Once upon a time, there was a little dog. The little dog was happy. Once upon a time, there was a little",
 		"Lily and Tom went to the park.",
 		"One day",
+		// longer than maxCatchUp: the draft model restarts on a window
+		strings.Repeat("Tim and Sue played in the garden with a red ball and a little dog. ", 6) + "Then",
 	}
 	var out [][]int32
 	for _, s := range texts {
