@@ -34,10 +34,11 @@ import (
 // drafting time per token and the cost of a verification row, and the
 // next K is the one with the highest expected speed-up E(K)·t_plain /
 // (K·t_draft + t_target(K)), E(K) = (1 − α^(K+1))/(1 − α). When no K
-// gains 3%, drafting stops for a cool-down of plain steps (16, doubling
-// up to 512 while it keeps losing), so low acceptance costs little. A
-// draft model's prefill of the prompt is not counted as drafting time;
-// catching up after a cool-down is.
+// gains 3%, drafting stops for a cool-down of plain steps (16, four
+// times longer each time it keeps losing, up to 1024), so low acceptance
+// costs a few probes spaced out exponentially. A draft model's prefill of
+// the prompt is not counted as drafting time; catching up after a
+// cool-down is (at most maxCatchUp tokens).
 
 // SpecOptions turn on speculative decoding for a query.
 type SpecOptions struct {
@@ -279,7 +280,7 @@ func (c *specCtl) update(n, acc, emitted int, step, draft time.Duration) {
 	if k := c.best(); k > 0 {
 		c.k, c.cool = k, 16
 	} else {
-		c.k, c.off, c.cool = 1, c.cool, min(2*c.cool, 512)
+		c.k, c.off, c.cool = 1, c.cool, min(4*c.cool, 1024)
 	}
 }
 
@@ -458,7 +459,7 @@ func draftParams(p sample.Params) sample.Params {
 // tokens. Its drafts then see less context, which lowers acceptance but
 // never exactness (strict acceptance holds for any draft distribution),
 // and a paused draft's return costs at most maxCatchUp draft rows.
-const maxCatchUp = 64
+const maxCatchUp = 32
 
 // modelDrafter drafts one sequence with a draft model.
 type modelDrafter struct {

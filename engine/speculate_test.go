@@ -405,7 +405,7 @@ func TestSpecGrammar(t *testing.T) {
 }
 
 // TestSpecCtl: the controller drafts long when drafts are cheap and kept,
-// backs off to plain steps (with growing cool-downs) when they are
+// backs off to plain steps (with cool-downs growing fourfold) when they are
 // expensive or rejected, and comes back to probe.
 func TestSpecCtl(t *testing.T) {
 	ms := time.Millisecond
