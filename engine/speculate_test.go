@@ -66,8 +66,8 @@ func specPrompts(m *Model) [][]int32 {
 	return out
 }
 
-// TestSpecGreedyStrictIsPlainGreedy: greedy decoding with strict
-// acceptance gives exactly the plain greedy tokens, for each drafter
+// TestSpecGreedyStrictIsPlainGreedy: greedy (and FSD) decoding with strict
+// acceptance gives exactly the plain tokens, for each drafter
 // (n-gram, a load-time lower-bit copy of the target, another file of the
 // same model), fixed and adaptive K, on the fixture models; and the
 // drafters did draft and have drafts accepted.
@@ -101,23 +101,28 @@ func TestSpecGreedyStrictIsPlainGreedy(t *testing.T) {
 			}
 			drafters = append(drafters, od)
 		}
-		p := sample.DefaultParams()
-		p.Decoding = sample.DecodingGreedy
-		p.RepeatPenalty = 1.1 // the chain's history stages run at every verified position
-		for pi, prompt := range specPrompts(m) {
-			want, _ := specRun(t, m, Query{Prompt: prompt, Sampling: p, MaxTokens: 48, IgnoreEOG: true})
-			for _, d := range drafters {
-				for _, fixed := range []bool{true, false} {
-					got, st := specRun(t, m, Query{Prompt: prompt, Sampling: p, MaxTokens: 48, IgnoreEOG: true,
-						Spec: &SpecOptions{Draft: d, K: 4, FixedK: fixed}})
-					what := fmt.Sprintf("%s, prompt %d, %s, fixed K %v", tg.name, pi, d.Name(), fixed)
-					if !slices.Equal(got, want) {
-						t.Fatalf("%s:\n spec  %v\n plain %v", what, got, want)
+		for _, dec := range []string{sample.DecodingGreedy, sample.DecodingFSD} {
+			p := sample.DefaultParams()
+			p.Decoding = dec
+			p.RepeatPenalty = 1.1 // the chain's history stages run at every verified position
+			for pi, prompt := range specPrompts(m) {
+				if dec == sample.DecodingFSD && pi > 1 {
+					break // FSD: two prompts suffice
+				}
+				want, _ := specRun(t, m, Query{Prompt: prompt, Sampling: p, MaxTokens: 48, IgnoreEOG: true})
+				for _, d := range drafters {
+					for _, fixed := range []bool{true, false} {
+						got, st := specRun(t, m, Query{Prompt: prompt, Sampling: p, MaxTokens: 48, IgnoreEOG: true,
+							Spec: &SpecOptions{Draft: d, K: 4, FixedK: fixed}})
+						what := fmt.Sprintf("%s, %s, prompt %d, %s, fixed K %v", tg.name, dec, pi, d.Name(), fixed)
+						if !slices.Equal(got, want) {
+							t.Fatalf("%s:\n spec  %v\n plain %v", what, got, want)
+						}
+						if fixed && st.Drafted == 0 && d.Name() != "ngram" {
+							t.Errorf("%s: nothing drafted", what)
+						}
+						t.Logf("%s: drafted %d, accepted %d (%.0f%%), %d drafting steps", what, st.Drafted, st.DraftAccepted, 100*st.AcceptRate(), st.SpecSteps)
 					}
-					if fixed && st.Drafted == 0 && d.Name() != "ngram" {
-						t.Errorf("%s: nothing drafted", what)
-					}
-					t.Logf("%s: drafted %d, accepted %d (%.0f%%), %d drafting steps", what, st.Drafted, st.DraftAccepted, 100*st.AcceptRate(), st.SpecSteps)
 				}
 			}
 		}
