@@ -220,6 +220,9 @@ func (c *termChat) turn(user string) error {
 	if st.Shifted > 0 {
 		note += fmt.Sprintf(" — %d of the oldest tokens left the context while replying", st.Shifted)
 	}
+	if st.Drafted > 0 {
+		note += fmt.Sprintf(", drafted %d, kept %d (%.0f%%)", st.Drafted, st.DraftAccepted, 100*st.AcceptRate())
+	}
 	fmt.Fprintf(c.errOut, "[%d tokens, %.1f tok/s, %d/%d context used%s]\n", st.GenTokens, st.GenTPS(), c.sess.Used(), c.sess.Ctx(), note)
 	return nil
 }
