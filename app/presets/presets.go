@@ -57,6 +57,9 @@ type Params struct {
 
 	Order []string `json:"samplers"`
 
+	// Grammar is a GBNF grammar the output must follow ("": none).
+	Grammar string `json:"grammar,omitempty"`
+
 	// MaxTokens bounds a reply, in tokens; 0 = until the model ends it or
 	// the context is full. Not part of sample.Params.
 	MaxTokens int `json:"max_tokens"`
