@@ -18,6 +18,7 @@ type specFlags struct {
 	draftModel string  // --draft-model: a GGUF of the same vocabulary
 	draftQuant string  // --draft-quant: a lower-bit copy of the target made at load
 	draft      string  // --draft ngram
+	layers     int     // --draft-layers: early exit after this many layers
 	n          int     // --draft-n: tokens drafted per step at the start
 	fixed      bool    // --draft-fixed: no adaptation, no plain fallback
 	accept     string  // --spec-accept
@@ -29,6 +30,7 @@ func (f *specFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.draftModel, "draft-model", "", "speculative decoding with a draft model: a smaller GGUF with the same vocabulary")
 	fs.StringVar(&f.draftQuant, "draft-quant", "", "speculative decoding with a lower-bit copy of the model made at load (self-speculation), e.g. Q4_0 or Q2_K; Inferflow levels (Q3H, Q2, …) run simulated in F32 here and are slower than the model, so they do not pay")
 	fs.StringVar(&f.draft, "draft", "", "speculative decoding without a model: \"ngram\" drafts what followed the latest match of the text's last tokens (prompt lookup: good for edits, code and quotes)")
+	fs.IntVar(&f.layers, "draft-layers", 0, "speculative decoding with the model's own first N layers and its output head (early exit: no second copy of the weights)")
 	fs.IntVar(&f.n, "draft-n", 5, "tokens drafted per step at the start; adaptive K then ranges over 1…2N (at most 16)")
 	fs.BoolVar(&f.fixed, "draft-fixed", false, "draft exactly --draft-n tokens every step (no adaptation, no plain fallback; for measurements)")
 	fs.StringVar(&f.accept, "spec-accept", "strict", "acceptance of drafted tokens: strict (keeps the model's distribution exactly; greedy text is unchanged), top-k or top-p (Inferflow's flexible accept: more accepted, no longer exact)")
@@ -36,7 +38,9 @@ func (f *specFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.topP, "spec-top-p", 0.9, "top-p acceptance: keep a drafted token when it lies in the model's top-p pool")
 }
 
-func (f *specFlags) on() bool { return f.draftModel != "" || f.draftQuant != "" || f.draft != "" }
+func (f *specFlags) on() bool {
+	return f.draftModel != "" || f.draftQuant != "" || f.draft != "" || f.layers != 0
+}
 
 // check validates the flags before anything loads.
 func (f *specFlags) check() error {
@@ -49,9 +53,14 @@ func (f *specFlags) check() error {
 			n++
 		}
 	}
+	if f.layers != 0 {
+		n++
+	}
 	switch {
 	case n > 1:
-		return fmt.Errorf("%w: choose one drafter: --draft-model, --draft-quant or --draft ngram", errUsage)
+		return fmt.Errorf("%w: choose one drafter: --draft-model, --draft-quant, --draft-layers or --draft ngram", errUsage)
+	case f.layers < 0:
+		return fmt.Errorf("%w: --draft-layers %d: want a positive number of layers", errUsage, f.layers)
 	case f.draft != "" && f.draft != "ngram":
 		return fmt.Errorf("%w: --draft %q: the drafter without a model is \"ngram\" (use --draft-model FILE for a draft model)", errUsage, f.draft)
 	case f.n < 1 || f.n > 16:
@@ -83,6 +92,12 @@ func (f *specFlags) setup(m *engine.Model, mf *modelFlags, stderr io.Writer) err
 	switch {
 	case f.draft == "ngram":
 		d = engine.NGram{}
+	case f.layers > 0:
+		md, err := engine.NewEarlyExitDraft(m, f.layers)
+		if err != nil {
+			return fmt.Errorf("%w: --draft-layers: %v", errUsage, err)
+		}
+		d = md
 	case f.draftModel != "":
 		dm := *mf
 		dm.model, dm.quant, dm.spec, dm.sd = f.draftModel, "", "", specFlags{}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"flowchat/engine/model"
@@ -393,8 +394,25 @@ func NewDraftModel(target, draft *Model, label string) (*DraftModel, error) {
 	return &DraftModel{M: draft, label: label}, nil
 }
 
+// NewEarlyExitDraft drafts with the target's own first n layers and its
+// output head (early exit, as LayerSkip and Draft & Verify do): no second
+// copy of the weights; the draft's KV cache holds n layers.
+func NewEarlyExitDraft(target *Model, n int) (*DraftModel, error) {
+	net, err := target.Net.EarlyExit(n)
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{Path: target.Path, Info: target.Info, Net: net, Tok: target.Tok, Template: target.Template, kvType: target.kvType}
+	return &DraftModel{M: m, label: fmt.Sprintf("early exit after %d of %d layers", n, target.Net.NLayer)}, nil
+}
+
 // Name implements Drafter.
-func (d *DraftModel) Name() string { return "draft model " + d.label }
+func (d *DraftModel) Name() string {
+	if strings.HasPrefix(d.label, "early exit") {
+		return d.label
+	}
+	return "draft model " + d.label
+}
 
 // draftPool is a draft model's KV cache in one scheduler, shared by the
 // queries drafting with it (with its own prefix cache: a chat's next turn

@@ -68,9 +68,9 @@ func specPrompts(m *Model) [][]int32 {
 
 // TestSpecGreedyStrictIsPlainGreedy: greedy (and FSD) decoding with strict
 // acceptance gives exactly the plain tokens, for each drafter
-// (n-gram, a load-time lower-bit copy of the target, another file of the
-// same model), fixed and adaptive K, on the fixture models; and the
-// drafters did draft and have drafts accepted.
+// (n-gram, a load-time lower-bit copy of the target, the target's first
+// half of layers, another file of the same model), fixed and adaptive K,
+// on the fixture models; and the drafters did draft.
 func TestSpecGreedyStrictIsPlainGreedy(t *testing.T) {
 	type target struct{ name, path, draftPath string }
 	targets := []target{
@@ -93,6 +93,13 @@ func TestSpecGreedyStrictIsPlainGreedy(t *testing.T) {
 			t.Fatal(err)
 		}
 		drafters := []Drafter{NGram{}, selfDraft}
+		if m.Net.NLayer >= 2 {
+			ee, err := NewEarlyExitDraft(m, m.Net.NLayer/2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			drafters = append(drafters, ee)
+		}
 		if tg.draftPath != "" {
 			other := loadTB(t, tg.draftPath, LoadOptions{Threads: 1})
 			od, err := NewDraftModel(m, other, filepath.Base(tg.draftPath))

@@ -87,6 +87,28 @@ func (m *Model) Close() {
 	}
 }
 
+// EarlyExit returns a network that runs the first n layers of m and then
+// m's output norm and head (LayerSkip-style early exit: a draft for
+// self-speculation with no second copy of the weights). It shares m's
+// weights and workers; it must not run while m does (the caller
+// serializes them), and must not be used after m is closed.
+func (m *Model) EarlyExit(n int) (*Model, error) {
+	if n < 1 || n >= m.NLayer {
+		return nil, fmt.Errorf("model: early exit after %d layers of %d (want 1…%d)", n, m.NLayer, m.NLayer-1)
+	}
+	if m.seq != nil || !m.causal {
+		return nil, errors.New("model: early exit needs a decoder-only network")
+	}
+	if m.off != nil {
+		return nil, errors.New("model: early exit of a network placed on devices is not supported")
+	}
+	e := *m
+	e.Layers = m.Layers[:n:n]
+	e.NLayer = n
+	e.sharedPool = true
+	return &e, nil
+}
+
 // ShareWorkers makes m run on from's worker pool and stops its own: a
 // draft model whose passes alternate with its target's would otherwise
 // have two pools spinning for the same cores. The two must never run at
