@@ -22,7 +22,7 @@ VERSION ?= $(shell sed -n 's/^ *Version *= *"\(.*\)"/\1/p' FyneApp.toml)
 COMMIT  ?= $(shell git describe --always --dirty --abbrev=12 --exclude '*' 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: all run build deps test-deps nvrtc hiprtc apt test test-arm64 fuzz vet bench bench-kernels clean install install-files uninstall desktop-caches
+.PHONY: all run build deps test-deps nvrtc hiprtc apt test gpu-compile test-arm64 fuzz vet bench bench-kernels clean install install-files uninstall desktop-caches
 
 # Fuzz targets for every parser of outside bytes, run briefly by `make test`
 # (their seed corpora also run as plain tests). Each target has a budget in
@@ -143,8 +143,26 @@ test: vet
 	$(GOTEST) -tags $(TAGS) -count=1 ./...
 	CGO_ENABLED=0 $(GOTEST) -count=1 $(ENGINE_PKGS)
 	CGO_ENABLED=0 $(GOTEST) -count=1 -tags noasm $(ENGINE_PKGS)
+	$(MAKE) --no-print-directory gpu-compile
 	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory test-arm64
+
+# gpu-compile compiles every kernel source for Volta … Hopper with the
+# NVRTC installed by test-deps (and for gfx906, gfx90a, gfx1030 with
+# ROCm 5.2's hipRTC), through the same command users run: flowchat gpu
+# compile, which exits non-zero with the compiler's log on any failure.
+# No GPU is needed. Where a compiler is missing it says so and skips it.
+GPU_ARCHS := sm_70,sm_80,sm_86,sm_89,sm_90
+HIP_ARCHS := gfx906,gfx90a,gfx1030
+gpu-compile:
+	@if ldconfig -p 2>/dev/null | grep -q 'libnvrtc\.so'; then \
+	  echo "flowchat gpu compile --arch $(GPU_ARCHS)"; \
+	  $(GO) run -tags $(TAGS) ./app gpu compile --arch $(GPU_ARCHS) || exit 1; \
+	else echo "gpu-compile: skipped for CUDA: libnvrtc not found (as root on Debian bookworm, make test-deps installs it)"; fi
+	@if ldconfig -p 2>/dev/null | grep -qE 'libhiprtc\.so|libamdhip64\.so'; then \
+	  echo "flowchat gpu compile --hip-arch $(HIP_ARCHS)"; \
+	  $(GO) run -tags $(TAGS) ./app gpu compile --hip-arch $(HIP_ARCHS) || exit 1; \
+	else echo "gpu-compile: skipped for ROCm: no libhiprtc/libamdhip64 found (make test-deps installs ROCm 5.2's on Debian bookworm)"; fi
 
 # test-arm64 runs the arm64 (NEON) kernels under QEMU user emulation: vet
 # of the engine built for arm64, the ggml tests on a CPU with dotprod

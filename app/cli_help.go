@@ -39,6 +39,8 @@ var helpTexts = map[string]cmdHelp{
 	"logits":         {"[flags]", []string{`flowchat logits --model M.gguf --prompt "Hello" --out logits.f32`, "flowchat logits --tokens 1,15043 --out logits.f32"}},
 	"tokenize":       {"[flags] [TEXT]", []string{`flowchat tokenize --model M.gguf --prompt "Hello world"`, `flowchat tokenize --pieces "Hello world"`}},
 	"models":         {"[inspect PATH]", []string{"flowchat models", "flowchat models inspect ~/.local/share/flowchat/models/stories260K-demo.gguf"}},
+	"gpu":            {"[compile]", []string{"flowchat gpu", "flowchat gpu compile --arch sm_70,sm_80,sm_86,sm_89,sm_90"}},
+	"gpu compile":    {"[flags]", []string{"flowchat gpu compile --arch sm_80,sm_90", "flowchat gpu compile --hip-arch gfx906,gfx90a,gfx1030", "flowchat gpu compile --backend hip"}},
 	"models inspect": {"[flags] PATH", []string{"flowchat models inspect M.gguf", "flowchat models inspect ./Qwen2.5-0.5B-Instruct/"}},
 }
 

@@ -72,7 +72,7 @@ func TestBadFlagsOneLine(t *testing.T) {
 // TestEveryCommandHelp: each subcommand's --help shows its synopsis with
 // the positional arguments, and at least one example that names it.
 func TestEveryCommandHelp(t *testing.T) {
-	names := []string{"models inspect"}
+	names := []string{"models inspect", "gpu compile"}
 	for n := range commands {
 		names = append(names, n)
 	}

@@ -71,7 +71,7 @@ func gui(args []string, stdout, stderr io.Writer) error {
 	a := fyneapp.NewWithID("io.flowchat.app")
 	a.Settings().SetTheme(ui.Theme()) // WCAG AA text contrast
 	models := modelLibrary()
-	lib := &guiLibrary{spec: mf.spec, demo: demo, threads: mf.threads, ctx: mf.ctx, models: models}
+	lib := &guiLibrary{spec: mf.spec, demo: demo, threads: mf.threads, ctx: mf.ctx, models: models, devices: mf.gpu.devices}
 	hubs, err := newGUIHub(hub.NewClient(hub.Options{}), models, assets.Catalog, hub.ManagerOptions{})
 	if err != nil {
 		fmt.Fprintf(stderr, "flowchat: %v\n", err)

@@ -28,6 +28,7 @@ type guiEngine struct {
 	nCtx    int
 	path    string
 	threads int
+	gpu     string // the backend and device names when blocks are offloaded ("CUDA 12.4 · NVIDIA H100")
 }
 
 var _ ui.Engine = (*guiEngine)(nil)
@@ -44,7 +45,14 @@ func (g *guiEngine) Info() ui.ModelInfo {
 
 func (g *guiEngine) ContextSize() int { return g.nCtx }
 
-func (g *guiEngine) Device() string { return fmt.Sprintf("CPU · %d threads", g.threads) }
+// Device says what runs where: "GPU 22/22 layers · CUDA 12.4 · NVIDIA
+// H100" when blocks are offloaded, else the CPU and its threads.
+func (g *guiEngine) Device() string {
+	if layers, head := g.m.Net.Offloaded(); layers > 0 || head {
+		return fmt.Sprintf("GPU %d/%d layers · %s", layers, g.m.Net.NLayer, g.gpu)
+	}
+	return fmt.Sprintf("CPU · %d threads", g.threads)
+}
 
 // encode renders msgs with the model's chat template, generation prompt
 // included, and tokenizes the result (BOS added unless the template did).

@@ -20,7 +20,6 @@ import (
 	"flowchat/engine/gguf"
 	"flowchat/engine/quant"
 	"flowchat/engine/sample"
-	"flowchat/native/cuda"
 	"flowchat/ui"
 )
 
@@ -32,6 +31,9 @@ type guiLibrary struct {
 	ctx     int    // --ctx, the load dialog's default
 	// models is the model library listed; nil = modelLibrary().
 	models *library.Library
+	// devices is --devices (cuda:0,cuda:1, hip:0, cpu for a stand-in):
+	// where offloaded layers go; "" = the first CUDA, else ROCm, device.
+	devices string
 }
 
 var _ ui.Library = (*guiLibrary)(nil)
@@ -179,8 +181,15 @@ func (l *guiLibrary) Load(ctx context.Context, path string, o ui.LoadOptions) (u
 		opt.Quant.Threads = threads
 	}
 	opt.Sched.Ctx = o.Context // the scheduler's longest sequence (0: the model's default)
+	var gpuLabel string
+	if opt.GPU, gpuLabel, err = l.gpuOptions(path, o); err != nil {
+		return nil, err
+	}
 	m, err := engine.Load(path, opt)
 	if err != nil {
+		if opt.GPU != nil {
+			err = gpuFailed(err)
+		}
 		return nil, err
 	}
 	if err := guiSpeculation(m, o, threads); err != nil {
@@ -194,23 +203,9 @@ func (l *guiLibrary) Load(ctx context.Context, path string, o ui.LoadOptions) (u
 	if nCtx > 0 && m.Info.ContextTrain > 0 {
 		nCtx = min(nCtx, m.Info.ContextTrain)
 	}
-	return newGUIEngine(m, path, nCtx, threads), nil
-}
-
-// GPU reports whether layers can be offloaded. The engine runs on the CPU
-// only for now, so a GPU that is found is named but not offered.
-func (l *guiLibrary) GPU() ui.GPUStatus {
-	info, err := cuda.Probe()
-	if err != nil {
-		return ui.GPUStatus{Reason: err.Error()}
-	}
-	var devs []string
-	for _, d := range info.Devices {
-		devs = append(devs, fmt.Sprintf("%s (%s)", d.Name, humanBytes(int64(d.TotalMem))))
-	}
-	return ui.GPUStatus{Devices: devs, Reason: fmt.Sprintf(
-		"found %s with CUDA %s, but this engine build runs on the CPU only (layer offload is not implemented yet)",
-		strings.Join(devs, ", "), cuda.FormatVersion(info.DriverVersion))}
+	e := newGUIEngine(m, path, nCtx, threads)
+	e.gpu = gpuLabel
+	return e, nil
 }
 
 // Choices offers the re-quantization targets (Inferflow's levels, then a

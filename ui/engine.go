@@ -176,12 +176,15 @@ var ErrBusy = errors.New("the model is busy")
 // LoadOptions are the load dialog's choices. Keep the fields in step with
 // store.LoadSettings, which converts to and from it.
 type LoadOptions struct {
-	Context   int    // tokens; 0 = the model's default
-	Threads   int    // 0 = all cores
-	GPULayers int    // 0 = CPU only
-	Quant     string // re-quantize the weight matrices at load to this type; "" = as stored
-	KVType    string // KV cache element type; "" = the engine's default
-	Mmap      bool   // decode from the file mapping: faster load, slower decode
+	Context   int // tokens; 0 = the model's default
+	Threads   int // 0 = all cores
+	GPULayers int // 0 = CPU only
+	// GPUAuto offloads as many layers as fit the free GPU memory (the
+	// library decides at load; GPULayers is the dialog's estimate of it).
+	GPUAuto bool
+	Quant   string // re-quantize the weight matrices at load to this type; "" = as stored
+	KVType  string // KV cache element type; "" = the engine's default
+	Mmap    bool   // decode from the file mapping: faster load, slower decode
 	// Speculative decoding (see store.LoadSettings): Draft "", "ngram",
 	// "self" or "model".
 	Draft      string
@@ -208,6 +211,9 @@ type GPUStatus struct {
 	Usable  bool
 	Reason  string   // why not, in words a user can act on; or what was found
 	Devices []string // names, for the load dialog
+	// Free and Total are the bytes of device memory over Devices now (0
+	// when unknown); "auto" fits layers to Free.
+	Free, Total uint64
 }
 
 // MemoryEstimate is what a load choice needs, in bytes.

@@ -34,6 +34,7 @@ func (a *App) Sampling() presets.Params               { return a.sampling }
 func (a *App) SpeedText() string                      { return a.status.speed.Text }
 func (a *App) StatusMessage() string                  { return a.status.message.Text }
 func (a *App) StatusModel() string                    { return a.status.model.Text }
+func (a *App) StatusDevice() string                   { return a.status.device.Text }
 func (a *App) Banner() string                         { return visibleText(a.chat.banner) }
 func (a *App) ContextText() string                    { return a.chat.ctxLabel.Text }
 func (a *App) SystemEntry() *widget.Entry             { return a.chat.system }
@@ -100,6 +101,9 @@ type LoadForm struct {
 
 func (f *LoadForm) Placement() *widget.RadioGroup  { return f.d.placement }
 func (f *LoadForm) Layers() *widget.Slider         { return f.d.layers }
+func (f *LoadForm) Auto() *widget.Check            { return f.d.auto }
+func (f *LoadForm) LayersText() string             { return f.d.layValue.Text }
+func (f *LoadForm) GPUNote() string                { return f.d.gpuNote.Text }
 func (f *LoadForm) Context() *widget.Slider        { return f.d.ctx }
 func (f *LoadForm) Estimate() string               { return f.d.estimate.Text }
 func (f *LoadForm) Options() LoadOptions           { return f.d.opts }

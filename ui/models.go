@@ -226,6 +226,9 @@ type loadDialog struct {
 	placement *widget.RadioGroup
 	layers    *widget.Slider
 	layValue  *widget.Label
+	auto      *widget.Check // offload as many layers as fit
+	gpu       GPUStatus     // what the library found, for auto
+	gpuNote   *widget.Label // the device and its memory, or why not
 	quant     *choiceSelect
 	kvType    *choiceSelect
 	mmap      *widget.Check
@@ -307,7 +310,7 @@ func (m *modelPanel) newLoadDialog(info ModelInfo) (*loadDialog, fyne.CanvasObje
 		helpLabel("Re-quantize the weight matrices while loading (Inferflow's load-time quantization): less memory and faster decoding, some quality lost."),
 		container.NewBorder(nil, nil, fixedLabel("KV cache"), nil, d.kvType),
 		d.mmap,
-		d.placement, labelled("GPU layers", d.layers, d.layValue), gpuNote,
+		d.placement, labelled("GPU layers", d.layers, d.layValue), d.auto, gpuNote,
 		d.estimate,
 		widget.NewAccordion(widget.NewAccordionItem("Speculative decoding", d.spec.box)),
 	)
@@ -323,6 +326,8 @@ func (d *loadDialog) build(lib Library) {
 	d.threads, d.thrValue = widget.NewSlider(1, float64(max(lib.MaxThreads(), 1))), widget.NewLabel("")
 	d.layers, d.layValue = widget.NewSlider(0, float64(d.info.Layers)), widget.NewLabel("")
 	d.estimate = widget.NewLabel("")
+	d.auto = widget.NewCheck("Auto: as many layers as fit the free GPU memory", func(bool) { changed() })
+	d.auto.Checked = d.opts.GPUAuto
 	d.placement = widget.NewRadioGroup([]string{placeCPU, placeGPU}, func(string) { changed() })
 	choices := lib.Choices()
 	d.quant = newChoiceSelect(choices.Quants, d.opts.Quant, changed)
@@ -339,21 +344,66 @@ func (d *loadDialog) build(lib Library) {
 }
 
 // showGPU greys out offloading with the reason when it cannot be used,
-// and returns the line that says so (or names the GPU).
+// and returns the line that says so (or names the GPU and its memory).
 func (d *loadDialog) showGPU(gpu GPUStatus) *widget.Label {
+	d.gpu = gpu
 	note := helpLabel("")
+	d.gpuNote = note
 	if !gpu.Usable {
 		d.placement.Disable()
 		d.layers.Disable()
+		d.auto.Disable()
 		note.SetText("GPU offload is unavailable: " + gpu.Reason)
 		note.Importance = widget.WarningImportance
 		return note
 	}
-	if d.opts.GPULayers > 0 {
+	if d.opts.GPULayers > 0 || d.opts.GPUAuto {
 		d.placement.SetSelected(placeGPU)
 	}
-	note.SetText("GPU: " + strings.Join(gpu.Devices, ", "))
+	text := "GPU: " + strings.Join(gpu.Devices, ", ")
+	if gpu.Total > 0 {
+		text += " · " + humanBytes(gpu.Free) + " free of " + humanBytes(gpu.Total)
+	}
+	note.SetText(text)
 	return note
+}
+
+// autoMargin is the free GPU memory auto leaves unused (other processes,
+// the allocator's rounding); the CLI's --gpu-layers auto leaves the same.
+const autoMargin = 0.10
+
+// fitLayers is the most layers whose estimated GPU memory fits the free
+// memory less autoMargin.
+func (d *loadDialog) fitLayers(lib Library) int {
+	budget := uint64(float64(d.gpu.Free) * (1 - autoMargin))
+	o, best := d.opts, 0
+	for n := 1; n <= d.info.Layers; n++ {
+		o.GPULayers = n
+		if lib.Estimate(d.info, o).VRAM <= budget {
+			best = n
+		}
+	}
+	return best
+}
+
+// readPlacement sets the GPU options from the radio, the auto check and
+// the slider (which auto moves to its fit and greys out).
+func (d *loadDialog) readPlacement(lib Library) {
+	d.opts.GPULayers, d.opts.GPUAuto = 0, false
+	if d.placement.Selected != placeGPU || d.placement.Disabled() {
+		d.layers.Disable()
+		d.auto.Disable()
+		return
+	}
+	d.auto.Enable()
+	d.layers.Enable()
+	if d.auto.Checked {
+		d.opts.GPUAuto = true
+		d.layers.Value = float64(d.fitLayers(lib))
+		d.layers.Refresh()
+		d.layers.Disable()
+	}
+	d.opts.GPULayers = int(d.layers.Value)
 }
 
 func labelled(name string, s *widget.Slider, value *widget.Label) fyne.CanvasObject {
@@ -372,16 +422,15 @@ func (d *loadDialog) changed(lib Library) {
 	if d.quant != nil {
 		d.opts.Quant, d.opts.KVType, d.opts.Mmap = d.quant.Value(), d.kvType.Value(), !d.mmap.Checked
 	}
-	d.opts.GPULayers = 0
-	if d.placement.Selected == placeGPU && !d.placement.Disabled() {
-		d.opts.GPULayers = int(d.layers.Value)
-		d.layers.Enable()
-	} else {
-		d.layers.Disable()
+	if d.auto != nil {
+		d.readPlacement(lib)
 	}
 	d.ctxValue.SetText(groupDigits(d.opts.Context))
 	d.thrValue.SetText(fmt.Sprint(d.opts.Threads))
 	d.layValue.SetText(fmt.Sprintf("%d/%d", d.opts.GPULayers, d.info.Layers))
+	if d.opts.GPUAuto {
+		d.layValue.SetText(fmt.Sprintf("auto %d/%d", d.opts.GPULayers, d.info.Layers))
+	}
 	e := lib.Estimate(d.info, d.opts)
 	s := "Needs about " + humanBytes(e.RAM) + " of RAM"
 	if e.VRAM > 0 {

@@ -2,6 +2,7 @@ package ui_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"fyne.io/fyne/v2/test"
 
 	"flowchat/ui"
+	"flowchat/ui/fake"
 )
 
 func TestModelPanelListsAndShowsLoaded(t *testing.T) {
@@ -123,5 +125,74 @@ func TestLoadDialogSpeculation(t *testing.T) {
 	f.SpecAccept().SetSelected("Top-k: keep drafts among the 5 most probable")
 	if o := f.Options(); o.Draft != "model" || o.DraftModel == "" || o.DraftModel == h.a.ListedModels()[1].Path || o.SpecAccept != "top-k" || !strings.Contains(f.SpecNote(), "no longer") {
 		t.Errorf("draft model, top-k: %+v, note %q", o, f.SpecNote())
+	}
+}
+
+// TestLoadDialogGPUAuto: with a usable GPU the dialog names the device
+// and its free/total memory, offers offload, and "auto" moves the layer
+// slider to the most layers whose estimate fits the free memory less
+// 10% (and greys it out); the choice reaches the load options.
+func TestLoadDialogGPUAuto(t *testing.T) {
+	h := newHarness(t, scripted("ok"))
+	// The fake's estimate puts FileSize·n/Layers in VRAM: 900 MiB over 28
+	// layers. 10 layers need 321.4 MiB; leave room for 10 and not 11.
+	perLayer := float64(bigModel.FileSize) / float64(bigModel.Layers)
+	h.lib.GPUStatus = ui.GPUStatus{Usable: true, Devices: []string{"cuda:0 NVIDIA H100"},
+		Free: uint64(10.5 * perLayer / 0.9), Total: 80 << 30}
+	f := h.a.LoadForm(1)
+	if f.Placement().Disabled() || !f.Auto().Disabled() {
+		t.Errorf("with a GPU and CPU chosen: placement disabled %v, auto enabled %v", f.Placement().Disabled(), !f.Auto().Disabled())
+	}
+	if note := f.GPUNote(); !strings.Contains(note, "cuda:0 NVIDIA H100") || !strings.Contains(note, "free of 80") {
+		t.Errorf("GPU note %q, want the device and free/total memory", note)
+	}
+	f.Placement().SetSelected("Offload layers to the GPU")
+	if f.Auto().Disabled() || f.Layers().Disabled() {
+		t.Error("offload chosen: auto or the slider stays greyed out")
+	}
+	test.Tap(f.Auto())
+	o := f.Options()
+	if !o.GPUAuto || o.GPULayers != 10 || f.Layers().Value != 10 || !f.Layers().Disabled() || f.LayersText() != "auto 10/28" {
+		t.Errorf("auto: options %+v, slider %v (disabled %v), text %q; want 10 layers", o, f.Layers().Value, f.Layers().Disabled(), f.LayersText())
+	}
+	test.Tap(f.Auto())
+	f.Layers().SetValue(20)
+	if o := f.Options(); o.GPUAuto || o.GPULayers != 20 || f.LayersText() != "20/28" {
+		t.Errorf("manual 20: options %+v, text %q", o, f.LayersText())
+	}
+	f.Placement().SetSelected("CPU only")
+	if o := f.Options(); o.GPUAuto || o.GPULayers != 0 || !f.Auto().Disabled() {
+		t.Errorf("back to CPU: options %+v", o)
+	}
+}
+
+// TestGPULoadShowsDeviceOrWhyNot: a GPU load passes the layer count to the
+// library and the status bar shows the engine's placement; when GPU
+// start-up fails the load fails with the reason on the model panel and in
+// the status bar, and no model counts as loaded (no silent CPU run).
+func TestGPULoadShowsDeviceOrWhyNot(t *testing.T) {
+	h := newHarness(t, scripted("ok"))
+	h.lib.Engine = func(info ui.ModelInfo, o ui.LoadOptions) *fake.Engine {
+		return &fake.Engine{Model: info.Name, DeviceText: fmt.Sprintf("GPU %d/%d layers · CUDA 12.4 · NVIDIA H100", o.GPULayers, info.Layers)}
+	}
+	h.a.LoadModel(bigModel.Path, ui.LoadOptions{GPULayers: 28})
+	h.pumpUntil("the load", func() bool { return !h.a.Loading() })
+	if got := h.a.StatusDevice(); got != "GPU 28/28 layers · CUDA 12.4 · NVIDIA H100" {
+		t.Errorf("status bar device %q", got)
+	}
+	loads := h.lib.Loads()
+	if last := loads[len(loads)-1]; last.Opts.GPULayers != 28 {
+		t.Errorf("load options %+v", last.Opts)
+	}
+
+	h.lib.LoadErr = map[string]error{bigModel.Path: errors.New("GPU start-up failed, nothing was loaded: CUDA device 0: CUDA_ERROR_OUT_OF_MEMORY. Choose “CPU only” in the load dialog to run on the CPU")}
+	h.a.LoadModel(bigModel.Path, ui.LoadOptions{GPULayers: 28})
+	h.pumpUntil("the load to fail", func() bool { return !h.a.Loading() })
+	if !strings.Contains(h.a.ModelError(), "GPU start-up failed") || !strings.Contains(h.a.ModelError(), "CPU only") ||
+		!strings.Contains(h.a.StatusMessage(), "CUDA_ERROR_OUT_OF_MEMORY") || h.a.Engine() != nil {
+		t.Errorf("model panel error %q, status %q, engine %v", h.a.ModelError(), h.a.StatusMessage(), h.a.Engine())
+	}
+	if strings.Contains(h.a.StatusDevice(), "CPU") {
+		t.Errorf("status bar shows %q after a failed GPU load", h.a.StatusDevice())
 	}
 }

@@ -47,6 +47,7 @@ type LoadSettings struct {
 	Context   int    `json:"context,omitempty"`    // tokens
 	Threads   int    `json:"threads,omitempty"`    // forward-pass goroutines
 	GPULayers int    `json:"gpu_layers,omitempty"` // layers offloaded; 0 = CPU only
+	GPUAuto   bool   `json:"gpu_auto,omitempty"`   // offload as many layers as fit the free GPU memory
 	Quant     string `json:"quant,omitempty"`      // re-quantize at load; "" = as stored
 	KVType    string `json:"kv_type,omitempty"`    // KV cache type; "" = default
 	Mmap      bool   `json:"mmap,omitempty"`       // decode from the file mapping

@@ -40,10 +40,12 @@ type driver struct {
 	api driverAPI
 }
 
-// defaultDriver opens the system driver once per process: dlopen and cuInit
-// are not free, and the handle is never closed.
+// defaultDriver opens the driver once per process (dlopen and cuInit are
+// not free, and the handle is never closed): $FLOWCHAT_LIBCUDA when set
+// (only that: a path the user named that does not load is an error, not a
+// reason to take another driver), else libcuda.so.1.
 var defaultDriver = sync.OnceValues(func() (*driver, error) {
-	return openDriver(libraryName)
+	return openDriver(driverSpec.candidates(osSearchEnv)[0])
 })
 
 // Probe loads the CUDA driver if it is not loaded yet and lists its devices.

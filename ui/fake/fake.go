@@ -23,6 +23,8 @@ import (
 // Engine is a scripted ui.Engine. The zero value echoes the last message.
 type Engine struct {
 	Model string
+	// DeviceText is what Device reports; "" gives "CPU · fake".
+	DeviceText string
 	// Reply returns the whole reply to msgs; nil echoes the last message.
 	Reply func(msgs []ui.Message) string
 	// Delay is the pause before each piece, a stand-in for decode time.
@@ -66,7 +68,12 @@ func (e *Engine) ContextSize() int {
 	return e.Context
 }
 
-func (e *Engine) Device() string { return "CPU · fake" }
+func (e *Engine) Device() string {
+	if e.DeviceText != "" {
+		return e.DeviceText
+	}
+	return "CPU · fake"
+}
 
 // Close marks the engine closed; Closed reports it.
 func (e *Engine) Close() error {

@@ -9,6 +9,13 @@
 //   FAKE_OMIT_TOTALMEM    leave out cuDeviceTotalMem_v2 (a required symbol)
 //   FAKE_OMIT_CONTEXT     leave out the optional context entry points
 //   FAKE_OMIT_COMPUTE     leave out the compute set (memory, streams, modules…)
+//   FAKE_KERNELS          also load NVRTC's images (CUBIN or PTX) as modules of
+//                         the real kernels, run on the host (fakekernels.cpp,
+//                         linked in by g++)
+//
+// Device memory is capped at the free memory cuMemGetInfo reports (a third
+// of the total), which allocations reduce, so out-of-memory paths can be
+// tested (cuMemAlloc returns CUDA_ERROR_OUT_OF_MEMORY past the cap).
 //
 // The compute set runs on the host: device memory is malloc'd, copies are
 // memcpy, and the one module ("FAKEMOD" images) has one kernel, axpy(float*
@@ -80,6 +87,8 @@ CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d) {
 	switch (attr) {
 	case 75: *v = 8 + (d - 100); return 0; /* major */
 	case 76: *v = 9; return 0;             /* minor */
+	case 10: *v = 32; return 0;            /* warp size */
+	case 16: *v = 4 + (d - 100); return 0; /* multiprocessors */
 	}
 	return 1;
 }
@@ -111,12 +120,15 @@ CUresult cuCtxPopCurrent_v2(CUcontext *ctx) {
 	return 0;
 }
 
-/* Free is a third of total so free and total cannot be swapped unnoticed. */
+static size_t allocated[FAKE_DEVICES + 1]; /* bytes, by device */
+
+/* Free is a third of total (less what is allocated) so free and total
+   cannot be swapped unnoticed. */
 CUresult cuMemGetInfo_v2(size_t *free, size_t *total) {
 	if (depth == 0) return 201; /* CUDA_ERROR_INVALID_CONTEXT */
 	CUdevice d = stack[depth - 1]->dev;
 	*total = (size_t)(d - 100 + 1) * 24 * ((size_t)1 << 30);
-	*free = *total / 3;
+	*free = *total / 3 - allocated[d - 100];
 	return 0;
 }
 
@@ -136,15 +148,31 @@ static CUstream lastStream;
 CUresult cuCtxSetCurrent(CUcontext c) { return 0; }
 CUresult cuCtxSynchronize(void) { return depth ? 0 : 201; }
 
+/* An allocation is preceded by a header with its size and device. */
+struct fakeAlloc { size_t n; int dev; int pad; };
+
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
 	if (depth == 0) return 201;
-	void *m = malloc(n);
+	size_t free, total;
+	cuMemGetInfo_v2(&free, &total);
+	if (n > free) return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+	struct fakeAlloc *m = malloc(sizeof *m + n);
 	if (!m) return 2;
-	*p = (CUdeviceptr)m;
+	m->n = n;
+	m->dev = stack[depth - 1]->dev - 100;
+	allocated[m->dev] += n;
+	*p = (CUdeviceptr)(m + 1);
 	allocs++;
 	return 0;
 }
-CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)p); allocs--; return 0; }
+CUresult cuMemFree_v2(CUdeviceptr p) {
+	if (!p) return 1;
+	struct fakeAlloc *m = (struct fakeAlloc *)p - 1;
+	allocated[m->dev] -= m->n;
+	free(m);
+	allocs--;
+	return 0;
+}
 CUresult cuMemAllocHost_v2(void **pp, size_t n) { return cuMemAlloc_v2((CUdeviceptr *)pp, n); }
 CUresult cuMemFreeHost(void *p) { return cuMemFree_v2((CUdeviceptr)p); }
 
@@ -171,8 +199,26 @@ CUresult cuEventRecord(CUevent e, CUstream s) { return e ? 0 : 400; }
 CUresult cuEventSynchronize(CUevent e) { return e ? 0 : 400; }
 CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b) { *ms = 1.5f; return 0; }
 
+#ifdef FAKE_KERNELS
+const void *fakeKernelFind(const char *name);
+int fakeKernelLaunch(const void *f, unsigned gx, unsigned gy, unsigned bx, unsigned by, void **params);
+static int kernelModule;
+/* What NVRTC emits: an ELF CUBIN, or PTX text (its header comment, or a
+   .version directive first). */
+static int nvrtcImage(const void *image) {
+	return memcmp(image, "\x7f" "ELF", 4) == 0 || memcmp(image, "//", 2) == 0 || memcmp(image, ".version", 8) == 0;
+}
+#endif
+
 static int fakeModule;
 CUresult cuModuleLoadData(CUmodule *m, const void *image) {
+#ifdef FAKE_KERNELS
+	if (nvrtcImage(image)) {
+		*m = &kernelModule;
+		modules++;
+		return 0;
+	}
+#endif
 	if (memcmp(image, "FAKEMOD", 8) != 0) return 200; /* CUDA_ERROR_INVALID_IMAGE */
 	*m = &fakeModule;
 	modules++;
@@ -182,6 +228,12 @@ CUresult cuModuleUnload(CUmodule m) { modules--; return 0; }
 
 static int axpyFunction;
 CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
+#ifdef FAKE_KERNELS
+	if (m == &kernelModule) {
+		*f = (CUfunction)fakeKernelFind(name);
+		return *f ? 0 : 500;
+	}
+#endif
 	if (m != &fakeModule) return 400;
 	if (strcmp(name, "axpy") != 0) return 500; /* CUDA_ERROR_NOT_FOUND */
 	*f = &axpyFunction;
@@ -190,10 +242,14 @@ CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
 
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
 	unsigned bz, unsigned shared, CUstream s, void **params, void **extra) {
-	if (f != &axpyFunction || extra != NULL) return 1;
+	if (extra != NULL || gz != 1 || bz != 1) return 1;
 	unsigned dims[9] = {gx, gy, gz, bx, by, bz, shared};
 	memcpy(lastLaunch, dims, sizeof dims);
 	lastStream = s;
+#ifdef FAKE_KERNELS
+	if (f != &axpyFunction) return fakeKernelLaunch(f, gx, gy, bx, by, params) ? 0 : 400;
+#endif
+	if (f != &axpyFunction) return 1;
 	float *y = *(float **)params[0];
 	const float *x = *(const float **)params[1];
 	float a = *(float *)params[2];

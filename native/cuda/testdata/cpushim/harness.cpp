@@ -14,6 +14,7 @@
 #include "matmul.cu"
 #include "norm.cu"
 #include "rope.cu"
+#include "launch.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -23,11 +24,6 @@
 #include <utility>
 #include <vector>
 
-thread_local fc_dim3 threadIdx, blockIdx;
-fc_dim3 blockDim, gridDim;
-thread_local fc_shim_warp* fc_shim_my_warp;
-thread_local int fc_shim_lane;
-pthread_barrier_t fc_shim_block_barrier;
 
 struct Arg {
 	char kind;
@@ -55,27 +51,6 @@ static const std::map<std::string, void (*)()> kernels = {
 	KERNEL(mm_f32), KERNEL(mm_f16), KERNEL(mm_q8_0), KERNEL(mm_q4_0), KERNEL(rms_norm_f32),
 	KERNEL(rope_f32), KERNEL(silu_mul_f32), KERNEL(add_f32), KERNEL(softmax_f32), KERNEL(attn_decode_f32),
 };
-
-static void launch(void (*k)()) {
-	unsigned nt = blockDim.x * blockDim.y, nw = (nt + FC_WARP_SIZE - 1) / FC_WARP_SIZE;
-	std::vector<fc_shim_warp> warps(nw);
-	for (unsigned w = 0; w < nw; w++)
-		pthread_barrier_init(&warps[w].bar, nullptr, std::min<unsigned>(FC_WARP_SIZE, nt - w * FC_WARP_SIZE));
-	pthread_barrier_init(&fc_shim_block_barrier, nullptr, nt);
-	for (unsigned by = 0; by < gridDim.y; by++)
-		for (unsigned bx = 0; bx < gridDim.x; bx++) {
-			std::vector<std::thread> th;
-			for (unsigned t = 0; t < nt; t++)
-				th.emplace_back([=, &warps] {
-					blockIdx.x = bx, blockIdx.y = by;
-					threadIdx.x = t % blockDim.x, threadIdx.y = t / blockDim.x;
-					fc_shim_my_warp = &warps[t / FC_WARP_SIZE];
-					fc_shim_lane = t % FC_WARP_SIZE;
-					k();
-				});
-			for (auto& x : th) x.join();
-		}
-}
 
 int main(int argc, char** argv) {
 	if (argc == 2 && std::string(argv[1]) == "--list") {
