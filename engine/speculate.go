@@ -427,7 +427,12 @@ func (s *Scheduler) draftPool(m *Model) (*draftPool, error) {
 	if dp := s.drafts[m]; dp != nil {
 		return dp, nil
 	}
-	blocks := s.pool.Blocks()
+	// As many blocks as the target's pool, at most enough for every seat
+	// to hold a 4096-token context: a draft that runs out restarts on a
+	// window (modelDrafter.draft), so long contexts need not double the
+	// KV memory.
+	b := s.opt.BlockTokens
+	blocks := min(s.pool.Blocks(), s.opt.MaxSeqs*((min(s.opt.Ctx, 4096)+b-1)/b+1))
 	pool, err := m.Net.NewKVPool(model.PoolOptions{Blocks: blocks, BlockTokens: s.opt.BlockTokens, Ctx: s.opt.Ctx, KVType: m.kvType})
 	if err != nil {
 		return nil, fmt.Errorf("draft model's KV cache: %w", err)
@@ -518,7 +523,17 @@ func (d *modelDrafter) draft(ctx []int32, k int, out []int32, dists []sample.Dis
 	}
 	ctx = base
 	feed := ctx[c:]
-	if err := d.seq.Reserve(len(feed) + k - 1); err != nil {
+	err := d.seq.Reserve(len(feed) + k - 1)
+	if err != nil && len(ctx) > maxCatchUp && (errors.Is(err, model.ErrNoKVBlocks) || errors.Is(err, model.ErrContextFull)) {
+		// The draft's cache is full: restart on a window of the last tokens.
+		d.seq.Release()
+		d.seq, d.toks = d.dp.pool.NewSeq(), d.toks[:0]
+		d.off += len(ctx) - maxCatchUp
+		ctx = ctx[len(ctx)-maxCatchUp:]
+		feed = ctx
+		err = d.seq.Reserve(len(feed) + k - 1)
+	}
+	if err != nil {
 		if errors.Is(err, model.ErrNoKVBlocks) || errors.Is(err, model.ErrContextFull) {
 			return 0, nil // no room to draft: a plain step
 		}

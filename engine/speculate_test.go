@@ -13,6 +13,7 @@ import (
 
 	"flowchat/engine/fixtures"
 	"flowchat/engine/ggml"
+	"flowchat/engine/model"
 	"flowchat/engine/quant"
 	"flowchat/engine/sample"
 )
@@ -527,4 +528,49 @@ func TestSpecFlexibleAcceptance(t *testing.T) {
 	if k, st := rate["greedy, top-k 5"], rate["greedy, strict"]; k < st {
 		t.Errorf("greedy: top-k 5 keeps %.1f%%, strict %.1f%%", 100*k, 100*st)
 	}
+}
+
+// TestSpecDraftPoolFull: a draft model whose KV cache runs out restarts
+// on a window of the last tokens and keeps drafting; the text is still
+// the plain greedy text.
+func TestSpecDraftPoolFull(t *testing.T) {
+	m := schedModel(t, 1)
+	d := loadTB(t, fixtures.Path(t, "models/stories260K/stories260K-Q8_0mix.gguf"), LoadOptions{Threads: 1})
+	dm, err := NewDraftModel(m, d, "Q8_0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := sample.DefaultParams()
+	p.Decoding = sample.DecodingGreedy
+	prompt := specPrompts(m)[1]
+	want, _ := specRun(t, m, Query{Prompt: prompt, Sampling: p, MaxTokens: 150, IgnoreEOG: true})
+
+	sc, err := NewScheduler(m, SchedOptions{MaxSeqs: 1, Ctx: 512})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	pool, err := d.Net.NewKVPool(model.PoolOptions{Blocks: 5, BlockTokens: sc.opt.BlockTokens, Ctx: 512}) // 80 positions
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.drafts = map[*Model]*draftPool{d: {m: d, pool: pool, batch: pool.NewBatch(64)}}
+	var got []int32
+	h, err := sc.AddQuery(Query{Prompt: prompt, Sampling: p, MaxTokens: 150, IgnoreEOG: true, Spec: &SpecOptions{Draft: dm, K: 4, FixedK: true},
+		OnToken: func(id int32) { got = append(got, id) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	drain(t, sc)
+	st, err := h.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("with a full draft cache:\n %v\nplain\n %v", got, want)
+	}
+	if st.SpecSteps < 34 || st.DraftAccepted == 0 { // 36 here; 28 when a full cache only pauses drafting
+		t.Errorf("drafting stopped: %d drafting steps, %d kept", st.SpecSteps, st.DraftAccepted)
+	}
+	t.Logf("%d drafting steps, drafted %d, kept %d", st.SpecSteps, st.Drafted, st.DraftAccepted)
 }
