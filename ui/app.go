@@ -131,7 +131,9 @@ func (a *App) build() {
 		a.tabs.Append(container.NewTabItem("Remote", a.remote.content))
 	}
 	inner := container.NewHSplit(a.chat.content, a.tabs)
-	inner.Offset = 0.62
+	// about 470 px for the settings in a 1200 px window, room for the
+	// help texts on two lines and the common settings above the chart
+	inner.Offset = 0.5
 	outer := container.NewHSplit(a.side.content, inner)
 	outer.Offset = 0.2
 	a.content = container.NewBorder(nil, a.status.content, nil, nil, a.buildScreens(outer))

@@ -163,14 +163,34 @@ func (b *codeBlock) show(seg *codeSegment) {
 }
 
 func (b *codeBlock) CreateRenderer() fyne.WidgetRenderer {
-	bg := canvas.NewRectangle(theme.Color(theme.ColorNameInputBackground))
-	bg.StrokeColor = theme.Color(theme.ColorNameInputBorder)
+	bg := canvas.NewRectangle(nil)
 	bg.StrokeWidth = 1
-	bg.CornerRadius = theme.Size(theme.SizeNameInputRadius)
 	header := container.NewHBox(b.lang, layout.NewSpacer(), b.copy)
 	body := container.NewBorder(header, nil, nil, nil, container.NewHScroll(b.text))
 	themed := container.NewThemeOverride(body, codeTheme{})
-	return widget.NewSimpleRenderer(container.NewStack(bg, themed))
+	r := &codeBlockRenderer{WidgetRenderer: widget.NewSimpleRenderer(container.NewStack(bg, themed)), bg: bg}
+	r.paint()
+	return r
+}
+
+// codeBlockRenderer repaints the block's background from the theme at
+// each refresh, so that a theme change (the desktop going dark) does not
+// leave a light box behind dark text.
+type codeBlockRenderer struct {
+	fyne.WidgetRenderer
+	bg *canvas.Rectangle
+}
+
+func (r *codeBlockRenderer) paint() {
+	r.bg.FillColor = theme.Color(theme.ColorNameInputBackground)
+	r.bg.StrokeColor = theme.Color(theme.ColorNameInputBorder)
+	r.bg.CornerRadius = theme.Size(theme.SizeNameInputRadius)
+}
+
+func (r *codeBlockRenderer) Refresh() {
+	r.paint()
+	r.bg.Refresh()
+	r.WidgetRenderer.Refresh()
 }
 
 // copyToClipboard puts text on the system clipboard.

@@ -232,3 +232,21 @@ func TestDownloadsProgressPauseResumeAndLibrary(t *testing.T) {
 		t.Error("closing the app did not pause the downloads")
 	}
 }
+
+// TestDiscoverOfflineSearch: offline, a search says so in the results'
+// heading, keeps the catalog listed, and leaves the status bar (drawn on
+// every tab) alone.
+func TestDiscoverOfflineSearch(t *testing.T) {
+	hub := testHub()
+	hub.Err = errors.New("You appear to be offline: huggingface.co cannot be reached.")
+	h := newHubHarness(t, hub, &fake.Downloads{})
+	h.a.DiscoverQuery().SetText("llama")
+	h.a.DiscoverQuery().OnSubmitted("llama")
+	h.pumpUntil("the failure", func() bool { return strings.Contains(h.a.DiscoverHeading(), "offline") })
+	if rows := h.a.DiscoverRows(); len(rows) != 1 || rows[0][0] != "Tiny Chat" {
+		t.Errorf("offline results %v; want the catalog kept", rows)
+	}
+	if m := h.a.StatusMessage(); m != "" {
+		t.Errorf("the status bar shows %q", m)
+	}
+}

@@ -400,3 +400,19 @@ func (a *App) ServerToggle() *widget.Check { return a.server.toggle }
 func (a *App) ServerURL() string           { return a.server.url.Text }
 func (a *App) ServerExample() string       { return a.server.example.Text }
 func (a *App) Unload()                     { a.unloadModel() }
+
+// SideTabs are the chat's side tabs: Sampling, Model, Remote.
+func (a *App) SideTabs() *container.AppTabs { return a.tabs }
+
+// ShowLoadDialog opens the load dialog for the selected model.
+func (a *App) ShowLoadDialog() { a.models.showLoadDialog() }
+
+// LabTabs are the Lab's result tabs: Charts, Table, Side by side.
+func (a *App) LabTabs() *container.AppTabs { return a.lab.results }
+
+// Panes are the chat window's panes by name, to compare their sizes with
+// their minimum sizes.
+func (a *App) Panes() map[string]fyne.CanvasObject {
+	return map[string]fyne.CanvasObject{"sidebar": a.side.content, "chat": a.chat.content, "sampling": a.panel.content,
+		"next token": a.next.content, "model": a.models.content}
+}

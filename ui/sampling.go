@@ -120,7 +120,9 @@ func (p *samplingPanel) layout() fyne.CanvasObject {
 			top.Add(gv.grid)
 			continue
 		}
-		acc.Append(widget.NewAccordionItem(g.title, container.NewVBox(helpLabel(g.help), gv.note, gv.grid)))
+		// the group's note under its settings, which come first: above
+		// them it pushed min-p below the chart in a 800 px window
+		acc.Append(widget.NewAccordionItem(g.title, container.NewVBox(gv.note, gv.grid, helpLabel(g.help))))
 	}
 	acc.Append(widget.NewAccordionItem("Seed", container.NewVBox(
 		helpLabel("The same seed, settings and conversation give the same reply."), p.seedRandom, p.seed)))
@@ -147,9 +149,13 @@ func (p *samplingPanel) newField(s paramSpec) *paramField {
 }
 
 func (p *samplingPanel) newTextField(s textSpec) fyne.CanvasObject {
-	f := &textField{spec: s, entry: widget.NewEntry(), why: whyLabel()}
+	f := &textField{spec: s, entry: widget.NewMultiLineEntry(), why: whyLabel()}
 	f.entry.SetPlaceHolder(s.placeholder)
-	f.entry.Wrapping, f.entry.Scroll = fyne.TextWrapOff, container.ScrollNone
+	// Wrapped over two rows: on one unscrolled line the stage order's
+	// text made the whole panel 458 px wide, wider than a 900 px
+	// window leaves it. Newlines typed are spaces to every parser.
+	f.entry.Wrapping, f.entry.Scroll = fyne.TextWrapWord, container.ScrollNone
+	f.entry.SetMinRowsVisible(2)
 	f.entry.OnChanged = func(t string) { p.textTyped(f, t) }
 	p.texts[s.key] = f
 	return container.NewVBox(widget.NewLabel(s.label), f.entry, f.why, helpLabel(s.help))

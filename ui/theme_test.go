@@ -36,9 +36,10 @@ func over(c, bg color.Color) color.Color {
 	return color.NRGBA{R: mix(n.R, b.R), G: mix(n.G, b.G), B: mix(n.B, b.B), A: 0xff}
 }
 
-// TestThemeContrast: text colours (foreground, placeholder, and the muted
-// "disabled" colour low-importance labels use) meet WCAG AA, 4.5:1, on
-// every background the window draws text on, in both variants.
+// TestThemeContrast: text colours (foreground, placeholder, the muted
+// "disabled" colour low-importance labels use, and the warning, error,
+// success and link colours of notes, badges and links) meet WCAG AA,
+// 4.5:1, on every background the window draws text on, in both variants.
 func TestThemeContrast(t *testing.T) {
 	th := Theme()
 	for _, v := range []fyne.ThemeVariant{theme.VariantDark, theme.VariantLight} {
@@ -50,7 +51,8 @@ func TestThemeContrast(t *testing.T) {
 		}
 		backs["selection"] = over(th.Color(theme.ColorNameSelection, v), bg)
 		backs["hover"] = over(th.Color(theme.ColorNameHover, v), bg)
-		for _, text := range []fyne.ThemeColorName{theme.ColorNameDisabled, theme.ColorNamePlaceHolder, theme.ColorNameForeground} {
+		for _, text := range []fyne.ThemeColorName{theme.ColorNameDisabled, theme.ColorNamePlaceHolder, theme.ColorNameForeground,
+			theme.ColorNameWarning, theme.ColorNameError, theme.ColorNameSuccess, theme.ColorNameHyperlink} {
 			for name, b := range backs {
 				if c := contrast(th.Color(text, v), b); c < 4.5 {
 					t.Errorf("variant %d: %s text on %s: contrast %.2f < 4.5", v, text, name, c)
@@ -65,5 +67,32 @@ func TestThemeContrast(t *testing.T) {
 	}
 	if d := theme.DefaultTheme(); contrast(d.Color(theme.ColorNameDisabled, theme.VariantDark), d.Color(theme.ColorNameBackground, theme.VariantDark)) >= 4.5 {
 		t.Error("Fyne's disabled colour passes: the override is not needed")
+	}
+	if d := theme.DefaultTheme(); contrast(d.Color(theme.ColorNameWarning, theme.VariantLight), d.Color(theme.ColorNameBackground, theme.VariantLight)) >= 4.5 {
+		t.Error("Fyne's light warning colour passes: the override is not needed")
+	}
+}
+
+// TestFilledButtonsReadable: buttons filled with the primary, warning,
+// error or success colour (high, warning, danger and success importance)
+// keep their white text at 3:1 at least (WCAG's large and bold text:
+// button labels are bold), in both variants.
+func TestFilledButtonsReadable(t *testing.T) {
+	th := Theme()
+	for _, v := range []fyne.ThemeVariant{theme.VariantDark, theme.VariantLight} {
+		for _, fill := range []fyne.ThemeColorName{theme.ColorNamePrimary, theme.ColorNameWarning, theme.ColorNameError, theme.ColorNameSuccess} {
+			on := th.Color(theme.ColorNameForegroundOnPrimary, v)
+			switch fill {
+			case theme.ColorNameWarning:
+				on = th.Color(theme.ColorNameForegroundOnWarning, v)
+			case theme.ColorNameError:
+				on = th.Color(theme.ColorNameForegroundOnError, v)
+			case theme.ColorNameSuccess:
+				on = th.Color(theme.ColorNameForegroundOnSuccess, v)
+			}
+			if c := contrast(on, th.Color(fill, v)); c < 3 {
+				t.Errorf("variant %d: text on a %s button: contrast %.2f < 3", v, fill, c)
+			}
+		}
 	}
 }

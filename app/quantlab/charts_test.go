@@ -122,3 +122,28 @@ func TestRenderStyled(t *testing.T) {
 		}
 	}
 }
+
+// TestScatterLabelsInside: the largest level's label, beside a point at
+// the right edge of the plot, is drawn on the point's left rather than
+// cut at the chart's edge: no text pixel in the image's last columns.
+func TestScatterLabelsInside(t *testing.T) {
+	rep := &eval.LabReport{BasePPL: 4, Levels: []eval.LevelResult{
+		{Level: "Q2", BitsPerWeight: 5.45, KLD: 1.8},
+		{Level: "Q4_B32", BitsPerWeight: 6.2, KLD: 0.02},
+		{Level: "Q8", BitsPerWeight: 9.1, KLD: 0.0006},
+	}}
+	st := Style{Background: color.Black, Foreground: color.NRGBA{0xff, 0xff, 0x00, 0xff}, Grid: color.Black}
+	img, err := RenderStyled(rep, SizeQuality, 720, 450, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := img.Bounds()
+	for x := b.Max.X - 4; x < b.Max.X; x++ {
+		for y := b.Min.Y + 120; y < b.Max.Y; y++ { // below the legend
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if r > 0x8000 && g > 0x8000 && bl < 0x4000 {
+				t.Fatalf("label text at (%d, %d), at the chart's right edge", x, y)
+			}
+		}
+	}
+}

@@ -46,8 +46,15 @@ func (l *pointLabels) Plot(c draw.Canvas, p *plot.Plot) {
 		if !c.Contains(pt) {
 			continue
 		}
+		at := pt
 		pt = pt.Add(l.offset)
 		r := sty.Rectangle(l.labels[i]).Add(pt)
+		if l.align == text.XLeft && r.Max.X > c.Max.X {
+			// past the right edge (the largest level): on the point's left
+			w := r.Max.X - r.Min.X
+			pt.X = at.X - l.offset.X - w
+			r = r.Add(vg.Point{X: pt.X - r.Min.X})
+		}
 		if l.avoid {
 			dy := clearance(r, placed)
 			pt.Y, r = pt.Y+dy, r.Add(vg.Point{Y: dy})

@@ -48,6 +48,9 @@ func (h *Hub) Search(ctx context.Context, q ui.HubQuery) (ui.HubPage, error) {
 	h.mu.Lock()
 	h.searches = append(h.searches, q)
 	h.mu.Unlock()
+	if h.Err != nil {
+		return ui.HubPage{}, h.Err
+	}
 	return h.page(q, h.matching(q), 0), ctx.Err()
 }
 
@@ -70,6 +73,9 @@ func (h *Hub) matching(q ui.HubQuery) []ui.HubModel {
 // More returns the page that starts at the offset Next encodes
 // ("start:sort:text").
 func (h *Hub) More(ctx context.Context, next string) (ui.HubPage, error) {
+	if h.Err != nil {
+		return ui.HubPage{}, h.Err
+	}
 	parts := strings.SplitN(next, ":", 3)
 	start, err := strconv.Atoi(parts[0])
 	if len(parts) != 3 || err != nil {
