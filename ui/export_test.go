@@ -87,6 +87,12 @@ func (a *App) ListedModels() []ModelInfo  { return a.models.models }
 func (a *App) SelectModel(i int)          { a.models.list.Select(i) }
 func (a *App) AddModelFile(p string)      { a.models.AddFile(p) }
 
+// LoadDialogSize is the load dialog's size in a window of size win.
+func LoadDialogSize(win fyne.Size) fyne.Size { return loadDialogSize(win) }
+
+// ModelList is the model panel's list of local models.
+func (a *App) ModelList() *widget.List { return a.models.list }
+
 // LoadForm builds the load dialog's form for the model listed at i.
 func (a *App) LoadForm(i int) *LoadForm {
 	d, _ := a.models.newLoadDialog(a.models.models[i])

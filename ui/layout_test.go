@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"fyne.io/fyne/v2"
+
+	"flowchat/ui"
 )
 
 // TestSmallWindowFits: at 900×600, with every optional screen, the
@@ -29,6 +31,32 @@ func TestSmallWindowFits(t *testing.T) {
 			if s, m := p.Size(), p.MinSize(); s.Width+0.5 < m.Width {
 				t.Errorf("%s tab %d: the %s pane is %.0f px wide, less than its minimum %.0f", h.a.SideTabs().Items[tab].Text, tab, name, s.Width, m.Width)
 			}
+		}
+	}
+}
+
+// TestModelPanelSmallWindow: at 900×600 with the local server switch under
+// the model's state, the model list keeps at least three rows, and the
+// load dialog fits the window (its form scrolls).
+func TestModelPanelSmallWindow(t *testing.T) {
+	h, _ := fullHarness(t, nil, false)
+	small := fyne.NewSize(900, 600)
+	h.w.Resize(small)
+	h.pumpIdle()
+	for i, it := range h.a.SideTabs().Items {
+		if it.Text == "Model" || it.Text == "Models" {
+			h.a.SideTabs().SelectIndex(i)
+		}
+	}
+	h.pumpIdle()
+	list := h.a.ModelList()
+	row := list.CreateItem().MinSize().Height
+	if got := list.Size().Height; got < 3*row {
+		t.Errorf("the model list is %.0f px tall, less than three rows (%.0f px each)", got, row)
+	}
+	for _, win := range []fyne.Size{small, fyne.NewSize(1200, 800), fyne.NewSize(640, 480)} {
+		if d := ui.LoadDialogSize(win); d.Width > win.Width || d.Height > win.Height || d.Width < 300 || d.Height < 300 {
+			t.Errorf("in a %v window the load dialog is %v", win, d)
 		}
 	}
 }

@@ -59,7 +59,12 @@ func newModelPanel(a *App) *modelPanel {
 	)
 	m.bottom = container.NewVBox(widget.NewSeparator(), m.details, container.NewHBox(m.loadBtn, m.unload),
 		m.progress, m.state, m.errLabel, m.gpu)
-	m.content = container.NewBorder(top, m.bottom, nil, nil, m.list)
+	// The list and the lower part share the height (the lower part
+	// scrolls), so the list keeps rows when the server switch and its URL
+	// sit below.
+	split := container.NewVSplit(container.NewBorder(top, nil, nil, nil, m.list), container.NewVScroll(m.bottom))
+	split.Offset = 0.62
+	m.content = split
 	return m
 }
 
@@ -448,13 +453,23 @@ func (m *modelPanel) showLoadDialog() {
 		m.a.loadModel(d.info.Path, d.opts)
 		return
 	}
-	dlg := dialog.NewCustomConfirm("Load model", "Load", "Cancel", form, func(ok bool) {
+	dlg := dialog.NewCustomConfirm("Load model", "Load", "Cancel", container.NewVScroll(form), func(ok bool) {
 		if ok {
 			m.a.loadModel(d.info.Path, d.opts)
 		}
 	}, m.a.win)
-	dlg.Resize(fyne.NewSize(520, 560))
+	dlg.Resize(loadDialogSize(m.a.win.Canvas().Size()))
 	dlg.Show()
+}
+
+// loadDialogSize is the load dialog's size in a window of size win: 540 ×
+// 680 where that fits, else the window less a margin (the form scrolls,
+// so the estimate and the speculative decoding section stay reachable).
+func loadDialogSize(win fyne.Size) fyne.Size {
+	if win.IsZero() {
+		return fyne.NewSize(540, 680)
+	}
+	return fyne.NewSize(min(540, win.Width-40), min(680, win.Height-60))
 }
 
 // setLoading shows a load in progress; "" ends it.
