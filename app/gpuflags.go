@@ -12,23 +12,43 @@ import (
 	"flowchat/app/hub"
 	"flowchat/engine"
 	"flowchat/engine/device"
+	"flowchat/engine/multigpu"
 )
 
 // gpuFlags place blocks on GPUs: --gpu-layers N|auto|all, --devices
 // cuda:0,cuda:1|hip:0|cpu,… (cpu: a stand-in device on the CPU, for
-// tests), --split 3,1 (shares of the blocks per device), --split-mode
-// layer (tensor and hybrid partitions are planned by engine/multigpu but
-// not run by the engine yet).
+// tests), --split 3,1 (shares per device), --split-mode layer|row|tensor|
+// hybrid and --tensor-group N (hybrid's devices per group): layer ranges,
+// every block split by heads and FFN rows (row is llama.cpp's name for
+// tensor), or Inferflow's groups, planned by engine/multigpu.
 type gpuFlags struct {
 	layers, devices, split, mode string
+	group                        int
 }
 
 func (g *gpuFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.layers, "gpu-layers", "0", "blocks to run on the GPU: a number (the last blocks; more than the model has also moves the output head), all, or auto (as many as fit the free GPU memory with a margin)")
 	fs.StringVar(&g.layers, "ngl", "0", "shorthand for --gpu-layers")
 	fs.StringVar(&g.devices, "devices", "", "GPUs to use, e.g. cuda:0,cuda:1 or hip:0 (default: the first CUDA device, else the first ROCm device)")
-	fs.StringVar(&g.split, "split", "", "shares of the GPU blocks per device, e.g. 3,1 (default: equal)")
-	fs.StringVar(&g.mode, "split-mode", "layer", "how blocks are split over several devices: layer (contiguous ranges)")
+	fs.StringVar(&g.split, "split", "", "shares per device, e.g. 3,1 (default: equal): of the blocks (layer), or of each block's heads and FFN rows (row, tensor, hybrid)")
+	fs.StringVar(&g.mode, "split-mode", "layer", "how blocks are split over several devices: layer (contiguous ranges), row or tensor (every block's attention heads and FFN rows shared by all devices), hybrid (layer ranges over groups of --tensor-group devices, split by tensor within a group)")
+	fs.IntVar(&g.group, "tensor-group", 2, "devices per group for --split-mode hybrid")
+}
+
+// partition reads --split-mode (and --tensor-group for hybrid).
+func (g *gpuFlags) partition() (multigpu.Mode, error) {
+	switch g.mode {
+	case "layer", "":
+		return multigpu.Layers, nil
+	case "row", "tensor":
+		return multigpu.Tensor, nil
+	case "hybrid":
+		if g.group < 1 {
+			return 0, fmt.Errorf("%w: --tensor-group %d: want a positive number of devices per group", errUsage, g.group)
+		}
+		return multigpu.Hybrid, nil
+	}
+	return 0, fmt.Errorf("%w: --split-mode %q: want layer, row (or tensor) or hybrid", errUsage, g.mode)
 }
 
 // errNoGPUAsked is a request for GPU layers where no GPU can be used.
@@ -43,8 +63,9 @@ func (g *gpuFlags) options(path string, ctx int) (*engine.GPUOptions, error) {
 		}
 		return nil, nil
 	}
-	if g.mode != "layer" {
-		return nil, fmt.Errorf("%w: --split-mode %q: only layer is run by the engine yet (tensor and hybrid are planned by engine/multigpu but not wired into the forward pass)", errUsage, g.mode)
+	mode, err := g.partition()
+	if err != nil {
+		return nil, err
 	}
 	shares, err := parseShares(g.split)
 	if err != nil {
@@ -54,12 +75,28 @@ func (g *gpuFlags) options(path string, ctx int) (*engine.GPUOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &engine.GPUOptions{Devices: devs, Split: shares}
+	if err := g.checkDevices(mode, len(devs), len(shares)); err != nil {
+		device.CloseAll(devs)
+		return nil, err
+	}
+	o := &engine.GPUOptions{Devices: devs, Split: shares, Mode: mode, TensorGroup: g.group, Ctx: ctx}
 	if o.Layers, err = g.count(path, ctx, devs); err != nil {
 		device.CloseAll(devs)
 		return nil, err
 	}
 	return o, nil
+}
+
+// checkDevices holds the device count against --split and hybrid's
+// --tensor-group.
+func (g *gpuFlags) checkDevices(mode multigpu.Mode, devs, shares int) error {
+	if shares > 0 && shares != devs {
+		return fmt.Errorf("%w: --split %q: %d shares for %d devices", errUsage, g.split, shares, devs)
+	}
+	if mode == multigpu.Hybrid && devs%g.group != 0 {
+		return fmt.Errorf("%w: --split-mode hybrid: --tensor-group %d does not divide the %d devices", errUsage, g.group, devs)
+	}
+	return nil
 }
 
 func (g *gpuFlags) open() ([]device.Device, error) {

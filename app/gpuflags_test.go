@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"flowchat/app/hub"
@@ -97,7 +98,50 @@ func TestGPULayersWithoutGPU(t *testing.T) {
 		t.Fatalf("stand-in devices: %+v, %v", o, err)
 	}
 	device.CloseAll(o.Devices)
-	if _, err := (&gpuFlags{layers: "2", mode: "tensor"}).options("", 0); !errors.Is(err, errUsage) {
-		t.Errorf("--split-mode tensor: %v", err)
+	if _, err := (&gpuFlags{layers: "2", mode: "column"}).options("", 0); !errors.Is(err, errUsage) {
+		t.Errorf("--split-mode column: %v", err)
+	}
+}
+
+// TestGPUSplitModes: greedy text from the CLI with every block and the
+// head split by tensor (row, tensor), by layer and in Inferflow's hybrid
+// (2 groups × 2) over CPU stand-ins is the one-device text; shapes and
+// flags that cannot be split are errors that say why.
+func TestGPUSplitModes(t *testing.T) {
+	model := fixtures.Path(t, "models/stories260K/stories260K-F32.gguf")
+	gen := func(extra ...string) (string, string, int) {
+		args := append([]string{"run", "--model", model, "--prompt", "Once upon a time", "--greedy", "-n", "24", "-t", "1", "--gpu-layers", "all"}, extra...)
+		return run(t, args...)
+	}
+	want, stderr, code := gen("--devices", "cpu")
+	if code != 0 || want == "" {
+		t.Fatalf("one device: exit %d, %q, %s", code, want, stderr)
+	}
+	for _, args := range [][]string{
+		{"--devices", "cpu,cpu", "--split-mode", "row"},
+		{"--devices", "cpu,cpu,cpu", "--split-mode", "tensor", "--split", "2,1,1"},
+		{"--devices", "cpu,cpu,cpu,cpu", "--split-mode", "hybrid", "--tensor-group", "2"},
+		{"--devices", "cpu,cpu", "--split-mode", "layer"},
+	} {
+		got, stderr, code := gen(args...)
+		if code != 0 || got != want {
+			t.Errorf("%v: exit %d, %q, want %q; %s", args, code, got, want, stderr)
+		}
+	}
+	gqa := fixtures.Path(t, "arch/rand-llama-gqa-F32.gguf") // 2 KV heads
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model", gqa, "--devices", "cpu,cpu,cpu", "--split-mode", "tensor"}, "2 KV heads cannot be shared by 3 devices"},
+		{[]string{"--model", model, "--devices", "cpu,cpu,cpu", "--split-mode", "hybrid", "--tensor-group", "2"}, "--tensor-group 2 does not divide the 3 devices"},
+		{[]string{"--model", model, "--devices", "cpu,cpu", "--split-mode", "column"}, `--split-mode "column"`},
+		{[]string{"--model", model, "--devices", "cpu,cpu", "--split-mode", "row", "--split", "1,1,1"}, "3 shares for 2 devices"},
+	} {
+		args := append([]string{"run", "--prompt", "a", "-n", "2", "-t", "1", "--gpu-layers", "all"}, c.args...)
+		_, stderr, code := run(t, args...)
+		if code == 0 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", c.args, code, stderr, c.want)
+		}
 	}
 }

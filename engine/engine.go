@@ -60,6 +60,9 @@ type Model struct {
 	release  func() error // releases weight mappings or copies (huge pages, non-GGUF formats)
 	// Requant reports the load-time re-quantization (empty when none).
 	Requant quant.Report
+	// GPUPlan is engine/multigpu's reason for a tensor or hybrid split's
+	// shares and layer ranges (empty otherwise).
+	GPUPlan string
 	kvType  ggml.Type
 
 	// runMu is held by every use of the network's worker pool: a

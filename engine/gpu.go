@@ -5,6 +5,7 @@ import (
 
 	"flowchat/engine/device"
 	"flowchat/engine/model"
+	"flowchat/engine/multigpu"
 )
 
 // GPUOptions place blocks on devices at load (LoadOptions.GPU).
@@ -18,8 +19,18 @@ type GPUOptions struct {
 	// CPU: its rows for a batch cross as the first boundary's activations.
 	Layers int
 	// Split shares the offloaded blocks between the devices in contiguous
-	// ranges (a layer partition), in proportion (nil: equal shares).
+	// ranges (a layer partition), in proportion (nil: equal shares); under
+	// a tensor or hybrid Mode, the heads and FFN rows of a tensor group.
 	Split []float64
+	// Mode multigpu.Tensor splits every offloaded block by tensor over all
+	// the devices, multigpu.Hybrid chains groups of TensorGroup devices by
+	// layer and splits by tensor within each (engine/multigpu plans both:
+	// model.PlanSplit). Anything else is the layer partition by Split.
+	Mode        multigpu.Mode
+	TensorGroup int
+	// Ctx is the context the planner counts each device's KV cache for
+	// (0: 4096).
+	Ctx int
 }
 
 // placeGPU uploads the blocks o puts on devices.
@@ -28,6 +39,9 @@ func (m *Model) placeGPU(o *GPUOptions) error {
 	k := o.Layers
 	if k < 0 || k > n {
 		k = n + 1
+	}
+	if o.Mode == multigpu.Tensor || o.Mode == multigpu.Hybrid {
+		return m.placeSplit(o, k)
 	}
 	counts, err := splitCounts(min(k, n), len(o.Devices), o.Split)
 	if err != nil {
@@ -47,6 +61,27 @@ func (m *Model) placeGPU(o *GPUOptions) error {
 	if err := m.Net.Place(p); err != nil {
 		return fmt.Errorf("placing %d blocks on %s: %w", min(k, n), deviceNames(o.Devices), err)
 	}
+	return nil
+}
+
+// placeSplit places the last min(k, n) blocks (k > n: with the head) by
+// tensor or hybrid partition; the planner's reason is kept in GPUPlan.
+func (m *Model) placeSplit(o *GPUOptions, k int) error {
+	n := m.Net.NLayer
+	m.devices = o.Devices // closed by Close, also when placing fails
+	ctx := o.Ctx
+	if ctx <= 0 {
+		ctx = 4096
+	}
+	p, plan, err := m.Net.PlanSplit(o.Devices, model.SplitOptions{Mode: o.Mode, TensorGroup: o.TensorGroup,
+		Shares: o.Split, First: n - min(k, n), Output: k > n, Ctx: ctx})
+	if err == nil {
+		err = m.Net.Place(p)
+	}
+	if err != nil {
+		return fmt.Errorf("splitting %d blocks by %s over %s: %w", min(k, n), o.Mode, deviceNames(o.Devices), err)
+	}
+	m.GPUPlan = plan.Reason
 	return nil
 }
 

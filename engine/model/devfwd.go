@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"unsafe"
@@ -13,14 +14,17 @@ import (
 // one devBufs per device, allocated at the first forward pass that uses
 // the device and freed when the State is collected.
 type devState struct {
-	b   []*devBufs
-	loc int // where the batch's activations x are: -1 host, else a device
+	b    []*devBufs
+	loc  int       // where the batch's activations x are: -1 host, else a device
+	host []float32 // [maxBatch × d_model] staging of tensor splits' copies through the host
 }
 
 // devBufs are one device's activations for batches of up to maxBatch rows
 // (shapes as the State's host buffers) and its attention scratch.
 type devBufs struct {
 	x, xn, tmp, q, k, v, out, gate, up device.Mem
+	red                                device.Mem // [maxBatch × d_model] a lead's received partial sums (tensor.go)
+	kd                                 int        // the widest K row of the shards here, floats
 	pos                                device.Mem // [maxBatch] int32 positions
 	scratch                            device.Mem // [nHead × nCtx] attention scores
 	kg, vg                             device.Mem // [nCtx × kvDim] keys gathered from paged blocks
@@ -28,11 +32,12 @@ type devBufs struct {
 	posValid                           bool       // pos holds this pass's positions
 }
 
-// devKV is a KV cache's device half: per block on a device, K and V for
-// every storage row of the cache (a State's nCtx rows, or a KVPool's
-// blocks·blockTokens), indexed like the host cache.
+// devKV is a KV cache's device half: per block on a device and per shard
+// of the block, K and V of the shard's KV heads for every storage row of
+// the cache (a State's nCtx rows, or a KVPool's blocks·blockTokens),
+// indexed like the host cache.
 type devKV struct {
-	k, v []device.Mem // per layer; zero for host blocks
+	k, v [][]device.Mem // per layer, per shard; nil for host blocks
 }
 
 // memList frees device memory; a cleanup owns one so that it does not
@@ -67,7 +72,8 @@ func devAlloc(o *offload, l *memList, di, bytes int) (device.Mem, error) {
 	return m, err
 }
 
-// devBuffers returns s's buffers on device di, allocating them first.
+// devBuffers returns s's buffers on device di, allocating them first,
+// sized for the largest shard di holds.
 func (s *State) devBuffers(di int) (*devBufs, error) {
 	o := s.m.off
 	if s.dev == nil || len(s.dev.b) != len(o.Devices) {
@@ -79,21 +85,33 @@ func (s *State) devBuffers(di int) (*devBufs, error) {
 		return b, nil
 	}
 	c, T := s.m.Config, s.maxBatch
-	nff := 0
-	for l, d := range o.Layer {
-		if d == di {
-			nff = max(nff, s.m.Layers[l].FFN.width())
+	b := &devBufs{}
+	var nh, nkv, nff int
+	lead := false
+	for l := range o.w {
+		for i := range o.w[l].shards {
+			if sh := &o.w[l].shards[i]; sh.Device == di {
+				nh, nkv, nff = max(nh, sh.nHead), max(nkv, sh.nKV), max(nff, sh.nff)
+				lead = lead || (i == 0 && len(o.w[l].shards) > 1)
+			}
 		}
 	}
-	b := &devBufs{}
-	for _, a := range []struct {
+	b.kd = nkv * c.HeadDim
+	bufs := []struct {
 		m *device.Mem
 		n int // floats
 	}{
-		{&b.x, T * c.NEmbd}, {&b.xn, T * c.NEmbd}, {&b.tmp, T * c.NEmbd}, {&b.q, T * c.qDim()},
-		{&b.k, T * c.kvDim()}, {&b.v, T * c.vDim()}, {&b.out, T * c.NHead * c.HeadDimV},
-		{&b.gate, T * nff}, {&b.up, T * nff}, {&b.pos, T}, {&b.scratch, c.NHead * s.nCtx},
-	} {
+		{&b.x, T * c.NEmbd}, {&b.xn, T * c.NEmbd}, {&b.tmp, T * c.NEmbd}, {&b.q, T * nh * c.HeadDim},
+		{&b.k, T * b.kd}, {&b.v, T * nkv * c.HeadDimV}, {&b.out, T * nh * c.HeadDimV},
+		{&b.gate, T * nff}, {&b.up, T * nff}, {&b.pos, T}, {&b.scratch, nh * s.nCtx},
+	}
+	if lead {
+		bufs = append(bufs, struct {
+			m *device.Mem
+			n int
+		}{&b.red, T * c.NEmbd})
+	}
+	for _, a := range bufs {
 		var err error
 		if *a.m, err = devAlloc(o, s.devMem, di, 4*a.n); err != nil {
 			return nil, err
@@ -134,19 +152,20 @@ func (p *KVPool) devCache() (*devKV, error) {
 
 func newDevKV(m *Model, rows int) (*devKV, *memList, error) {
 	o := m.off
-	kv := &devKV{k: make([]device.Mem, m.NLayer), v: make([]device.Mem, m.NLayer)}
+	kv := &devKV{k: make([][]device.Mem, m.NLayer), v: make([][]device.Mem, m.NLayer)}
 	l := &memList{devs: o.Devices}
-	for layer, di := range o.Layer {
-		if di < 0 {
-			continue
-		}
-		var err error
-		if kv.k[layer], err = devAlloc(o, l, di, 4*rows*m.kvDim()); err == nil {
-			kv.v[layer], err = devAlloc(o, l, di, 4*rows*m.vDim())
-		}
-		if err != nil {
-			l.free()
-			return nil, nil, fmt.Errorf("KV cache of block %d: %w", layer, err)
+	for layer := range o.w {
+		for _, sh := range o.w[layer].shards {
+			k, err := devAlloc(o, l, sh.Device, 4*rows*sh.kvDim(m.HeadDim))
+			var v device.Mem
+			if err == nil {
+				v, err = devAlloc(o, l, sh.Device, 4*rows*sh.nKV*m.HeadDimV)
+			}
+			if err != nil {
+				l.free()
+				return nil, nil, fmt.Errorf("KV cache of block %d: %w", layer, err)
+			}
+			kv.k[layer], kv.v[layer] = append(kv.k[layer], k), append(kv.v[layer], v)
 		}
 	}
 	return kv, l, nil
@@ -158,18 +177,16 @@ func (p *KVPool) copyDevRows(dst, src, n int) {
 	if p.dkv == nil || o == nil {
 		return
 	}
-	kd, vd := p.m.kvDim(), p.m.vDim()
-	for l, di := range o.Layer {
-		if di < 0 {
-			continue
-		}
-		d := o.Devices[di]
-		err := d.Copy(p.dkv.k[l].Floats(dst*kd, n*kd), p.dkv.k[l].Floats(src*kd, n*kd))
-		if err == nil {
-			err = d.Copy(p.dkv.v[l].Floats(dst*vd, n*vd), p.dkv.v[l].Floats(src*vd, n*vd))
-		}
-		if err != nil && o.err == nil {
-			o.err = fmt.Errorf("copying KV rows on %s: %w", d.Name(), err)
+	for l := range o.w {
+		for i, sh := range o.w[l].shards {
+			kd, d := sh.kvDim(p.m.HeadDim), o.Devices[sh.Device]
+			err := d.Copy(p.dkv.k[l][i].Floats(dst*kd, n*kd), p.dkv.k[l][i].Floats(src*kd, n*kd))
+			if err == nil {
+				err = d.Copy(p.dkv.v[l][i].Floats(dst*kd, n*kd), p.dkv.v[l][i].Floats(src*kd, n*kd))
+			}
+			if err != nil && o.err == nil {
+				o.err = fmt.Errorf("copying KV rows on %s: %w", d.Name(), err)
+			}
 		}
 	}
 }
@@ -229,74 +246,91 @@ func (s *State) writePositions(di int, b *devBufs, T int) error {
 	return s.m.off.Devices[di].Write(b.pos.Floats(0, T), unsafe.Slice((*byte)(unsafe.Pointer(&pos[0])), 4*T))
 }
 
-// devLayer runs block l on its device over the batch's T rows (x already
-// there), in the CPU block's order: x += O·attn(rope(Q,K)·norm(x)), then
-// x += down(silu(gate·n)·(up·n)), n = ffn_norm(x).
+// devLayer runs block l on its devices over the batch's T rows (x already
+// on the lead), in the CPU block's order: x += O·attn(rope(Q,K)·norm(x)),
+// then x += down(silu(gate·n)·(up·n)), n = ffn_norm(x); each sub-layer's
+// projections run per shard and are summed on the lead (tensor.go).
 func (s *State) devLayer(l, T int) error {
-	m, o := s.m, s.m.off
-	di := o.Layer[l]
-	d, b, w := o.Devices[di], s.dev.b[di], &o.w[l]
-	c, dm := m.Config, m.NEmbd
-	x, xn, tmp := b.x.Floats(0, T*dm), b.xn.Floats(0, T*dm), b.tmp.Floats(0, T*dm)
-	q, k, v := b.q.Floats(0, T*c.qDim()), b.k.Floats(0, T*c.kvDim()), b.v.Floats(0, T*c.vDim())
-	out := b.out.Floats(0, T*c.NHead*c.HeadDimV)
-	errs := []error{
-		d.RMSNorm(x, w.attnNorm, xn, dm, T, c.NormEps),
-		mm(d, w.q, xn, q, T), mm(d, w.k, xn, k, T), mm(d, w.v, xn, v, T),
+	w := &s.m.off.w[l]
+	if err := s.devSub(l, T, w.attnNorm, s.devAttnPart); err != nil {
+		return err
 	}
+	return s.devSub(l, T, w.ffnNorm, s.devFFNPart)
+}
+
+// devAttnPart is shard si's attention: its heads' Q/K/V from xn, RoPE,
+// attention over its KV cache, and its columns of O into tmp.
+func (s *State) devAttnPart(l, si, T int) (bool, error) {
+	m := s.m
+	sh := &m.off.w[l].shards[si]
+	if sh.nKV == 0 {
+		return false, nil
+	}
+	d, b, c := m.off.Devices[sh.Device], s.dev.b[sh.Device], m.Config
+	qd, kd := sh.qDim(c.HeadDim), sh.kvDim(c.HeadDim)
+	xn, tmp := b.xn.Floats(0, T*c.NEmbd), b.tmp.Floats(0, T*c.NEmbd)
+	q, k, v := b.q.Floats(0, T*qd), b.k.Floats(0, T*kd), b.v.Floats(0, T*kd)
+	out := b.out.Floats(0, T*sh.nHead*c.HeadDimV)
+	errs := []error{mm(d, sh.q, xn, q, T), mm(d, sh.k, xn, k, T), mm(d, sh.v, xn, v, T)}
 	if m.useRope {
 		errs = append(errs,
-			d.RoPE(q, b.pos, T, c.qDim(), c.NHead, c.HeadDim, c.NRot, c.RopeTheta, c.RopeFreqScale, m.ropeHalf),
-			d.RoPE(k, b.pos, T, c.kvDim(), c.NHeadKV, c.HeadDim, c.NRot, c.RopeTheta, c.RopeFreqScale, m.ropeHalf))
+			d.RoPE(q, b.pos, T, qd, sh.nHead, c.HeadDim, c.NRot, c.RopeTheta, c.RopeFreqScale, m.ropeHalf),
+			d.RoPE(k, b.pos, T, kd, sh.nKV, c.HeadDim, c.NRot, c.RopeTheta, c.RopeFreqScale, m.ropeHalf))
 	}
-	errs = append(errs, s.devAttention(l, di, b, q, k, v, out))
-	nff := w.gate.rows
-	gate, up := b.gate.Floats(0, T*nff), b.up.Floats(0, T*nff)
-	errs = append(errs,
-		mm(d, w.o, out, tmp, T), d.Add(x, tmp, T*dm),
-		d.RMSNorm(x, w.ffnNorm, xn, dm, T, c.NormEps),
-		mm(d, w.gate, xn, gate, T), mm(d, w.up, xn, up, T), d.SiLUMul(gate, gate, up, T*nff),
-		mm(d, w.dn, gate, tmp, T), d.Add(x, tmp, T*dm))
-	for _, err := range errs {
-		if err != nil {
-			return fmt.Errorf("block %d on %s: %w", l, d.Name(), err)
-		}
+	errs = append(errs, s.devAttention(l, si, b, q, k, v, out), mm(d, sh.o, out, tmp, T))
+	return true, errors.Join(errs...)
+}
+
+// devFFNPart is shard si's FFN rows: silu(gate·xn)·(up·xn), then its
+// columns of down into tmp.
+func (s *State) devFFNPart(l, si, T int) (bool, error) {
+	m := s.m
+	sh := &m.off.w[l].shards[si]
+	if sh.nff == 0 {
+		return false, nil
 	}
-	return nil
+	d, b, dm := m.off.Devices[sh.Device], s.dev.b[sh.Device], m.NEmbd
+	xn, tmp := b.xn.Floats(0, T*dm), b.tmp.Floats(0, T*dm)
+	gate, up := b.gate.Floats(0, T*sh.nff), b.up.Floats(0, T*sh.nff)
+	return true, errors.Join(mm(d, sh.gate, xn, gate, T), mm(d, sh.up, xn, up, T),
+		d.SiLUMul(gate, gate, up, T*sh.nff), mm(d, sh.dn, gate, tmp, T))
 }
 
 func mm(d device.Device, w devLinear, x, y device.Mem, T int) error {
 	return d.MatMul(w.t, w.w, x, y, w.n, w.rows, T)
 }
 
-// devAttention stores the batch's K/V rows in each segment's device cache
-// and attends each row over its sequence's positions [0, p] (causal), one
-// decode-attention launch per row. Keys in paged blocks that are not
-// consecutive storage rows are gathered first.
-func (s *State) devAttention(l, di int, b *devBufs, q, k, v, out device.Mem) error {
-	m, d := s.m, s.m.off.Devices[di]
-	kd, qd, od := m.kvDim(), m.qDim(), m.NHead*m.HeadDimV
+// devAttention stores the batch's K/V rows of shard si's heads in each
+// segment's device cache and attends each row over its sequence's
+// positions [0, p] (causal), one decode-attention launch per row. Keys in
+// paged blocks that are not consecutive storage rows are gathered first.
+func (s *State) devAttention(l, si int, b *devBufs, q, k, v, out device.Mem) error {
+	m := s.m
+	sh := &m.off.w[l].shards[si]
+	d := m.off.Devices[sh.Device]
+	kd, qd, od := sh.kvDim(m.HeadDim), sh.qDim(m.HeadDim), sh.nHead*m.HeadDimV
 	for i := range s.segs {
 		g := &s.segs[i]
 		kv, err := g.Seq.devCache()
 		if err != nil {
 			return err
 		}
+		kc, vc := kv.k[l][si], kv.v[l][si]
 		for j := range g.Tokens {
 			r, t := g.Seq.row(g.Seq.pos+j), g.row0+j
-			if err := d.Copy(kv.k[l].Floats(r*kd, kd), k.Floats(t*kd, kd)); err != nil {
+			if err := d.Copy(kc.Floats(r*kd, kd), k.Floats(t*kd, kd)); err != nil {
 				return err
 			}
-			if err := d.Copy(kv.v[l].Floats(r*kd, kd), v.Floats(t*kd, kd)); err != nil {
+			if err := d.Copy(vc.Floats(r*kd, kd), v.Floats(t*kd, kd)); err != nil {
 				return err
 			}
 		}
 		for j := range g.Tokens {
 			n, t := g.Seq.pos+j+1, g.row0+j
-			kc, vc, err := s.devKeys(g.Seq, kv, l, di, b, n)
+			kr, vr, err := s.devKeys(g.Seq, kc, vc, sh.Device, kd, b, n)
 			if err == nil {
-				err = d.Attn(q.Floats(t*qd, qd), kc, vc, b.scratch.Floats(0, m.NHead*n), out.Floats(t*od, od),
-					n, m.HeadDim, m.NHead, m.NHeadKV, kd, m.attnScale)
+				err = d.Attn(q.Floats(t*qd, qd), kr, vr, b.scratch.Floats(0, sh.nHead*n), out.Floats(t*od, od),
+					n, m.HeadDim, sh.nHead, sh.nKV, kd, m.attnScale)
 			}
 			if err != nil {
 				return err
@@ -306,30 +340,29 @@ func (s *State) devAttention(l, di int, b *devBufs, q, k, v, out device.Mem) err
 	return nil
 }
 
-// devKeys returns the device K and V rows of positions [0, n) of seq as
-// consecutive rows: the cache itself when they are stored so, else copies
-// of their runs in b.kg, b.vg.
-func (s *State) devKeys(seq *State, kv *devKV, l, di int, b *devBufs, n int) (kc, vc device.Mem, err error) {
-	kd := s.m.kvDim()
+// devKeys returns the device K and V rows (kd floats each, caches kc and
+// vc) of positions [0, n) of seq as consecutive rows: the cache itself
+// when they are stored so, else copies of their runs in b.kg, b.vg.
+func (s *State) devKeys(seq *State, kc, vc device.Mem, di, kd int, b *devBufs, n int) (kr, vr device.Mem, err error) {
 	if r, run := seq.run(0, n); run == n {
-		return kv.k[l].Floats(r*kd, n*kd), kv.v[l].Floats(r*kd, n*kd), nil
+		return kc.Floats(r*kd, n*kd), vc.Floats(r*kd, n*kd), nil
 	}
 	o, d := s.m.off, s.m.off.Devices[di]
 	if b.kg.Bytes() == 0 {
-		if b.kg, err = devAlloc(o, s.devMem, di, 4*s.nCtx*kd); err == nil {
-			b.vg, err = devAlloc(o, s.devMem, di, 4*s.nCtx*kd)
+		if b.kg, err = devAlloc(o, s.devMem, di, 4*s.nCtx*b.kd); err == nil {
+			b.vg, err = devAlloc(o, s.devMem, di, 4*s.nCtx*b.kd)
 		}
 		if err != nil {
-			return kc, vc, err
+			return kr, vr, err
 		}
 	}
 	for j := 0; j < n; {
 		r, run := seq.run(j, n)
-		if err = d.Copy(b.kg.Floats(j*kd, run*kd), kv.k[l].Floats(r*kd, run*kd)); err == nil {
-			err = d.Copy(b.vg.Floats(j*kd, run*kd), kv.v[l].Floats(r*kd, run*kd))
+		if err = d.Copy(b.kg.Floats(j*kd, run*kd), kc.Floats(r*kd, run*kd)); err == nil {
+			err = d.Copy(b.vg.Floats(j*kd, run*kd), vc.Floats(r*kd, run*kd))
 		}
 		if err != nil {
-			return kc, vc, err
+			return kr, vr, err
 		}
 		j += run
 	}

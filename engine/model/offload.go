@@ -14,10 +14,26 @@ import (
 // Output likewise for the output norm and head. The token embedding is a
 // row lookup and always stays on the host (as in llama.cpp): only its rows
 // for the batch cross, as the first boundary's activations.
+//
+// Tensor[l], when not empty, splits block l by tensor (Megatron-style)
+// over its shards, one per device; Layer[l] must then be the first
+// shard's device, the lead, which runs the two RMSNorms and the residual
+// and sums the shards' partial outputs (tensor.go).
 type Placement struct {
 	Devices []device.Device
 	Layer   []int
 	Output  int
+	Tensor  [][]Shard
+}
+
+// Shard is one device's part of a tensor-split block: KV heads
+// [KVHeads[0], KVHeads[1]) with their query heads (Q/K/V rows, the
+// matching O columns and their KV cache), and FFN rows [FFN[0], FFN[1])
+// of gate and up with the matching columns of down. A range may be empty.
+type Shard struct {
+	Device  int
+	KVHeads [2]int
+	FFN     [2]int
 }
 
 // LastLayers places the last n blocks (n > NLayer: also the output head) on
@@ -69,10 +85,25 @@ type devLinear struct {
 	n, rows int
 }
 
+// devLayer is a block's weights on its devices: the norms on the lead
+// (shards[0]'s device), the matrices per shard (one shard holding
+// everything when the block is not split).
 type devLayer struct {
-	attnNorm, ffnNorm        device.Mem
+	attnNorm, ffnNorm device.Mem
+	shards            []devShard
+}
+
+// devShard is a Shard's matrices on its device: q [nHead'·hd × d_model],
+// k and v [nKV'·hd × d_model], o [d_model × nHead'·hd], gate and up
+// [nff' × d_model], dn [d_model × nff'] (primes: the shard's counts).
+type devShard struct {
+	Shard
+	nKV, nHead, nff          int
 	q, k, v, o, gate, up, dn devLinear
 }
+
+func (sh *devShard) qDim(hd int) int  { return sh.nHead * hd }
+func (sh *devShard) kvDim(hd int) int { return sh.nKV * hd }
 
 // errDeviceUnsupported wraps the reasons a block cannot run on a device.
 var errDeviceUnsupported = errors.New("not supported by the device kernels yet")
@@ -144,7 +175,11 @@ func (m *Model) upload(o *offload) error {
 		if err := m.deviceSupport(l); err != nil {
 			return fmt.Errorf("block %d on %s: %w", l, o.Devices[di].Name(), err)
 		}
-		if err := m.uploadLayer(o, l, di); err != nil {
+		shards, err := m.blockShards(o.Placement, l)
+		if err != nil {
+			return err
+		}
+		if err := m.uploadLayer(o, l, shards); err != nil {
 			return err
 		}
 	}
@@ -163,8 +198,8 @@ func (m *Model) upload(o *offload) error {
 	return err
 }
 
-func (m *Model) uploadLayer(o *offload, l, di int) error {
-	L, up := &m.Layers[l], uploader{o: o, di: di}
+func (m *Model) uploadLayer(o *offload, l int, shards []Shard) error {
+	L, up := &m.Layers[l], uploader{o: o, di: shards[0].Device}
 	w := &o.w[l]
 	var err error
 	for _, v := range []struct {
@@ -175,15 +210,72 @@ func (m *Model) uploadLayer(o *offload, l, di int) error {
 			return err
 		}
 	}
-	for _, v := range []struct {
-		dst *devLinear
-		src *Weight
-	}{{&w.q, L.Attn.Q.W}, {&w.k, L.Attn.K.W}, {&w.v, L.Attn.V.W}, {&w.o, L.Attn.O.W}, {&w.gate, L.FFN.Gate.W}, {&w.up, L.FFN.Up.W}, {&w.dn, L.FFN.Down.W}} {
-		if *v.dst, err = up.linear(v.src); err != nil {
+	for _, sh := range shards {
+		ds, err := m.uploadShard(o, L, sh)
+		if err != nil {
 			return err
 		}
+		w.shards = append(w.shards, ds)
 	}
 	return nil
+}
+
+// uploadShard uploads sh's rows of Q/K/V/gate/up and columns of O/down.
+func (m *Model) uploadShard(o *offload, L *Layer, sh Shard) (devShard, error) {
+	c, up := m.Config, uploader{o: o, di: sh.Device}
+	g := c.NHead / c.NHeadKV
+	ds := devShard{Shard: sh, nKV: sh.KVHeads[1] - sh.KVHeads[0], nff: sh.FFN[1] - sh.FFN[0]}
+	ds.nHead = g * ds.nKV
+	q0, q1 := sh.KVHeads[0]*g*c.HeadDim, sh.KVHeads[1]*g*c.HeadDim
+	k0, k1 := sh.KVHeads[0]*c.HeadDim, sh.KVHeads[1]*c.HeadDim
+	f0, f1 := sh.FFN[0], sh.FFN[1]
+	for _, v := range []struct {
+		dst            *devLinear
+		src            *Weight
+		r0, r1, c0, c1 int // -1: the whole dimension
+	}{
+		{&ds.q, L.Attn.Q.W, q0, q1, -1, -1}, {&ds.k, L.Attn.K.W, k0, k1, -1, -1}, {&ds.v, L.Attn.V.W, k0, k1, -1, -1},
+		{&ds.o, L.Attn.O.W, -1, -1, q0, q1},
+		{&ds.gate, L.FFN.Gate.W, f0, f1, -1, -1}, {&ds.up, L.FFN.Up.W, f0, f1, -1, -1}, {&ds.dn, L.FFN.Down.W, -1, -1, f0, f1},
+	} {
+		r0, r1, c0, c1 := v.r0, v.r1, v.c0, v.c1
+		if r0 < 0 {
+			r0, r1 = 0, v.src.Rows
+		}
+		if c0 < 0 {
+			c0, c1 = 0, v.src.Cols
+		}
+		var err error
+		if *v.dst, err = up.part(v.src, r0, r1, c0, c1); err != nil {
+			return ds, err
+		}
+	}
+	return ds, nil
+}
+
+// blockShards is block l's shards under p: Tensor[l], checked, or one
+// shard of everything on Layer[l].
+func (m *Model) blockShards(p Placement, l int) ([]Shard, error) {
+	di := p.Layer[l]
+	if l >= len(p.Tensor) || len(p.Tensor[l]) == 0 {
+		return []Shard{{Device: di, KVHeads: [2]int{0, m.NHeadKV}, FFN: [2]int{0, m.Layers[l].FFN.width()}}}, nil
+	}
+	shards := p.Tensor[l]
+	seen := map[int]bool{}
+	h, f := 0, 0
+	for _, sh := range shards {
+		if sh.Device < 0 || sh.Device >= len(p.Devices) || seen[sh.Device] || sh.KVHeads[0] != h || sh.FFN[0] != f ||
+			sh.KVHeads[1] < h || sh.FFN[1] < f {
+			return nil, fmt.Errorf("model: block %d: shards %v are not contiguous ranges on distinct devices", l, shards)
+		}
+		seen[sh.Device] = true
+		h, f = sh.KVHeads[1], sh.FFN[1]
+	}
+	if h != m.NHeadKV || f != m.Layers[l].FFN.width() || shards[0].Device != di {
+		return nil, fmt.Errorf("model: block %d: shards %v do not cover %d KV heads and %d FFN rows, or do not lead on device %d",
+			l, shards, m.NHeadKV, m.Layers[l].FFN.width(), di)
+	}
+	return shards, nil
 }
 
 // deviceSupport says why block l cannot run on a device (nil: it can).
@@ -256,14 +348,33 @@ func (u uploader) vector(v []float32) (device.Mem, error) { return u.put(ggml.F3
 // linear uploads a matrix in its own type when a kernel reads it, else
 // converted to F16 (K-quants and the other types: dequantized once, so
 // the device holds 2 bytes per weight for them; DeviceMatrixBytes says so).
-func (u uploader) linear(w *Weight) (devLinear, error) {
+func (u uploader) linear(w *Weight) (devLinear, error) { return u.part(w, 0, w.Rows, 0, w.Cols) }
+
+// part uploads rows [r0, r1) and columns [c0, c1) of w: in w's own type
+// when a kernel reads it and the columns fall on its block boundaries,
+// else converted to F16.
+func (u uploader) part(w *Weight, r0, r1, c0, c1 int) (devLinear, error) {
+	if r0 == r1 || c0 == c1 { // an empty share: nothing to hold or compute
+		return devLinear{n: c1 - c0, rows: r1 - r0}, nil
+	}
 	t, ok := device.KernelType(w.Type)
-	data := w.Data[:w.Rows*w.Type.RowSize(w.Cols)]
-	if !ok {
-		t, data = device.F16, toF16(w)
+	bs := w.Type.BlockSize()
+	var data []byte
+	switch {
+	case ok && c0 == 0 && c1 == w.Cols:
+		rs := w.Type.RowSize(w.Cols)
+		data = w.Data[r0*rs : r1*rs]
+	case ok && c0%bs == 0 && c1%bs == 0:
+		a, b := w.Type.RowSize(c0), w.Type.RowSize(c1)
+		data = make([]byte, 0, (r1-r0)*(b-a))
+		for r := r0; r < r1; r++ {
+			data = append(data, w.Row(r)[a:b]...)
+		}
+	default:
+		t, data = device.F16, toF16(w, r0, r1, c0, c1)
 	}
 	mem, err := u.put(data)
-	return devLinear{t: t, w: mem, n: w.Cols, rows: w.Rows}, err
+	return devLinear{t: t, w: mem, n: c1 - c0, rows: r1 - r0}, err
 }
 
 // DeviceMatrixBytes is the device memory a matrix of type t takes.
@@ -274,13 +385,15 @@ func DeviceMatrixBytes(t ggml.Type, cols, rows int) int64 {
 	return 2 * int64(rows) * int64(cols)
 }
 
-func toF16(w *Weight) []byte {
-	out := make([]uint16, w.Rows*w.Cols)
+// toF16 is rows [r0, r1) and columns [c0, c1) of w in F16.
+func toF16(w *Weight, r0, r1, c0, c1 int) []byte {
+	n := c1 - c0
+	out := make([]uint16, (r1-r0)*n)
 	row := make([]float32, w.Cols)
-	for r := range w.Rows {
+	for r := r0; r < r1; r++ {
 		ggml.DequantizeRow(w.Type, w.Row(r), row)
-		for i, v := range row {
-			out[r*w.Cols+i] = ggml.FP32ToFP16(v)
+		for i, v := range row[c0:c1] {
+			out[(r-r0)*n+i] = ggml.FP32ToFP16(v)
 		}
 	}
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(out))), 2*len(out))

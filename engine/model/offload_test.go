@@ -193,6 +193,13 @@ func TestHostDeviceSplit(t *testing.T) {
 func TestDevicePagedBatch(t *testing.T) {
 	m := loadFixture(t, "arch/rand-llama-gqa-F32.gguf")
 	place(t, m, ByRanges(standIns(2), []int{m.NLayer / 2, m.NLayer - m.NLayer/2}))
+	pagedBatchCheck(t, m)
+}
+
+// pagedBatchCheck is TestDevicePagedBatch under m's placement; it returns
+// the pool.
+func pagedBatchCheck(t *testing.T, m *Model) *KVPool {
+	t.Helper()
 	pa, pb := prompt(m), prompt(m)[:7]
 	pool, err := m.NewKVPool(PoolOptions{Blocks: 32, BlockTokens: 4, Ctx: 64})
 	if err != nil {
@@ -251,6 +258,7 @@ func TestDevicePagedBatch(t *testing.T) {
 	}
 	ref := genLogits(t, m, pa, len(pa), 4)
 	sameBits(t, "fork", [][]float32{lg}, [][]float32{ref[4]})
+	return pool
 }
 
 // TestPlaceUnsupported: a block the device kernels cannot run is an error

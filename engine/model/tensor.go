@@ -1,0 +1,128 @@
+package model
+
+import (
+	"fmt"
+
+	"flowchat/engine/device"
+	"flowchat/engine/ggml"
+)
+
+// A tensor-split block (Placement.Tensor) runs each sub-layer as
+//
+//	lead:   xn = norm(x)                   (the lead is shards[0]'s device)
+//	host:   xn → every other shard's device
+//	shards: tmp_i = part_i(xn)             (its heads' attention and O columns,
+//	                                        or its FFN rows and down columns)
+//	lead:   tmp = tmp_0 + tmp_1 + … in shard order, then x += tmp
+//
+// The partial sums cross through the host (Read, then Write into the
+// lead's red buffer; peer copies are not done yet) and are added on the
+// lead by the Add kernel in shard order, so the result does not depend on
+// timing: runs are bit for bit repeatable. It differs from one device's
+// only in that order (one device sums a row of O or down over all its
+// columns in one kernel), within the bound stated by TestTensorSplit. An
+// unsplit block is one shard: no copies, the single-device pass as it was.
+
+// devSub runs one sub-layer of block l: x += Σ part(norm(x)) over the
+// block's shards.
+func (s *State) devSub(l, T int, norm device.Mem, part func(l, si, T int) (bool, error)) error {
+	o, c := s.m.off, s.m.Config
+	w := &o.w[l]
+	lead := w.shards[0].Device
+	d, b := o.Devices[lead], s.dev.b[lead]
+	x, xn := b.x.Floats(0, T*c.NEmbd), b.xn.Floats(0, T*c.NEmbd)
+	if err := d.RMSNorm(x, norm, xn, c.NEmbd, T, c.NormEps); err != nil {
+		return fmt.Errorf("block %d on %s: %w", l, d.Name(), err)
+	}
+	if err := s.broadcast(l, T); err != nil {
+		return err
+	}
+	var got []int // shards that computed a partial, in order
+	for si := range w.shards {
+		ok, err := part(l, si, T)
+		if err != nil {
+			return fmt.Errorf("block %d on %s: %w", l, o.Devices[w.shards[si].Device].Name(), err)
+		}
+		if ok {
+			got = append(got, si)
+		}
+	}
+	if len(got) == 0 {
+		return nil
+	}
+	if err := s.reduce(l, T, got); err != nil {
+		return err
+	}
+	if err := d.Add(x, b.tmp.Floats(0, T*c.NEmbd), T*c.NEmbd); err != nil {
+		return fmt.Errorf("block %d on %s: %w", l, d.Name(), err)
+	}
+	return nil
+}
+
+// broadcast copies the lead's normalized rows xn to the other shards'
+// devices through the host (and their positions, the first time in a
+// pass).
+func (s *State) broadcast(l, T int) error {
+	o, n := s.m.off, T*s.m.NEmbd
+	w := &o.w[l]
+	if len(w.shards) == 1 {
+		return nil
+	}
+	lead := w.shards[0].Device
+	host := s.stage(n)
+	if err := o.Devices[lead].Read(host, s.dev.b[lead].xn.Floats(0, n)); err != nil {
+		return fmt.Errorf("block %d: reading from %s: %w", l, o.Devices[lead].Name(), err)
+	}
+	for _, sh := range w.shards[1:] {
+		b, err := s.devBuffers(sh.Device)
+		if err == nil && !b.posValid {
+			err = s.writePositions(sh.Device, b, T)
+		}
+		if err == nil {
+			err = o.Devices[sh.Device].Write(b.xn.Floats(0, n), host)
+		}
+		if err != nil {
+			return fmt.Errorf("block %d: to %s: %w", l, o.Devices[sh.Device].Name(), err)
+		}
+	}
+	return nil
+}
+
+// reduce leaves Σ tmp_i over the shards got, added in their order, in the
+// lead's tmp.
+func (s *State) reduce(l, T int, got []int) error {
+	o, n := s.m.off, T*s.m.NEmbd
+	w := &o.w[l]
+	lead := w.shards[0].Device
+	d, b := o.Devices[lead], s.dev.b[lead]
+	host := s.stage(n)
+	for k, si := range got {
+		di := w.shards[si].Device
+		if di == lead { // only ever the first: shards[0] is the lead
+			continue
+		}
+		dst := b.red
+		if k == 0 { // the lead computed nothing: the first partial is the sum so far
+			dst = b.tmp
+		}
+		err := o.Devices[di].Read(host, s.dev.b[di].tmp.Floats(0, n))
+		if err == nil {
+			err = d.Write(dst.Floats(0, n), host)
+		}
+		if err == nil && k > 0 {
+			err = d.Add(b.tmp.Floats(0, n), b.red.Floats(0, n), n)
+		}
+		if err != nil {
+			return fmt.Errorf("block %d: summing %s's part on %s: %w", l, o.Devices[di].Name(), d.Name(), err)
+		}
+	}
+	return nil
+}
+
+// stage is the State's host staging buffer for n floats, as bytes.
+func (s *State) stage(n int) []byte {
+	if len(s.dev.host) < s.maxBatch*s.m.NEmbd {
+		s.dev.host = make([]float32, s.maxBatch*s.m.NEmbd)
+	}
+	return ggml.F32Bytes(s.dev.host[:n])
+}
