@@ -65,11 +65,20 @@ func (s *Server) parseCompletion(w http.ResponseWriter, r *http.Request) (*compl
 
 // completionPrompts tokenizes text prompts as `flowchat run` does (BOS
 // added, special tokens parsed) and checks token prompts against the
-// vocabulary.
+// vocabulary. With a suffix each prompt is the prefix of a
+// fill-in-the-middle layout (fim.go), tokenized without BOS as
+// llama-server's /infill tokenizes its prompt.
 func (s *Server) completionPrompts(c *completionCall) *apiError {
+	f, e := s.fimFor(&c.req)
+	if e != nil {
+		return e
+	}
 	tok := s.cfg.Model.Tok
 	for _, t := range c.req.Prompt.texts {
-		ids := tok.Encode(t, true, true)
+		ids := tok.Encode(t, f == nil, true)
+		if f != nil {
+			ids = f.prompt(ids)
+		}
 		if len(ids) == 0 {
 			return badRequest("prompt", "the prompt encodes to no tokens")
 		}
@@ -85,7 +94,11 @@ func (s *Server) completionPrompts(c *completionCall) *apiError {
 				return badRequest("prompt", "prompt[%d] has token %d outside the vocabulary [0, %d)", i, id, nv)
 			}
 		}
-		c.prompts, c.texts = append(c.prompts, ids), append(c.texts, tok.Decode(ids))
+		text := tok.Decode(ids)
+		if f != nil {
+			ids = f.prompt(ids)
+		}
+		c.prompts, c.texts = append(c.prompts, ids), append(c.texts, text)
 	}
 	return nil
 }
