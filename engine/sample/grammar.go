@@ -191,17 +191,21 @@ func buildTrie(pieces [][]byte) trie {
 }
 
 // walk marks every token below node n whose bytes the grammar takes from
-// state st; it descends only into prefixes the grammar allows.
+// state st; it descends only into prefixes the grammar allows. The states
+// of a node's children live in the matcher's scratch arena, freed as the
+// walk leaves each child: the walk allocates nothing once the arena has
+// grown to the trie's depth.
 func (t *trie) walk(n int32, st grammar.State, m *grammar.Matcher, allowed []bool) {
 	nd := &t.nodes[n]
+	mk := m.Mark()
 	for _, e := range t.edges[nd.first : nd.first+nd.n] {
-		next, ok := m.AdvanceByte(st, e.b)
-		if !ok {
-			continue
+		next, ok := m.AdvanceByteScratch(st, e.b)
+		if ok {
+			for _, tok := range t.nodes[e.child].toks {
+				allowed[tok] = true
+			}
+			t.walk(e.child, next, m, allowed)
 		}
-		for _, tok := range t.nodes[e.child].toks {
-			allowed[tok] = true
-		}
-		t.walk(e.child, next, m, allowed)
+		m.Release(mk)
 	}
 }
