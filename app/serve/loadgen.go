@@ -63,7 +63,10 @@ func RunLoad(ctx context.Context, spec LoadSpec) LoadReport {
 	if spec.Clients < 1 || spec.Requests < 1 || len(spec.Prompts) == 0 {
 		return LoadReport{Errors: []error{fmt.Errorf("serve: a load needs clients, requests and prompts")}}
 	}
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: spec.Clients, MaxConnsPerHost: spec.Clients}}
+	// A connection per request: llama-server closes idle keep-alive
+	// connections, and a POST on one it just closed fails (Go retries
+	// only idempotent requests).
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	next := make(chan int, spec.Requests)
 	for i := range spec.Requests {
 		next <- i
