@@ -1,6 +1,11 @@
 package tokenizer
 
-import "testing"
+import (
+	"bytes"
+	"testing"
+
+	"flowchat/engine/gguf"
+)
 
 // TestFIMByText finds the fill-in-the-middle tokens of each family by
 // their text, among decoy tokens, and marks them control.
@@ -61,5 +66,43 @@ func TestFIMStarCoderVocab(t *testing.T) {
 	got := [3]string{tk.Token(pre), tk.Token(suf), tk.Token(mid)}
 	if got != [3]string{"<fim_prefix>", "<fim_suffix>", "<fim_middle>"} {
 		t.Errorf("FIM tokens = %q", got)
+	}
+}
+
+// TestFIMGGUFKeys reads the FIM ids from GGUF metadata, in both
+// spellings; where a file has both, the older one wins, as in llama.cpp.
+func TestFIMGGUFKeys(t *testing.T) {
+	toks := []string{"<unk>", "<s>", "</s>", "p", "s", "m", "P", "S", "M"}
+	for _, tc := range []struct {
+		keys map[string]uint32
+		want [3]int32
+	}{
+		{map[string]uint32{"fim_pre_token_id": 3, "fim_suf_token_id": 4, "fim_mid_token_id": 5}, [3]int32{3, 4, 5}},
+		{map[string]uint32{"prefix_token_id": 6, "suffix_token_id": 7, "middle_token_id": 8}, [3]int32{6, 7, 8}},
+		{map[string]uint32{"fim_pre_token_id": 3, "fim_suf_token_id": 4, "fim_mid_token_id": 5,
+			"prefix_token_id": 6, "suffix_token_id": 7, "middle_token_id": 8}, [3]int32{6, 7, 8}},
+	} {
+		w := gguf.NewWriter()
+		w.Set("tokenizer.ggml.model", "llama")
+		w.Set("tokenizer.ggml.tokens", toks)
+		for k, v := range tc.keys {
+			w.Set("tokenizer.ggml."+k, v)
+		}
+		var buf bytes.Buffer
+		if _, err := w.WriteTo(&buf); err != nil {
+			t.Fatal(err)
+		}
+		f, err := gguf.Parse(buf.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		tk, err := FromGGUF(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pre, suf, mid, ok := tk.FIM()
+		if got := [3]int32{pre, suf, mid}; !ok || got != tc.want {
+			t.Errorf("keys %v: FIM() = %v %v, want %v", tc.keys, got, ok, tc.want)
+		}
 	}
 }
