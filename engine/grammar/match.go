@@ -60,38 +60,6 @@ type Matcher struct {
 	seen map[string]struct{}
 	key  []byte
 	one  [1]byte
-
-	// The arena of AdvanceByteScratch: the elements of the stacks it
-	// derives and the lists of stacks its states hold. Both only grow
-	// until Release truncates them to a Mark, so a depth-first walk
-	// (a vocabulary trie) reuses the same memory at every node.
-	scratch bool
-	arena   []int32
-	lists   []stack
-}
-
-// Mark is a point in a Matcher's scratch arena (see Release).
-type Mark struct{ arena, lists int }
-
-// Mark returns the current end of the scratch arena.
-func (m *Matcher) Mark() Mark { return Mark{len(m.arena), len(m.lists)} }
-
-// Release frees the scratch arena back to mk: every state that
-// AdvanceByteScratch returned since mk was taken is invalid afterwards.
-func (m *Matcher) Release(mk Mark) {
-	m.arena, m.lists = m.arena[:mk.arena], m.lists[:mk.lists]
-}
-
-// AdvanceByteScratch is AdvanceByte with the new state's storage taken
-// from the matcher's arena instead of the heap: no allocation once the
-// arena has grown to a walk's depth. The state lives until Release to a
-// Mark taken before it; use it for transient states only (a trie walk),
-// never for one kept across Releases.
-func (m *Matcher) AdvanceByteScratch(s State, c byte) (State, bool) {
-	m.scratch = true
-	s, ok := m.AdvanceByte(s, c)
-	m.scratch = false
-	return s, ok
 }
 
 // NewMatcher returns a matcher for g.
@@ -103,7 +71,7 @@ func (g *Grammar) NewMatcher() *Matcher {
 func (m *Matcher) Start() State {
 	var out []stack
 	for _, a := range m.g.alts[m.g.root] {
-		out = m.expand(m.derive(nil, a, -1), out)
+		out = m.expand(pushNonEnd(m.g, nil, a), out)
 	}
 	return State{stacks: out}
 }
@@ -185,7 +153,7 @@ func (m *Matcher) partialFits(stacks []stack, p partial) bool {
 // acceptRune replaces every parse whose next element matches r by the
 // parses that follow it.
 func (m *Matcher) acceptRune(stacks []stack, r rune) (State, bool) {
-	out := m.newList(len(stacks))
+	var out []stack
 	for _, st := range stacks {
 		if len(st) == 0 {
 			continue
@@ -194,53 +162,20 @@ func (m *Matcher) acceptRune(stacks []stack, r rune) (State, bool) {
 		if !m.g.matches(m.g.elems[top], r) {
 			continue
 		}
-		out = m.expand(m.derive(st[:len(st)-1], top+1, -1), out)
+		next := make(stack, len(st)-1, len(st)+3)
+		copy(next, st)
+		out = m.expand(pushNonEnd(m.g, next, top+1), out)
 	}
-	out = m.keepList(out)
 	return State{stacks: out}, len(out) > 0
 }
 
-// derive is a new stack: base, then positions x and y (-1: none) pushed
-// in turn unless they end their alternative (a tail position is never
-// kept, so right recursion does not deepen stacks). It lives in the arena
-// in scratch mode, on the heap otherwise.
-func (m *Matcher) derive(base stack, x, y int32) stack {
-	if !m.scratch {
-		next := make(stack, len(base), len(base)+2)
-		copy(next, base)
-		return m.pushNonEnd(m.pushNonEnd(next, x), y)
-	}
-	off := len(m.arena)
-	m.arena = m.pushNonEnd(m.pushNonEnd(append(m.arena, base...), x), y)
-	return m.arena[off:len(m.arena):len(m.arena)]
-}
-
-func (m *Matcher) pushNonEnd(st stack, i int32) stack {
-	if i < 0 || m.g.elems[i].kind == eEnd {
+// pushNonEnd pushes position i unless it ends its alternative (a tail
+// position is never kept, so right recursion does not deepen stacks).
+func pushNonEnd(g *Grammar, st stack, i int32) stack {
+	if g.elems[i].kind == eEnd {
 		return st
 	}
 	return append(st, i)
-}
-
-// newList is an empty list of stacks to build a state in: in scratch mode
-// the free end of the arena's lists, room made for about n stacks.
-func (m *Matcher) newList(n int) []stack {
-	if !m.scratch {
-		return nil
-	}
-	m.lists = slices.Grow(m.lists, 2*n+8)
-	return m.lists[len(m.lists):len(m.lists)]
-}
-
-// keepList claims a list built from newList in the arena (a list that
-// outgrew the room it was given was moved by append: it is copied back).
-func (m *Matcher) keepList(out []stack) []stack {
-	if !m.scratch {
-		return out
-	}
-	off := len(m.lists)
-	m.lists = append(m.lists, out...)
-	return m.lists[off:len(m.lists):len(m.lists)]
 }
 
 // expand resolves rule references on top of st until every resulting
@@ -257,7 +192,11 @@ func (m *Matcher) expand(st stack, out []stack) []stack {
 	}
 	base := st[:len(st)-1]
 	for _, a := range m.g.alts[e.ref] {
-		out = m.expand(m.derive(base, top+1, a), out)
+		next := make(stack, len(base), len(base)+3)
+		copy(next, base)
+		next = pushNonEnd(m.g, next, top+1)
+		next = pushNonEnd(m.g, next, a)
+		out = m.expand(next, out)
 	}
 	return out
 }

@@ -128,8 +128,9 @@ func TestGrammarParams(t *testing.T) {
 	}
 }
 
-// BenchmarkGrammarMask times the full mask (the trie walk) and a Sample
-// with a grammar over LLaMA's 32000-token SentencePiece vocabulary, in a
+// BenchmarkGrammarMask times the full mask (the trie walk; warm: its
+// transitions cached by an earlier mask, cold: a new cache) and a check of
+// one token with a grammar over LLaMA's 32000-token SentencePiece vocabulary, in a
 // permissive state (inside a JSON string: most tokens allowed) and a
 // narrow one (after a key: only ":" and whitespace).
 func BenchmarkGrammarMask(b *testing.B) {
@@ -171,22 +172,34 @@ func BenchmarkGrammarMask(b *testing.B) {
 				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 			}
 		})
+		// The first mask in a state computes its transitions.
+		b.Run("mask-cold/"+tc.name, func(b *testing.B) {
+			cpu := cpuTime()
+			for b.Loop() {
+				gs.cache = grammar.NewCache(gs.m, maxCachedStates)
+				c.load(logits)
+				gs.mask(&c)
+			}
+			if cpu := cpuTime() - cpu; cpu > 0 {
+				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+			}
+		})
 	}
 }
 
-// TestGrammarMaskEqualsCheck: the full mask (the trie walk, its states in
-// the matcher's arena) allows exactly the tokens that the one-token check
-// (states on the heap) accepts, over LLaMA's 32000 pieces in several
-// states; masking leaves the stage's own state as it was.
+// TestGrammarMaskEqualsCheck: the full mask (the trie walk over cached
+// transitions) allows exactly the tokens that the one-token check
+// (AdvanceByte) accepts, over LLaMA's 32000 pieces in several states, one
+// stage and one cache for all of them.
 func TestGrammarMaskEqualsCheck(t *testing.T) {
 	tk := llamaSPM(t)
 	n := tk.VocabSize()
-	for _, prefix := range []string{``, `{"name": "Jo`, `{"name"`, `{"n": [1, 2.`, `{"é": "\u00`, "{\"k\": \"\xe6\x97"} {
-		gs, err := newGrammarStage(grammar.JSONObject, tk, n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, ok := gs.m.Advance(gs.st, []byte(prefix))
+	gs, err := newGrammarStage(grammar.JSONObject, tk, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, prefix := range []string{``, `{"name": "Jo`, `{"name"`, `{"n": [1, 2.`, `{"é": "\u00`, "{\"k\": \"\xe6\x97", `{"name": "Jo`} {
+		st, ok := gs.m.Advance(gs.start, []byte(prefix))
 		if !ok {
 			t.Fatalf("prefix %q refused", prefix)
 		}
