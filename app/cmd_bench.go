@@ -46,6 +46,10 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the measured runs to this file (go tool pprof)")
 	parallel := fs.String("parallel", "", "sequences at once, comma-separated (e.g. 1,2,4,8,16): aggregate throughput of a batch of sequences, as llama-batched-bench")
 	format := fs.String("o", "md", "output format: md (a table) or json (llama-bench's -o json objects, with parallel)")
+	url := fs.String("url", "", "measure an OpenAI-compatible server at this base URL instead (flowchat serve, llama-server): --clients streams of greedy /v1/completions, -n tokens each")
+	clients := fs.Int("clients", 8, "with --url: streams at once")
+	requests := fs.Int("requests", 64, "with --url: requests in all")
+	apiKey := fs.String("api-key", "", "with --url: the server's API key")
 	serving := fs.Bool("serving", false, "measure the scheduler: time to first token while 8 queries stream, the prefix cache on a second chat turn, KV memory of 16 sequences")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -74,6 +78,9 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	}
 	if *format != "md" && *format != "json" {
 		return fmt.Errorf("%w: -o %q: want md or json", errUsage, *format)
+	}
+	if *url != "" {
+		return runURLBench(*url, *apiKey, *clients, *requests, tgs[0], stdout)
 	}
 	if *serving {
 		return runServingBench(mf, ths[0], stdout)

@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"sync"
 	"time"
@@ -136,7 +135,7 @@ func (s *Server) completeChat(w http.ResponseWriter, r *http.Request, c *chatCal
 	resp := chatResponse{ID: c.id, Object: "chat.completion", Created: c.now, Model: s.cfg.ModelID, SystemFingerprint: fingerprint}
 	var u usage
 	var tm timings
-	results, err := s.runChoices(r.Context(), c.job, c.n)
+	results, err := s.runChoices(r.Context(), c.job, c.n, choiceHooks{})
 	if err != nil {
 		writeError(w, runError(err))
 		return
@@ -156,35 +155,60 @@ func (s *Server) completeChat(w http.ResponseWriter, r *http.Request, c *chatCal
 	writeJSON(w, http.StatusOK, resp)
 }
 
-// runChoices runs the n choices of a request: the first alone, so that
-// its prompt's blocks enter the engine's prefix cache, then the others at
-// once, batched by the engine's scheduler and each finding the prompt
-// cached. Choice i samples with seedFor(params, i), as one at a time did.
-func (s *Server) runChoices(ctx context.Context, job job, n int) ([]result, error) {
+// choiceHooks adapt the choices of runChoices: prep adjusts choice i's
+// job before it runs (its emit, for streaming), done receives its result
+// as it ends. Both may be called from several goroutines at once.
+type choiceHooks struct {
+	prep func(i int, j *job)
+	done func(i int, res result)
+}
+
+// runChoices runs the n choices of a request. The first starts alone and,
+// once it has drawn its first token (its prompt's blocks are then in the
+// engine's prefix cache), the others start, batched with it by the
+// engine's scheduler and each finding the prompt cached. Choice i samples
+// with seedFor(params, i), so a fixed seed gives the same choices
+// streamed or not. The first error cancels the other choices and is
+// returned.
+func (s *Server) runChoices(ctx context.Context, base job, n int, h choiceHooks) ([]result, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	out := make([]result, n)
-	errs := make([]error, n)
-	first := job
-	first.params = seedFor(job.params, 0)
-	if out[0], errs[0] = s.run(ctx, first); errs[0] != nil || n == 1 {
-		return out, errs[0]
-	}
+	var errOnce sync.Once
+	var firstErr error
 	// At most as many at once as the backend has seats, so a request's
 	// own choices do not fill the queue.
 	sem := make(chan struct{}, max(1, s.cfg.Backend.Load().Slots))
+	one := func(i int, started func()) bool {
+		sem <- struct{}{}
+		defer func() { <-sem }()
+		j := base
+		j.params, j.started = seedFor(base.params, i), started
+		if h.prep != nil {
+			h.prep(i, &j)
+		}
+		res, err := s.run(ctx, j)
+		if err != nil {
+			errOnce.Do(func() { firstErr = err; cancel(err) })
+			return false
+		}
+		out[i] = res
+		if h.done != nil {
+			h.done(i, res)
+		}
+		return true
+	}
 	var wg sync.WaitGroup
-	for i := 1; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			j := job
-			j.params = seedFor(job.params, i)
-			out[i], errs[i] = s.run(ctx, j)
-		}()
+	rest := sync.OnceFunc(func() {
+		for i := 1; i < n; i++ {
+			wg.Go(func() { one(i, nil) })
+		}
+	})
+	if one(0, rest) {
+		rest() // the first ended without drawing a token
 	}
 	wg.Wait()
-	return out, errors.Join(errs...)
+	return out, firstErr
 }
 
 // fingerprint identifies the serving configuration, as OpenAI's
@@ -222,32 +246,34 @@ func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, c *chatCall)
 		b.Choices = []chatChoice{ch}
 		return sw.send(b)
 	}
-	var u usage
-	for i := range c.n {
-		j := c.job
-		j.params = seedFor(j.params, i)
+	prep := func(i int, j *job) {
+		if c.req.useTools() {
+			return // calls are parsed from the whole answer, then sent at once
+		}
 		role := "assistant" // the first delta of each choice names it
 		j.emit = func(text string, lps []tokenLogprob) bool {
 			ok := chunk(chatChoice{Index: i, Delta: &outMessage{Role: role, Content: &text}, Logprobs: chatLps(j.topLogprobs, lps)})
 			role = ""
 			return ok
 		}
-		if c.req.useTools() {
-			j.emit = nil // calls are parsed from the whole answer, then sent at once
-		}
-		res, err := s.run(r.Context(), j)
-		if err != nil {
-			sw.fail(runError(err))
-			return
-		}
-		addUsage(&u, len(j.prompt), res)
+	}
+	done := func(i int, res result) {
 		finish := res.finish
 		if c.req.useTools() {
 			finish = c.streamAnswer(chunk, i, res)
 		}
 		chunk(chatChoice{Index: i, Delta: &outMessage{}, FinishReason: &finish})
 	}
+	results, err := s.runChoices(r.Context(), c.job, c.n, choiceHooks{prep: prep, done: done})
+	if err != nil {
+		sw.fail(runError(err))
+		return
+	}
 	if c.req.StreamOptions != nil && c.req.StreamOptions.IncludeUsage {
+		var u usage
+		for _, res := range results {
+			addUsage(&u, len(c.job.prompt), res)
+		}
 		b := base
 		b.Choices, b.Usage = []chatChoice{}, &u
 		sw.send(b)

@@ -65,11 +65,20 @@ func (s *Server) parseCompletion(w http.ResponseWriter, r *http.Request) (*compl
 
 // completionPrompts tokenizes text prompts as `flowchat run` does (BOS
 // added, special tokens parsed) and checks token prompts against the
-// vocabulary.
+// vocabulary. With a suffix each prompt is the prefix of a
+// fill-in-the-middle layout (fim.go), tokenized without BOS as
+// llama-server's /infill tokenizes its prompt.
 func (s *Server) completionPrompts(c *completionCall) *apiError {
+	f, e := s.fimFor(&c.req)
+	if e != nil {
+		return e
+	}
 	tok := s.cfg.Model.Tok
 	for _, t := range c.req.Prompt.texts {
-		ids := tok.Encode(t, true, true)
+		ids := tok.Encode(t, f == nil, true)
+		if f != nil {
+			ids = f.prompt(ids)
+		}
 		if len(ids) == 0 {
 			return badRequest("prompt", "the prompt encodes to no tokens")
 		}
@@ -85,7 +94,11 @@ func (s *Server) completionPrompts(c *completionCall) *apiError {
 				return badRequest("prompt", "prompt[%d] has token %d outside the vocabulary [0, %d)", i, id, nv)
 			}
 		}
-		c.prompts, c.texts = append(c.prompts, ids), append(c.texts, tok.Decode(ids))
+		text := tok.Decode(ids)
+		if f != nil {
+			ids = f.prompt(ids)
+		}
+		c.prompts, c.texts = append(c.prompts, ids), append(c.texts, text)
 	}
 	return nil
 }
@@ -95,14 +108,14 @@ func (s *Server) completeCompletion(w http.ResponseWriter, r *http.Request, c *c
 	u := usage{PromptTokensDetails: &promptDetails{}}
 	var tm timings
 	for pi, prompt := range c.prompts {
-		for i := range c.n {
-			j := c.job
-			j.prompt, j.params = prompt, seedFor(j.params, i)
-			res, err := s.run(r.Context(), j)
-			if err != nil {
-				writeError(w, runError(err))
-				return
-			}
+		j := c.job
+		j.prompt = prompt
+		results, err := s.runChoices(r.Context(), j, c.n, choiceHooks{})
+		if err != nil {
+			writeError(w, runError(err))
+			return
+		}
+		for i, res := range results {
 			countCompletion(&u, len(prompt), res)
 			tm.DraftN, tm.DraftNAccepted = tm.DraftN+res.stats.Drafted, tm.DraftNAccepted+res.stats.DraftAccepted
 			text, off := res.text, 0
@@ -150,6 +163,8 @@ func legacyLps(top int, lps []tokenLogprob, offset int) *legacyLogprobs {
 	return out
 }
 
+// streamCompletion streams each prompt's n choices, run at once and
+// their chunks interleaved, each carrying its index (prompt × n + choice).
 func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, c *completionCall) {
 	sw := newSSE(w)
 	defer sw.close()
@@ -160,26 +175,28 @@ func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, c *com
 		return sw.send(b)
 	}
 	u := usage{PromptTokensDetails: &promptDetails{}}
-	var tm timings
 	for pi, prompt := range c.prompts {
-		for i := range c.n {
+		prep := func(i int, j *job) {
 			idx := pi*c.n + i
-			if c.req.Echo && !chunk(completionChoice{Index: idx, Text: c.texts[pi]}) {
-				return
+			if c.req.Echo {
+				chunk(completionChoice{Index: idx, Text: c.texts[pi]})
 			}
-			j := c.job
-			j.prompt, j.params = prompt, seedFor(j.params, i)
 			j.emit = func(text string, lps []tokenLogprob) bool {
 				return chunk(completionChoice{Index: idx, Text: text, Logprobs: legacyLps(j.topLogprobs, lps, 0)})
 			}
-			res, err := s.run(r.Context(), j)
-			if err != nil {
-				sw.fail(runError(err))
-				return
-			}
+		}
+		done := func(i int, res result) {
+			chunk(completionChoice{Index: pi*c.n + i, FinishReason: &res.finish})
+		}
+		j := c.job
+		j.prompt = prompt
+		results, err := s.runChoices(r.Context(), j, c.n, choiceHooks{prep: prep, done: done})
+		if err != nil {
+			sw.fail(runError(err))
+			return
+		}
+		for _, res := range results {
 			countCompletion(&u, len(prompt), res)
-			tm.DraftN, tm.DraftNAccepted = tm.DraftN+res.stats.Drafted, tm.DraftNAccepted+res.stats.DraftAccepted
-			chunk(completionChoice{Index: idx, FinishReason: &res.finish})
 		}
 	}
 	if c.req.StreamOptions != nil && c.req.StreamOptions.IncludeUsage {

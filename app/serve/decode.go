@@ -227,9 +227,6 @@ func checkCompletion(r *completionRequest, pr *problems) {
 	if r.Logprobs != nil && (*r.Logprobs < 0 || *r.Logprobs > 5) {
 		pr.add("logprobs", "logprobs = %d outside [0, 5]", *r.Logprobs)
 	}
-	if r.Suffix != nil && *r.Suffix != "" {
-		pr.add("suffix", "suffix (fill-in-the-middle) is not supported by this server yet")
-	}
 }
 
 // decodeRequest decodes body into req, validates it with check and reads

@@ -29,6 +29,8 @@ type job struct {
 	// emit, when set, streams text as it becomes safe to send, with the
 	// logprobs of the tokens since the last call; false stops generation.
 	emit func(text string, lps []tokenLogprob) bool
+	// started, when set, is called once, as the first token is drawn.
+	started func()
 	// spec and noSpec are the request's speculation (speculative.go).
 	spec   *engine.SpecOptions
 	noSpec bool
@@ -99,6 +101,9 @@ func (g *generation) onPiece(piece string) bool {
 func (g *generation) onToken(id int32) {
 	if g.first < 0 {
 		g.first = id
+		if g.j.started != nil {
+			g.j.started()
+		}
 	}
 	if g.j.topLogprobs >= 0 {
 		lp := g.s.tokenLogprob(g.exp, id, g.j.topLogprobs)

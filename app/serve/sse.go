@@ -13,15 +13,17 @@ import (
 //
 // Events are written by a goroutine of their own: send runs inside the
 // engine's token callback, while the backend holds the model's turn, and
-// a client that stops reading would otherwise stall every stream.
+// a client that stops reading would otherwise stall every stream. send
+// and fail may be called from several goroutines at once (the choices of
+// a request with n > 1); close only after they have returned.
 type sse struct {
-	w       http.ResponseWriter
-	rc      *http.ResponseController
-	started bool // an event was queued; the writer goroutine owns w
-	closed  bool
-	broken  atomic.Bool // a write failed: the client is gone
+	w      http.ResponseWriter
+	rc     *http.ResponseController
+	broken atomic.Bool // a write failed: the client is gone
 
 	mu      sync.Mutex
+	started bool     // guarded by mu: an event was queued; the writer goroutine owns w
+	closed  bool     // guarded by mu: nothing more is sent
 	queue   [][]byte // guarded by mu
 	closing bool     // guarded by mu: write what is queued, then exit
 	wake    chan struct{}
@@ -43,14 +45,18 @@ func (s *sse) send(v any) bool {
 }
 
 func (s *sse) enqueue(b []byte) bool {
-	if s.broken.Load() || s.closed {
+	if s.broken.Load() {
+		return false
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
 		return false
 	}
 	if !s.started {
 		s.started = true
 		go s.writer()
 	}
-	s.mu.Lock()
 	s.queue = append(s.queue, b)
 	s.mu.Unlock()
 	s.poke()
@@ -106,10 +112,14 @@ func (s *sse) writeAll(q [][]byte) {
 // fail reports e: as the response when nothing was sent yet, otherwise
 // as an error event that ends the stream.
 func (s *sse) fail(e *apiError) {
-	if !s.started {
+	s.mu.Lock()
+	if !s.started && !s.closed {
+		s.closed = true // later sends are dropped: w holds the error response
 		writeError(s.w, e)
+		s.mu.Unlock()
 		return
 	}
+	s.mu.Unlock()
 	s.send(struct {
 		Error *apiError `json:"error"`
 	}{e})
@@ -125,12 +135,13 @@ func (s *sse) done() {
 // close waits for the writer to finish what is queued; the handler must
 // not return before, as w is invalid afterwards. Idempotent.
 func (s *sse) close() {
+	s.mu.Lock()
 	if !s.started || s.closed {
+		s.closed = true
+		s.mu.Unlock()
 		return
 	}
-	s.closed = true
-	s.mu.Lock()
-	s.closing = true
+	s.closed, s.closing = true, true
 	s.mu.Unlock()
 	s.poke()
 	<-s.exited

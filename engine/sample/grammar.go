@@ -31,6 +31,7 @@ type controlVocab interface{ IsControl(id int32) bool }
 
 type grammarStage struct {
 	m       *grammar.Matcher
+	cache   *grammar.Cache // m's transitions, for the mask's trie walk
 	start   grammar.State
 	st      grammar.State
 	vx      *vocabIndex
@@ -48,6 +49,7 @@ func newGrammarStage(src string, v Vocab, nVocab int) (*grammarStage, error) {
 		return nil, fmt.Errorf("%w: grammar needs a vocabulary with end-of-generation tokens (WithVocab)", ErrInvalidParams)
 	}
 	gs := &grammarStage{m: g.NewMatcher(), vx: indexVocab(ev, nVocab), allowed: make([]bool, nVocab)}
+	gs.cache = grammar.NewCache(gs.m, maxCachedStates)
 	gs.start = gs.m.Start()
 	gs.st = gs.start
 	return gs, nil
@@ -85,7 +87,8 @@ func (gs *grammarStage) advance(tok int32) {
 // chain never runs empty.
 func (gs *grammarStage) mask(c *cands) {
 	clear(gs.allowed)
-	gs.vx.trie.walk(0, gs.st, gs.m, gs.allowed)
+	gs.cache.Trim()
+	gs.vx.trie.walk(0, gs.cache.ID(gs.st), gs.cache, gs.allowed)
 	complete := gs.st.Complete() || gs.st.Dead()
 	keep := func(x cand) bool { return gs.allowed[x.id] || (complete && gs.vx.eog[x.id]) }
 	n := 0
@@ -190,18 +193,25 @@ func buildTrie(pieces [][]byte) trie {
 	return t
 }
 
+// maxCachedStates bounds a grammar stage's transition cache (1 KiB a
+// state); a mask inside a JSON string meets a few dozen states.
+const maxCachedStates = 4096
+
 // walk marks every token below node n whose bytes the grammar takes from
-// state st; it descends only into prefixes the grammar allows.
-func (t *trie) walk(n int32, st grammar.State, m *grammar.Matcher, allowed []bool) {
+// the cached state id; it descends only into prefixes the grammar allows.
+// Each edge is one lookup in the cache's transitions (computed on first
+// use, then shared by every node and every later mask that meets the
+// same state).
+func (t *trie) walk(n int32, id int32, c *grammar.Cache, allowed []bool) {
 	nd := &t.nodes[n]
 	for _, e := range t.edges[nd.first : nd.first+nd.n] {
-		next, ok := m.AdvanceByte(st, e.b)
-		if !ok {
+		next := c.Next(id, e.b)
+		if next < 0 {
 			continue
 		}
 		for _, tok := range t.nodes[e.child].toks {
 			allowed[tok] = true
 		}
-		t.walk(e.child, next, m, allowed)
+		t.walk(e.child, next, c, allowed)
 	}
 }

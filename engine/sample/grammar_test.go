@@ -128,8 +128,9 @@ func TestGrammarParams(t *testing.T) {
 	}
 }
 
-// BenchmarkGrammarMask times the full mask (the trie walk) and a Sample
-// with a grammar over LLaMA's 32000-token SentencePiece vocabulary, in a
+// BenchmarkGrammarMask times the full mask (the trie walk; warm: its
+// transitions cached by an earlier mask, cold: a new cache) and a check of
+// one token with a grammar over LLaMA's 32000-token SentencePiece vocabulary, in a
 // permissive state (inside a JSON string: most tokens allowed) and a
 // narrow one (after a key: only ":" and whitespace).
 func BenchmarkGrammarMask(b *testing.B) {
@@ -160,12 +161,66 @@ func BenchmarkGrammarMask(b *testing.B) {
 		})
 		b.Run("mask/"+tc.name, func(b *testing.B) {
 			allowed := 0
+			cpu := cpuTime()
 			for b.Loop() {
 				c.load(logits)
 				gs.mask(&c)
 				allowed = len(c.data)
 			}
 			b.ReportMetric(float64(allowed), "allowed")
+			if cpu := cpuTime() - cpu; cpu > 0 {
+				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+			}
 		})
+		// The first mask in a state computes its transitions.
+		b.Run("mask-cold/"+tc.name, func(b *testing.B) {
+			cpu := cpuTime()
+			for b.Loop() {
+				gs.cache = grammar.NewCache(gs.m, maxCachedStates)
+				c.load(logits)
+				gs.mask(&c)
+			}
+			if cpu := cpuTime() - cpu; cpu > 0 {
+				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+			}
+		})
+	}
+}
+
+// TestGrammarMaskEqualsCheck: the full mask (the trie walk over cached
+// transitions) allows exactly the tokens that the one-token check
+// (AdvanceByte) accepts, over LLaMA's 32000 pieces in several states, one
+// stage and one cache for all of them.
+func TestGrammarMaskEqualsCheck(t *testing.T) {
+	tk := llamaSPM(t)
+	n := tk.VocabSize()
+	gs, err := newGrammarStage(grammar.JSONObject, tk, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, prefix := range []string{``, `{"name": "Jo`, `{"name"`, `{"n": [1, 2.`, `{"é": "\u00`, "{\"k\": \"\xe6\x97", `{"name": "Jo`} {
+		st, ok := gs.m.Advance(gs.start, []byte(prefix))
+		if !ok {
+			t.Fatalf("prefix %q refused", prefix)
+		}
+		gs.st = st
+		c := newCands(n)
+		c.load(make([]float32, n))
+		gs.mask(&c)
+		masked := make([]bool, n)
+		for _, x := range c.data {
+			masked[x.id] = true
+		}
+		allowed := 0
+		for id := range int32(n) {
+			if want := gs.accepts(id); masked[id] != want {
+				t.Fatalf("prefix %q: token %d %q masked-in %v, check %v", prefix, id, tk.Piece(id), masked[id], want)
+			} else if want {
+				allowed++
+			}
+		}
+		if allowed == 0 || allowed == n {
+			t.Errorf("prefix %q: %d of %d tokens allowed", prefix, allowed, n)
+		}
 	}
 }

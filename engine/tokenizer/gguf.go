@@ -108,6 +108,13 @@ func (t *Tokenizer) EOS() int32 { return t.eos }
 // EOT is the end-of-turn id (-1 if none).
 func (t *Tokenizer) EOT() int32 { return t.eot }
 
+// FIM is the fill-in-the-middle tokens (prefix, suffix, middle), from
+// the GGUF keys or found by their text; ok is false unless the
+// vocabulary has all three.
+func (t *Tokenizer) FIM() (pre, suf, mid int32, ok bool) {
+	return t.fimPre, t.fimSuf, t.fimMid, t.fimPre != noToken && t.fimSuf != noToken && t.fimMid != noToken
+}
+
 // IsEOG reports whether id ends generation (EOS, EOT, EOM and the tokens
 // llama.cpp recognises by their text).
 func (t *Tokenizer) IsEOG(id int32) bool { return t.eog[id] }

@@ -330,14 +330,23 @@ var (
 	eogTexts = []string{"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|eom_id|>", "<EOT>", "_<EOT>"}
 )
 
+// Texts of the fill-in-the-middle tokens when the metadata does not name
+// them: b4748's, plus StarCoder/Granite's "<fim_prefix>" and CodeLlama's
+// "▁<PRE>", which later llama.cpp recognises too.
+var (
+	fimPreTexts = []string{"<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<｜fim▁begin｜>", "<PRE>", "▁<PRE>"}
+	fimSufTexts = []string{"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<｜fim▁hole｜>", "<SUF>", "▁<SUF>"}
+	fimMidTexts = []string{"<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<｜fim▁end｜>", "<MID>", "▁<MID>"}
+)
+
 // detectSpecial finds EOT/EOM/FIM tokens by text, marks them control, marks
 // control tokens named "unused" unused, and builds the end-of-generation set.
 func (t *Tokenizer) detectSpecial() {
 	t.detectByText(&t.eot, eotTexts)
 	t.detectByText(&t.eom, []string{"<|eom_id|>"})
-	t.detectByText(&t.fimPre, []string{"<|fim_prefix|>", "<fim-prefix>", "<｜fim▁begin｜>", "<PRE>"})
-	t.detectByText(&t.fimSuf, []string{"<|fim_suffix|>", "<fim-suffix>", "<｜fim▁hole｜>", "<SUF>"})
-	t.detectByText(&t.fimMid, []string{"<|fim_middle|>", "<fim-middle>", "<｜fim▁end｜>", "<MID>"})
+	t.detectByText(&t.fimPre, fimPreTexts)
+	t.detectByText(&t.fimSuf, fimSufTexts)
+	t.detectByText(&t.fimMid, fimMidTexts)
 	t.detectByText(&t.fimPad, []string{"<|fim_pad|>", "<fim-pad>", "<PAD>"})
 	t.detectByText(&t.fimRep, []string{"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>"})
 	t.detectByText(&t.fimSep, []string{"<|file_sep|>"})

@@ -1,0 +1,7 @@
+//go:build !unix
+
+package sample
+
+import "time"
+
+func cpuTime() time.Duration { return 0 }
