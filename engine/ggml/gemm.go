@@ -32,7 +32,10 @@ type Act struct {
 	// hi16 (prepKindQ8, Q4_0 with a negative offset: the VNNI kernels):
 	// lanes 4-7 carry d_x/16 and 16·corr, for the high nibbles read
 	// unshifted (16·q); exact, as powers of two.
-	hi16  bool
+	hi16 bool
+	// pairs (hi16 with groups of 8: the Q4_0 flat kernels) interleaves each
+	// column pair's lanes within the group, see fillQ8.
+	pairs bool
 	group int // prepKindQ8: columns interleaved per block (1 or 8)
 	qs    []byte
 	dx8   []float32
@@ -92,6 +95,7 @@ func (a *Act) begin(t Type, n int, x []byte, cols int, kind prepKind, off int32,
 	a.wt, a.n, a.cols, a.x, a.xs = t, n, cols, x[:xs*cols], xs
 	a.kind, a.off, a.prepared = prepKindNone, off, false
 	a.hi16 = kind == prepKindQ8 && t == Q4_0 && off < 0
+	a.pairs = false
 	switch {
 	case kind == prepKindF32 && n%32 == 0 && n > 0:
 		a.kind, a.prepared = kind, true
@@ -120,6 +124,7 @@ func (a *Act) begin(t Type, n int, x []byte, cols int, kind prepKind, off int32,
 		groups := (cols + g - 1) / g
 		a.grow(n / 32 * groups * g)
 		a.kind, a.group, a.prepared = kind, g, true
+		a.pairs = a.hi16 && g == 8
 	}
 }
 
@@ -151,39 +156,69 @@ func (a *Act) Fill(c0, c1 int) {
 // fillQ8 unpacks column c (zeros past the last column). With group g the
 // columns are interleaved per block in groups of g: the 32-byte slot of
 // column c, block b is ((c/g)·nb + b)·g + c%g (g = 1: column after column).
+// With a.pairs the group's block is laid out by column pair instead (see
+// placePair).
 func (a *Act) fillQ8(c int) {
 	nb, g := a.n/32, a.group
-	// hi16: lanes 4-7 take d_x/16 and 16·corr (exact: powers of two).
+	var qs [32]byte
+	var dx [8]float32
+	var corr [8]int32
+	for b := 0; b < nb; b++ {
+		slot := ((c/g)*nb+b)*g + c%g
+		if c < a.cols {
+			a.q8Lanes(a.x[c*a.xs+34*b:][:34], &qs, &dx, &corr)
+		}
+		if a.pairs {
+			a.placePair(((c/g)*nb+b)*g, c%g, &qs, &dx, &corr)
+			continue
+		}
+		copy(a.qs[32*slot:32*slot+32], qs[:])
+		copy(a.dx8[8*slot:8*slot+8], dx[:])
+		copy(a.corr[8*slot:8*slot+8], corr[:])
+	}
+}
+
+// q8Lanes unpacks one Q8_0 block: its 32 values, its scale in the 8 lanes
+// and the lanes' correction (hi16: lanes 4-7 take d_x/16 and 16·corr,
+// exact as powers of two).
+func (a *Act) q8Lanes(blk []byte, qs *[32]byte, dx *[8]float32, corr *[8]int32) {
 	hs, hc := float32(1), int32(1)
 	if a.hi16 {
 		hs, hc = 1.0/16, 16
 	}
-	for b := 0; b < nb; b++ {
-		slot := ((c/g)*nb+b)*g + c%g
-		qs := a.qs[32*slot : 32*slot+32]
-		dx, corr := (*[8]float32)(a.dx8[8*slot:]), (*[8]int32)(a.corr[8*slot:])
-		if c >= a.cols {
-			clear(qs)
-			clear(dx[:])
-			clear(corr[:])
-			continue
-		}
-		blk := a.x[c*a.xs+34*b:][:34]
-		copy(qs, blk[2:])
-		d := f16(blk)
-		dh := d * hs
-		for l := 0; l < 4; l++ {
-			dx[l], dx[l+4] = d, dh
-		}
-		for l := 0; l < 8; l++ {
-			q := blk[2+4*l : 6+4*l]
-			s := int32(int8(q[0])) + int32(int8(q[1])) + int32(int8(q[2])) + int32(int8(q[3]))
-			if l >= 4 {
-				s *= hc
-			}
-			corr[l] = a.off * s
-		}
+	copy(qs[:], blk[2:])
+	d := f16(blk)
+	for l := 0; l < 4; l++ {
+		dx[l], dx[l+4] = d, d*hs
 	}
+	for l := 0; l < 8; l++ {
+		q := blk[2+4*l : 6+4*l]
+		s := int32(int8(q[0])) + int32(int8(q[1])) + int32(int8(q[2])) + int32(int8(q[3]))
+		if l >= 4 {
+			s *= hc
+		}
+		corr[l] = a.off * s
+	}
+}
+
+// placePair writes column j (0-7) of the group block at slot s0 in the
+// pair layout of the Q4_0 flat kernels: pair p = j/2 owns 64 bytes of qs
+// and 16 lanes of corr at 64p bytes into the block's 256; in them, 128-bit
+// chunk i holds, as 4 dword lanes, column 2p's lane i, column 2p+1's lane
+// i, column 2p's lane 4+i and column 2p+1's lane 4+i (lane l = values
+// 4l..4l+3, hi16). The block's first 16 floats of dx8 hold each pair's
+// [d_x(2p), d_x(2p+1), d_x(2p)/16, d_x(2p+1)/16]: multiplied by a row's
+// d_w, a 128-bit broadcast of it is the scale of every lane.
+func (a *Act) placePair(s0, j int, qs *[32]byte, dx *[8]float32, corr *[8]int32) {
+	p, h := j/2, j%2
+	q, cr := a.qs[32*s0+64*p:][:64], a.corr[8*s0+16*p:][:16]
+	for i := 0; i < 4; i++ {
+		copy(q[16*i+4*h:16*i+4*h+4], qs[4*i:4*i+4])
+		copy(q[16*i+8+4*h:16*i+8+4*h+4], qs[16+4*i:16+4*i+4])
+		cr[4*i+h], cr[4*i+2+h] = corr[i], corr[4+i]
+	}
+	d := a.dx8[8*s0:][:16]
+	d[4*p+h], d[4*p+2+h] = dx[0], dx[4]
 }
 
 // fillK writes column c's part of kaux, the Q4_K tiles' per-column mins
