@@ -44,7 +44,16 @@ type Act struct {
 	xfBuf []float32  // storage of xf when widened from F16
 	one   [1]float32 // result of a single-row product
 	kaux  []byte     // prepKindK, Q4_K: per 8 columns and super-block, see fillK
+	k6    []byte     // prepKindK, Q6_K with k6Flat: per 8 columns and super-block, see fillK6
 }
+
+// k6Flat: the Q6_K flat kernel runs here and reads Act.k6 (set at start-up
+// by the CPU tier that has it).
+var k6Flat bool
+
+// k6Stride is the bytes of Act.k6 per group of 8 columns and super-block:
+// 8 chunks × 4 column pairs × 64 activation bytes, then 4 pairs × 16 d_x.
+const k6Stride = 8*4*64 + 4*64
 
 // Prepare readies cols columns of n elements each, x holding them in
 // t.VecDotType() consecutively, for MatMulAct with weights of type t. The
@@ -116,6 +125,13 @@ func (a *Act) begin(t Type, n int, x []byte, cols int, kind prepKind, off int32,
 			}
 			a.kaux = a.kaux[:size]
 		}
+		if t == Q6_K && k6Flat {
+			size := cols / 8 * (n / QK_K) * k6Stride
+			if cap(a.k6) < size {
+				a.k6 = make([]byte, size)
+			}
+			a.k6 = a.k6[:size]
+		}
 	case kind == prepKindQ8 && n >= 32:
 		g := 1
 		if group > 1 && cols >= min(group, groupMin) {
@@ -137,9 +153,12 @@ func (a *Act) Fill(c0, c1 int) {
 			widenF16(bytesU16(a.x[2*a.n*c0:2*a.n*c1]), a.xf[a.n*c0:a.n*c1])
 		}
 	case prepKindK:
-		if a.wt == Q4_K {
-			for c := c0; c < min(c1, a.cols/8*8); c++ {
+		for c := c0; c < min(c1, a.cols/8*8); c++ {
+			switch {
+			case a.wt == Q4_K:
 				a.fillK(c)
+			case a.wt == Q6_K && k6Flat:
+				a.fillK6(c)
 			}
 		}
 	case prepKindQ8:
@@ -237,6 +256,29 @@ func (a *Act) fillK(c int) {
 		}
 		for j := 0; j < 4; j++ {
 			copy(a.kaux[at+32+4*j:at+36+4*j], blk[:4])
+		}
+	}
+}
+
+// fillK6 writes column c's part of k6, the Q6_K flat kernel's operands:
+// for each group of 8 columns and super-block, chunk j (values 32j..32j+31)
+// of column pair p at 256j + 64p, column 2p's 32 values then 2p+1's, each
+// plus 128 (unsigned, for VPMADDUBSW against the signed q−32); then at
+// 2048 + 64p, d_x of column 2p 8 times and of 2p+1 8 times.
+func (a *Act) fillK6(c int) {
+	nb := a.n / QK_K
+	p, h := c%8/2, c%2
+	for b := 0; b < nb; b++ {
+		blk := a.x[c*a.xs+292*b : c*a.xs+292*(b+1)]
+		k := a.k6[((c/8)*nb+b)*k6Stride:][:k6Stride]
+		for j := 0; j < 8; j++ {
+			dst := k[256*j+64*p+32*h:][:32]
+			for i, v := range blk[4+32*j : 4+32*j+32] {
+				dst[i] = v ^ 0x80
+			}
+		}
+		for l := 0; l < 8; l++ {
+			copy(k[2048+64*p+32*h+4*l:][:4], blk[:4])
 		}
 	}
 }

@@ -7,6 +7,8 @@ import "golang.org/x/sys/cpu"
 // The K-quant matrix kernels (gemmk_amd64.s): 4-row strips for decode and
 // 1-row × 8-column tiles for prompt batches, bit-identical to the
 // single-row kernels (dotQ4_KAVX, dotQ6_KAVX) for every (row, column).
+// With AVX-512 BW/VNNI, Q6_K's groups of 8 columns take the flat kernel
+// q6kf8 (gemmkflat_amd64.s) over the columns prepared by Act.fillK6.
 
 //go:noescape
 func q4kx4(w *byte, rs int, x *byte, xs int, nb int, tab *float32, out *float32, ldo int)
@@ -45,6 +47,7 @@ var q4kStrip, q6kStrip stripFunc = q4kx4, q6kx4
 func installKTiles() {
 	if hasKVNNI {
 		q4kStrip, q6kStrip = q4kx4V, q6kx4V
+		k6Flat = true
 	}
 	for _, t := range kTypes {
 		useKTiles(t)
@@ -120,6 +123,13 @@ func (k kTiles) run(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 		if Type(k) == Q4_K {
 			aux = &a.kaux[c/8*nb*256]
 		}
+		if Type(k) == Q6_K && len(a.k6) > 0 {
+			k6 := &a.k6[c/8*nb*k6Stride]
+			for r := 0; r < rows; r++ {
+				q6kf8(&w[r*rs], k6, nb, &fp16Table[0], &dst[c*ldd+r], 4*ldd)
+			}
+			continue
+		}
 		for r := 0; r < rows; r++ {
 			k.tile(&w[r*rs], aux, &a.x[c*xs], xs, nb, &dst[c*ldd+r], 4*ldd)
 		}
@@ -128,3 +138,6 @@ func (k kTiles) run(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 		k.matVec(n, w, a.Column(c), dst[c*ldd:c*ldd+rows])
 	}
 }
+
+//go:noescape
+func q6kf8(w *byte, x *byte, nb int, tab *float32, out *float32, ldo int)

@@ -107,3 +107,105 @@ func useStrip(tp Type, f stripFunc) func() {
 	*p = f
 	return func() { *p = old }
 }
+
+// TestQ6KFlatMatchesLanes runs the Q6_K flat kernel (groups of 8 columns)
+// at every width from 8 to 25 columns (leftover columns on the strips),
+// one Act reused from the widest down, on random rows and on rows and
+// columns at the extremes (q = 0 or 63, scales ±127/−128, activations
+// −128 or 127: the largest pair sums of the offset products), against the
+// lane twin bit for bit.
+func TestQ6KFlatMatchesLanes(t *testing.T) {
+	if !k6Flat {
+		t.Skip("no AVX-512 BW/VNNI: the Q6_K flat kernel does not run here")
+	}
+	r := rand.New(rand.NewPCG(35, 36))
+	for _, extreme := range []bool{false, true} {
+		for _, n := range []int{256, 768, 2048} {
+			var a Act
+			for cols := 25; cols >= 8; cols-- {
+				rows := 1 + cols%5
+				g := newGemmCase(r, Q6_K, n, rows, cols)
+				if extreme {
+					extremeQ6K(r, g.w, n*rows)
+					extremeQ8K(r, g.x, n*cols)
+				}
+				a.Prepare(Q6_K, n, g.x, cols)
+				if len(a.k6) == 0 {
+					t.Fatal("Q6_K columns not prepared for the flat kernel")
+				}
+				ldd := rows + 1
+				got := nanSlice(cols * ldd)
+				MatMulAct(Q6_K, n, g.w, rows, &a, got, ldd)
+				name := fmt.Sprintf("extreme=%v n=%d %dx%d", extreme, n, rows, cols)
+				checkGemm(t, name, got, g.want(Q6_K, dotQ6_KLanes, ldd), rows, ldd)
+			}
+		}
+	}
+}
+
+// extremeQ6K sets every 6-bit value of the Q6_K blocks in w (n values) to
+// 0 or 63 and every scale to 127 or −128, per block at random.
+func extremeQ6K(r *rand.Rand, w []byte, n int) {
+	for b := 0; b < n/QK_K; b++ {
+		blk := w[210*b : 210*(b+1)]
+		v := byte(0)
+		if r.IntN(2) == 1 {
+			v = 0xff
+		}
+		for i := 0; i < 192; i++ {
+			blk[i] = v
+		}
+		for i := 192; i < 208; i++ {
+			blk[i] = byte(0x7f + r.IntN(2)) // 127 or −128
+		}
+	}
+}
+
+// extremeQ8K sets every value of the Q8_K blocks in x (n values) to −128
+// or 127 per block at random, keeping the block sums consistent.
+func extremeQ8K(r *rand.Rand, x []byte, n int) {
+	for b := 0; b < n/QK_K; b++ {
+		blk := x[292*b : 292*(b+1)]
+		v := int8(-128)
+		if r.IntN(2) == 1 {
+			v = 127
+		}
+		for i := 4; i < 260; i++ {
+			blk[i] = byte(v)
+		}
+		for j := 0; j < 16; j++ {
+			put16(blk[260+2*j:], uint16(int16(16*int(v))))
+		}
+	}
+}
+
+// BenchmarkKFlat compares, in one run, the Q6_K batched decode step on the
+// 1×8 AVX2 tiles (tile) and on the flat kernel (flat), as BenchmarkFlat:
+// t1 one thread, t2 two locked threads, by CPU time; colGB/s is T times
+// the weight bytes streamed per CPU second.
+func BenchmarkKFlat(b *testing.B) {
+	if !hasKVNNI {
+		b.Skip("no AVX-512 BW/VNNI")
+	}
+	defer func() { k6Flat = true }()
+	for _, sh := range [][2]int{{32000, 2048}, {2048, 2048}, {2048, 5632}} {
+		rows, n := sh[0], sh[1]
+		b.Run(fmt.Sprintf("Q6_K/%dx%d", rows, n), func(b *testing.B) {
+			set, w, _ := streamSet(b, Q6_K, rows, n, 1)
+			for _, th := range []int{1, 2} {
+				for _, T := range []int{1, 8, 16} {
+					for _, v := range []string{"tile", "flat"} {
+						b.Run(fmt.Sprintf("t%d/T%d/%s", th, T, v), func(b *testing.B) {
+							k6Flat = v == "flat"
+							if th == 1 {
+								benchBatchCPU(b, Q6_K, rows, n, T, set, len(w))
+								return
+							}
+							benchBatchCPU2(b, Q6_K, rows, n, T, set, len(w))
+						})
+					}
+				}
+			}
+		})
+	}
+}
