@@ -125,8 +125,9 @@ func (a *Act) begin(t Type, n int, x []byte, cols int, kind prepKind, off int32,
 			}
 			a.kaux = a.kaux[:size]
 		}
+		a.k6 = a.k6[:0]
 		if t == Q6_K && k6Flat {
-			size := cols / 8 * (n / QK_K) * k6Stride
+			size := a.k6Cols() / 8 * (n / QK_K) * k6Stride
 			if cap(a.k6) < size {
 				a.k6 = make([]byte, size)
 			}
@@ -153,11 +154,17 @@ func (a *Act) Fill(c0, c1 int) {
 			widenF16(bytesU16(a.x[2*a.n*c0:2*a.n*c1]), a.xf[a.n*c0:a.n*c1])
 		}
 	case prepKindK:
-		for c := c0; c < min(c1, a.cols/8*8); c++ {
-			switch {
-			case a.wt == Q4_K:
+		if a.wt == Q4_K {
+			for c := c0; c < min(c1, a.cols/8*8); c++ {
 				a.fillK(c)
-			case a.wt == Q6_K && k6Flat:
+			}
+		}
+		if a.wt == Q6_K && k6Flat {
+			end := min(c1, a.k6Cols())
+			if c1 == a.cols {
+				end = a.k6Cols()
+			}
+			for c := c0; c < end; c++ {
 				a.fillK6(c)
 			}
 		}
@@ -260,7 +267,17 @@ func (a *Act) fillK(c int) {
 	}
 }
 
-// fillK6 writes column c's part of k6, the Q6_K flat kernel's operands:
+// k6Cols is the columns k6 holds: the full groups of 8, and a last
+// partial group of at least 3 columns padded with zero columns (the flat
+// kernel over 8 columns costs less than 3 strips).
+func (a *Act) k6Cols() int {
+	if a.cols%8 >= 3 {
+		return (a.cols + 7) / 8 * 8
+	}
+	return a.cols / 8 * 8
+}
+
+// fillK6 writes column c's part of k6 (zeros for c past the last column), the Q6_K flat kernel's operands:
 // for each group of 8 columns and super-block, chunk j (values 32j..32j+31)
 // of column pair p at 256j + 64p, column 2p's 32 values then 2p+1's, each
 // plus 128 (unsigned, for VPMADDUBSW against the signed q−32); then at
@@ -269,8 +286,15 @@ func (a *Act) fillK6(c int) {
 	nb := a.n / QK_K
 	p, h := c%8/2, c%2
 	for b := 0; b < nb; b++ {
-		blk := a.x[c*a.xs+292*b : c*a.xs+292*(b+1)]
 		k := a.k6[((c/8)*nb+b)*k6Stride:][:k6Stride]
+		if c >= a.cols {
+			for j := 0; j < 8; j++ {
+				clear(k[256*j+64*p+32*h:][:32])
+			}
+			clear(k[2048+64*p+32*h:][:32])
+			continue
+		}
+		blk := a.x[c*a.xs+292*b : c*a.xs+292*(b+1)]
 		for j := 0; j < 8; j++ {
 			dst := k[256*j+64*p+32*h:][:32]
 			for i, v := range blk[4+32*j : 4+32*j+32] {

@@ -134,8 +134,27 @@ func (k kTiles) run(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 			k.tile(&w[r*rs], aux, &a.x[c*xs], xs, nb, &dst[c*ldd+r], 4*ldd)
 		}
 	}
+	if Type(k) == Q6_K && c < a.cols && len(a.k6) > c/8*nb*k6Stride {
+		k.flat6Part(nb, w, rows, a, c, dst, ldd)
+		return
+	}
 	for ; c < a.cols; c++ {
 		k.matVec(n, w, a.Column(c), dst[c*ldd:c*ldd+rows])
+	}
+}
+
+// flat6Part runs the last, partial group of columns c.. (3-7, padded with
+// zero columns in Act.k6) through the Q6_K flat kernel, row by row via a
+// scratch of 8 values.
+func (k kTiles) flat6Part(nb int, w []byte, rows int, a *Act, c int, dst []float32, ldd int) {
+	rs := Type(k).RowSize(nb * QK_K)
+	k6 := &a.k6[c/8*nb*k6Stride]
+	var part [8]float32
+	for r := 0; r < rows; r++ {
+		q6kf8(&w[r*rs], k6, nb, &fp16Table[0], &part[0], 4)
+		for cc := c; cc < a.cols; cc++ {
+			dst[cc*ldd+r] = part[cc-c]
+		}
 	}
 }
 
