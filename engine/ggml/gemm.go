@@ -44,16 +44,31 @@ type Act struct {
 	xfBuf []float32  // storage of xf when widened from F16
 	one   [1]float32 // result of a single-row product
 	kaux  []byte     // prepKindK, Q4_K: per 8 columns and super-block, see fillK
-	k6    []byte     // prepKindK, Q6_K with k6Flat: per 8 columns and super-block, see fillK6
+	kf    []byte     // prepKindK with kFlat: per 8 columns and super-block, see fillKFlat
+	kfOn  bool       // kf is in use (kFlat, and a group's kf fits kfMaxBytes)
 }
 
-// k6Flat: the Q6_K flat kernel runs here and reads Act.k6 (set at start-up
-// by the CPU tier that has it).
-var k6Flat bool
+// kfMaxBytes bounds a group's part of Act.kf (all super-blocks of a row):
+// the flat kernels read it once per row, and beyond L1 (n = 5632: 50-56
+// KB) they ran slower than the AVX2 tiles (Q4_K 31 against 36
+// column-GB/s at 8 columns, 14 against 27 at 4), so longer rows keep
+// the tiles.
+const kfMaxBytes = 40 << 10
 
-// k6Stride is the bytes of Act.k6 per group of 8 columns and super-block:
-// 8 chunks × 4 column pairs × 64 activation bytes, then 4 pairs × 16 d_x.
-const k6Stride = 8*4*64 + 4*64
+// kFlat: the K-quant flat kernels (Q4_K, Q6_K) run here and read Act.kf
+// (set at start-up by the CPU tier that has them).
+var kFlat bool
+
+// kfStride is the bytes of Act.kf per group of 8 columns and super-block
+// for weight type t: 8 chunks × 4 column pairs × 64 activation bytes, 4
+// pairs × 16 d_x; for Q4_K also 8 columns × 8 int16 sums of 32
+// activations and 2 × 16 d_x for the mins.
+func kfStride(t Type) int {
+	if t == Q4_K {
+		return 8*4*64 + 4*64 + 128 + 128
+	}
+	return 8*4*64 + 4*64
+}
 
 // Prepare readies cols columns of n elements each, x holding them in
 // t.VecDotType() consecutively, for MatMulAct with weights of type t. The
@@ -125,13 +140,14 @@ func (a *Act) begin(t Type, n int, x []byte, cols int, kind prepKind, off int32,
 			}
 			a.kaux = a.kaux[:size]
 		}
-		a.k6 = a.k6[:0]
-		if t == Q6_K && k6Flat {
-			size := a.k6Cols() / 8 * (n / QK_K) * k6Stride
-			if cap(a.k6) < size {
-				a.k6 = make([]byte, size)
+		a.kf = a.kf[:0]
+		a.kfOn = kFlat && n/QK_K*kfStride(t) <= kfMaxBytes
+		if a.kfOn {
+			size := a.kfCols() / 8 * (n / QK_K) * kfStride(t)
+			if cap(a.kf) < size {
+				a.kf = make([]byte, size)
 			}
-			a.k6 = a.k6[:size]
+			a.kf = a.kf[:size]
 		}
 	case kind == prepKindQ8 && n >= 32:
 		g := 1
@@ -154,18 +170,17 @@ func (a *Act) Fill(c0, c1 int) {
 			widenF16(bytesU16(a.x[2*a.n*c0:2*a.n*c1]), a.xf[a.n*c0:a.n*c1])
 		}
 	case prepKindK:
-		if a.wt == Q4_K {
-			for c := c0; c < min(c1, a.cols/8*8); c++ {
-				a.fillK(c)
-			}
-		}
-		if a.wt == Q6_K && k6Flat {
-			end := min(c1, a.k6Cols())
+		if a.kfOn {
+			end := min(c1, a.kfCols())
 			if c1 == a.cols {
-				end = a.k6Cols()
+				end = a.kfCols()
 			}
 			for c := c0; c < end; c++ {
-				a.fillK6(c)
+				a.fillKFlat(c)
+			}
+		} else if a.wt == Q4_K {
+			for c := c0; c < min(c1, a.cols/8*8); c++ {
+				a.fillK(c)
 			}
 		}
 	case prepKindQ8:
@@ -267,42 +282,63 @@ func (a *Act) fillK(c int) {
 	}
 }
 
-// k6Cols is the columns k6 holds: the full groups of 8, and a last
+// kfCols is the columns kf holds: the full groups of 8, and a last
 // partial group of at least 3 columns padded with zero columns (the flat
 // kernel over 8 columns costs less than 3 strips).
-func (a *Act) k6Cols() int {
+func (a *Act) kfCols() int {
 	if a.cols%8 >= 3 {
 		return (a.cols + 7) / 8 * 8
 	}
 	return a.cols / 8 * 8
 }
 
-// fillK6 writes column c's part of k6 (zeros for c past the last column), the Q6_K flat kernel's operands:
-// for each group of 8 columns and super-block, chunk j (values 32j..32j+31)
-// of column pair p at 256j + 64p, column 2p's 32 values then 2p+1's, each
-// plus 128 (unsigned, for VPMADDUBSW against the signed q−32); then at
-// 2048 + 64p, d_x of column 2p 8 times and of 2p+1 8 times.
-func (a *Act) fillK6(c int) {
-	nb := a.n / QK_K
-	p, h := c%8/2, c%2
+// fillKFlat writes column c's part of kf (zeros for c past the last
+// column), the flat kernels' operands: for each group of 8 columns and
+// super-block, chunk j (values 32j..32j+31) of column pair p at 256j +
+// 64p, column 2p's 32 values then 2p+1's (Q6_K: plus 128, unsigned for
+// VPMADDUBSW against the signed q−32; Q4_K: as they are, against the
+// unsigned nibbles); at 2048 + 64p, d_x of column 2p 8 times and of 2p+1
+// 8 times. Q4_K then has, at 2304 + 16·(c mod 8), the column's 8 int16
+// sums of 32 values (adjacent bsums), and at 2432 + 16·(c mod 8) its d_x
+// 4 times (the mins lanes).
+func (a *Act) fillKFlat(c int) {
+	nb, st := a.n/QK_K, kfStride(a.wt)
+	p, h, flip := c%8/2, c%2, byte(0)
+	if a.wt == Q6_K {
+		flip = 0x80
+	}
 	for b := 0; b < nb; b++ {
-		k := a.k6[((c/8)*nb+b)*k6Stride:][:k6Stride]
+		k := a.kf[((c/8)*nb+b)*st:][:st]
 		if c >= a.cols {
 			for j := 0; j < 8; j++ {
 				clear(k[256*j+64*p+32*h:][:32])
 			}
 			clear(k[2048+64*p+32*h:][:32])
+			if a.wt == Q4_K {
+				clear(k[2304+16*(c%8):][:16])
+				clear(k[2432+16*(c%8):][:16])
+			}
 			continue
 		}
 		blk := a.x[c*a.xs+292*b : c*a.xs+292*(b+1)]
 		for j := 0; j < 8; j++ {
 			dst := k[256*j+64*p+32*h:][:32]
 			for i, v := range blk[4+32*j : 4+32*j+32] {
-				dst[i] = v ^ 0x80
+				dst[i] = v ^ flip
 			}
 		}
 		for l := 0; l < 8; l++ {
 			copy(k[2048+64*p+32*h+4*l:][:4], blk[:4])
+		}
+		if a.wt != Q4_K {
+			continue
+		}
+		for j := 0; j < 8; j++ {
+			s := int16(le16(blk[260+4*j:])) + int16(le16(blk[262+4*j:]))
+			put16(k[2304+16*(c%8)+2*j:], uint16(s))
+		}
+		for l := 0; l < 4; l++ {
+			copy(k[2432+16*(c%8)+4*l:][:4], blk[:4])
 		}
 	}
 }

@@ -7,8 +7,9 @@ import "golang.org/x/sys/cpu"
 // The K-quant matrix kernels (gemmk_amd64.s): 4-row strips for decode and
 // 1-row × 8-column tiles for prompt batches, bit-identical to the
 // single-row kernels (dotQ4_KAVX, dotQ6_KAVX) for every (row, column).
-// With AVX-512 BW/VNNI, Q6_K's groups of 8 columns take the flat kernel
-// q6kf8 (gemmkflat_amd64.s) over the columns prepared by Act.fillK6.
+// With AVX-512 BW/VNNI, groups of 8 columns take the flat kernels q4kf8
+// and q6kf8 (gemmkflat_amd64.s) over the columns prepared by
+// Act.fillKFlat.
 
 //go:noescape
 func q4kx4(w *byte, rs int, x *byte, xs int, nb int, tab *float32, out *float32, ldo int)
@@ -47,7 +48,7 @@ var q4kStrip, q6kStrip stripFunc = q4kx4, q6kx4
 func installKTiles() {
 	if hasKVNNI {
 		q4kStrip, q6kStrip = q4kx4V, q6kx4V
-		k6Flat = true
+		kFlat = true
 	}
 	for _, t := range kTypes {
 		useKTiles(t)
@@ -123,10 +124,10 @@ func (k kTiles) run(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 		if Type(k) == Q4_K {
 			aux = &a.kaux[c/8*nb*256]
 		}
-		if Type(k) == Q6_K && len(a.k6) > 0 {
-			k6 := &a.k6[c/8*nb*k6Stride]
+		if len(a.kf) > 0 {
+			kf := &a.kf[c/8*nb*kfStride(Type(k))]
 			for r := 0; r < rows; r++ {
-				q6kf8(&w[r*rs], k6, nb, &fp16Table[0], &dst[c*ldd+r], 4*ldd)
+				k.flat(&w[r*rs], kf, nb, &dst[c*ldd+r], 4*ldd)
 			}
 			continue
 		}
@@ -134,8 +135,8 @@ func (k kTiles) run(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 			k.tile(&w[r*rs], aux, &a.x[c*xs], xs, nb, &dst[c*ldd+r], 4*ldd)
 		}
 	}
-	if Type(k) == Q6_K && c < a.cols && len(a.k6) > c/8*nb*k6Stride {
-		k.flat6Part(nb, w, rows, a, c, dst, ldd)
+	if c < a.cols && len(a.kf) > c/8*nb*kfStride(Type(k)) {
+		k.flatPart(nb, w, rows, a, c, dst, ldd)
 		return
 	}
 	for ; c < a.cols; c++ {
@@ -143,15 +144,24 @@ func (k kTiles) run(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 	}
 }
 
-// flat6Part runs the last, partial group of columns c.. (3-7, padded with
-// zero columns in Act.k6) through the Q6_K flat kernel, row by row via a
+// flat runs k's flat kernel: the row at w against the 8 columns at kf.
+func (k kTiles) flat(w, kf *byte, nb int, out *float32, ldo int) {
+	if Type(k) == Q4_K {
+		q4kf8(w, kf, nb, &fp16Table[0], out, ldo)
+	} else {
+		q6kf8(w, kf, nb, &fp16Table[0], out, ldo)
+	}
+}
+
+// flatPart runs the last, partial group of columns c.. (3-7, padded with
+// zero columns in Act.kf) through the flat kernel, row by row via a
 // scratch of 8 values.
-func (k kTiles) flat6Part(nb int, w []byte, rows int, a *Act, c int, dst []float32, ldd int) {
+func (k kTiles) flatPart(nb int, w []byte, rows int, a *Act, c int, dst []float32, ldd int) {
 	rs := Type(k).RowSize(nb * QK_K)
-	k6 := &a.k6[c/8*nb*k6Stride]
+	kf := &a.kf[c/8*nb*kfStride(Type(k))]
 	var part [8]float32
 	for r := 0; r < rows; r++ {
-		q6kf8(&w[r*rs], k6, nb, &fp16Table[0], &part[0], 4)
+		k.flat(&w[r*rs], kf, nb, &part[0], 4)
 		for cc := c; cc < a.cols; cc++ {
 			dst[cc*ldd+r] = part[cc-c]
 		}
@@ -160,3 +170,6 @@ func (k kTiles) flat6Part(nb int, w []byte, rows int, a *Act, c int, dst []float
 
 //go:noescape
 func q6kf8(w *byte, x *byte, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q4kf8(w *byte, x *byte, nb int, tab *float32, out *float32, ldo int)

@@ -108,38 +108,62 @@ func useStrip(tp Type, f stripFunc) func() {
 	return func() { *p = old }
 }
 
-// TestQ6KFlatMatchesLanes runs the Q6_K flat kernel (groups of 8 columns)
-// at every width from 2 to 25 columns (a last group of 3-7 padded with
-// zero columns, 1-2 leftover columns on the strips),
-// one Act reused from the widest down, on random rows and on rows and
-// columns at the extremes (q = 0 or 63, scales ±127/−128, activations
-// −128 or 127: the largest pair sums of the offset products), against the
-// lane twin bit for bit.
-func TestQ6KFlatMatchesLanes(t *testing.T) {
-	if !k6Flat {
-		t.Skip("no AVX-512 BW/VNNI: the Q6_K flat kernel does not run here")
+// TestKFlatMatchesLanes runs the Q4_K and Q6_K flat kernels (groups of 8
+// columns) at every width from 2 to 25 columns (a last group of 3-7
+// padded with zero columns, 1-2 leftover columns on the strips), one Act
+// reused from the widest down, on random rows and on rows and columns at
+// the extremes (Q6_K: q = 0 or 63, scales 127/−128; Q4_K: nibbles 0 or
+// 15, 6-bit scales and mins 0 or 63; activations −128 or 127: the largest
+// pair sums), against the lane twins bit for bit.
+func TestKFlatMatchesLanes(t *testing.T) {
+	if !kFlat {
+		t.Skip("no AVX-512 BW/VNNI: the K-quant flat kernels do not run here")
 	}
 	r := rand.New(rand.NewPCG(35, 36))
-	for _, extreme := range []bool{false, true} {
-		for _, n := range []int{256, 768, 2048} {
-			var a Act
-			for cols := 25; cols >= 2; cols-- {
-				rows := 1 + cols%5
-				g := newGemmCase(r, Q6_K, n, rows, cols)
-				if extreme {
-					extremeQ6K(r, g.w, n*rows)
-					extremeQ8K(r, g.x, n*cols)
+	for tp, twin := range map[Type]dotFunc{Q4_K: dotQ4_KLanes, Q6_K: dotQ6_KLanes} {
+		for _, extreme := range []bool{false, true} {
+			for _, n := range []int{256, 768, 2048, 4608} { // 4608: past kfMaxBytes, the tiles
+				var a Act
+				for cols := 25; cols >= 2; cols-- {
+					rows := 1 + cols%5
+					g := newGemmCase(r, tp, n, rows, cols)
+					if extreme {
+						if tp == Q6_K {
+							extremeQ6K(r, g.w, n*rows)
+						} else {
+							extremeQ4K(r, g.w, n*rows)
+						}
+						extremeQ8K(r, g.x, n*cols)
+					}
+					a.Prepare(tp, n, g.x, cols)
+					if (len(a.kf) > 0) != (cols >= 3 && n <= 2048) {
+						t.Fatalf("%v n=%d %d columns: %d bytes prepared for the flat kernel", tp, n, cols, len(a.kf))
+					}
+					ldd := rows + 1
+					got := nanSlice(cols * ldd)
+					MatMulAct(tp, n, g.w, rows, &a, got, ldd)
+					name := fmt.Sprintf("%v extreme=%v n=%d %dx%d", tp, extreme, n, rows, cols)
+					checkGemm(t, name, got, g.want(tp, twin, ldd), rows, ldd)
 				}
-				a.Prepare(Q6_K, n, g.x, cols)
-				if len(a.k6) == 0 && cols >= 3 {
-					t.Fatal("Q6_K columns not prepared for the flat kernel")
-				}
-				ldd := rows + 1
-				got := nanSlice(cols * ldd)
-				MatMulAct(Q6_K, n, g.w, rows, &a, got, ldd)
-				name := fmt.Sprintf("extreme=%v n=%d %dx%d", extreme, n, rows, cols)
-				checkGemm(t, name, got, g.want(Q6_K, dotQ6_KLanes, ldd), rows, ldd)
 			}
+		}
+	}
+}
+
+// extremeQ4K sets every nibble of the Q4_K blocks in w (n values) to 0 or
+// 15 and every 6-bit scale and min to 0 or 63, per block at random.
+func extremeQ4K(r *rand.Rand, w []byte, n int) {
+	for b := 0; b < n/QK_K; b++ {
+		blk := w[144*b : 144*(b+1)]
+		v := byte(0)
+		if r.IntN(2) == 1 {
+			v = 0xff
+		}
+		for i := 16; i < 144; i++ {
+			blk[i] = v
+		}
+		for i := 4; i < 16; i++ {
+			blk[i] = byte(0xff * r.IntN(2))
 		}
 	}
 }
@@ -180,29 +204,31 @@ func extremeQ8K(r *rand.Rand, x []byte, n int) {
 	}
 }
 
-// BenchmarkKFlat compares, in one run, the Q6_K batched decode step on the
-// 1×8 AVX2 tiles (tile) and on the flat kernel (flat), as BenchmarkFlat:
+// BenchmarkKFlat compares, in one run, the Q4_K and Q6_K batched decode
+// step on the 1×8 AVX2 tiles (tile) and on the flat kernels (flat; both
+// with strips for T < 8), as BenchmarkFlat:
 // t1 one thread, t2 two locked threads, by CPU time; colGB/s is T times
 // the weight bytes streamed per CPU second.
 func BenchmarkKFlat(b *testing.B) {
 	if !hasKVNNI {
 		b.Skip("no AVX-512 BW/VNNI")
 	}
-	defer func() { k6Flat = true }()
-	for _, sh := range [][2]int{{32000, 2048}, {2048, 2048}, {2048, 5632}} {
-		rows, n := sh[0], sh[1]
-		b.Run(fmt.Sprintf("Q6_K/%dx%d", rows, n), func(b *testing.B) {
-			set, w, _ := streamSet(b, Q6_K, rows, n, 1)
+	defer func() { kFlat = true }()
+	for _, sh := range [][3]int{{int(Q6_K), 32000, 2048}, {int(Q6_K), 2048, 2048}, {int(Q6_K), 2048, 5632},
+		{int(Q4_K), 2048, 2048}, {int(Q4_K), 5632, 2048}, {int(Q4_K), 2048, 5632}} {
+		tp, rows, n := Type(sh[0]), sh[1], sh[2]
+		b.Run(fmt.Sprintf("%v/%dx%d", tp, rows, n), func(b *testing.B) {
+			set, w, _ := streamSet(b, tp, rows, n, 1)
 			for _, th := range []int{1, 2} {
 				for _, T := range []int{1, 4, 8, 12, 16} {
 					for _, v := range []string{"tile", "flat"} {
 						b.Run(fmt.Sprintf("t%d/T%d/%s", th, T, v), func(b *testing.B) {
-							k6Flat = v == "flat"
+							kFlat = v == "flat"
 							if th == 1 {
-								benchBatchCPU(b, Q6_K, rows, n, T, set, len(w))
+								benchBatchCPU(b, tp, rows, n, T, set, len(w))
 								return
 							}
-							benchBatchCPU2(b, Q6_K, rows, n, T, set, len(w))
+							benchBatchCPU2(b, tp, rows, n, T, set, len(w))
 						})
 					}
 				}

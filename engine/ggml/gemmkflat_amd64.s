@@ -3,7 +3,7 @@
 #include "textflag.h"
 
 // q6kf8: the Q6_K flat kernel (AVX-512 BW/VNNI) for batched decode, one
-// row against a group of 8 Q8_K columns prepared by Act.fillK6, one
+// row against a group of 8 Q8_K columns prepared by Act.fillKFlat, one
 // column pair per 512-bit register (both halves hold the row's values).
 // Each chunk of 32 values is unpacked once for the 4 pairs, and a pair's
 // products take two instructions: VPMADDUBSW of the signed q−32 against
@@ -225,3 +225,240 @@ DATA q6fidx<>+488(SB)/8, $0x000e000e000e000e
 DATA q6fidx<>+496(SB)/8, $0x000f000f000f000f
 DATA q6fidx<>+504(SB)/8, $0x000f000f000f000f
 GLOBL q6fidx<>(SB), RODATA|NOPTR, $512
+
+// q4kf8: the Q4_K flat kernel, q6kf8's layout and loop for Q4_K: one row
+// against the 8 columns of Act.fillKFlat (4 pairs, values as they are),
+// each 32-value chunk (one sub-block) unpacked once for the 4 pairs, a
+// pair's products one VPMADDUBSW of the nibbles against y and one
+// VPDPWSSD by the sub-block's scale. The mins: the 8 columns' int16 sums
+// of 32 values (Act) times the row's 8 mins by two VPMADDWD give every
+// column's 4 mins lanes (sub-blocks 2i, 2i+1 in lane i). The float chain
+// is the AVX2 tile's and dotQ4_KLanes':
+//
+//	acc[p]  = fma(float32(lane[p]), d·d_x, acc[p])         per super-block
+//	macc[c] = fma(float32(ml[c]), dmin·d_x[c], macc[c])     4 lanes per column
+//	out[c]  = hsum_float_8(acc) − ((m0+m2)+(m1+m3))
+//
+//	func q4kf8(w *byte, x *byte, nb int, tab *float32, out *float32, ldo int)
+
+// Q4FCHUNK runs chunk j (nibbles in Z17): its scale (word j of Z13)
+// broadcast by VPERMW, the 4 pairs.
+#define Q4FCHUNK(j) \
+	VMOVDQU64  q4fidx<>+(64*j)(SB), Z19 \
+	VPERMW     Z13, Z19, Z18 \
+	VPMADDUBSW (256*j)(DI), Z17, Z20 \
+	VPDPWSSD   Z18, Z20, Z0 \
+	VPMADDUBSW (256*j+64)(DI), Z17, Z20 \
+	VPDPWSSD   Z18, Z20, Z1 \
+	VPMADDUBSW (256*j+128)(DI), Z17, Z20 \
+	VPDPWSSD   Z18, Z20, Z2 \
+	VPMADDUBSW (256*j+192)(DI), Z17, Z20 \
+	VPDPWSSD   Z18, Z20, Z3
+
+// Q4FGROUP runs the 64 values of qs at qoff: low nibbles chunk j0, high
+// nibbles chunk j0+1. Z9 0x0f.
+#define Q4FGROUP(qoff, j0, j1) \
+	VBROADCASTI64X4 qoff(SI), Z14 \
+	VPANDD          Z9, Z14, Z17 \
+	Q4FCHUNK(j0) \
+	VPSRLW          $4, Z14, Z14 \
+	VPANDD          Z9, Z14, Z17 \
+	Q4FCHUNK(j1)
+
+// Q4FFLOAT folds pair p's lanes into its float accumulator (d in Z23).
+#define Q4FFLOAT(p, lane, acc) \
+	VCVTDQ2PS   lane, lane \
+	VMULPS      (2048+64*p)(DI), Z23, Z24 \
+	VFMADD231PS Z24, lane, acc \
+	VPXORD      lane, lane, lane
+
+// Q4FOUT stores column c (pair acc half h; mins lanes chunk mc of macc)
+// to (DX) and moves DX to the next column.
+#define Q4FOUT(acc, h, macc, mc) \
+	VEXTRACTF64X4 $h, acc, Y10 \
+	VEXTRACTF128  $1, Y10, X15 \
+	VADDPS        X15, X10, X10 \
+	VMOVHLPS      X10, X10, X15 \
+	VADDPS        X15, X10, X10 \
+	VMOVSHDUP     X10, X15 \
+	VADDSS        X15, X10, X10 \
+	VEXTRACTF32X4 $mc, macc, X12 \
+	VMOVHLPS      X12, X12, X15 \
+	VADDPS        X15, X12, X12 \
+	VMOVSHDUP     X12, X15 \
+	VADDSS        X15, X12, X12 \
+	VSUBSS        X12, X10, X10 \
+	VMOVSS        X10, (DX) \
+	ADDQ          R13, DX
+
+TEXT ·q4kf8(SB), NOSPLIT, $0-48
+	MOVQ         w+0(FP), SI
+	MOVQ         x+8(FP), DI
+	MOVQ         nb+16(FP), CX
+	MOVQ         tab+24(FP), R8
+	VPBROADCASTQ q6fnib<>(SB), Z9
+	VPXORD       Z0, Z0, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z21, Z21, Z21
+	VPXORD       Z22, Z22, Z22
+
+q4kf8loop:
+	PREFETCHT0   512(SI)
+	PREFETCHT0   576(SI)
+	PREFETCHT0   640(SI)
+
+	// Scales and mins: bytes [sc0..7, m0..7] (as the AVX2 kernels'
+	// K4UNPACK), widened to the words of Y13.
+	VMOVDQU      (SI), X8
+	VPSHUFB      q4fidxA<>(SB), X8, X15
+	VPAND        q4fm1<>(SB), X15, X12
+	VPSRLW       $4, X15, X15
+	VPAND        q4fm2<>(SB), X15, X15
+	VPOR         X15, X12, X12
+	VPSHUFB      q4fidxB<>(SB), X8, X15
+	VPSRLW       $2, X15, X15
+	VPAND        q4fm3<>(SB), X15, X15
+	VPOR         X15, X12, X12
+	VPMOVZXBW    X12, Y13
+
+	// Mins lanes of columns 0-3 (Z25) and 4-7 (Z26), by dmin·d_x.
+	VMOVDQU64    q4fmidx<>(SB), Z19
+	VPERMW       Z13, Z19, Z18
+	VPMADDWD     2304(DI), Z18, Z25
+	VPMADDWD     2368(DI), Z18, Z26
+	VCVTDQ2PS    Z25, Z25
+	VCVTDQ2PS    Z26, Z26
+	MOVWLZX      2(SI), AX
+	VBROADCASTSS (R8)(AX*4), Z23
+	VMULPS       2432(DI), Z23, Z24
+	VFMADD231PS  Z24, Z25, Z21
+	VMULPS       2496(DI), Z23, Z24
+	VFMADD231PS  Z24, Z26, Z22
+
+	Q4FGROUP(16, 0, 1)
+	Q4FGROUP(48, 2, 3)
+	Q4FGROUP(80, 4, 5)
+	Q4FGROUP(112, 6, 7)
+	MOVWLZX      (SI), AX
+	VBROADCASTSS (R8)(AX*4), Z23
+	Q4FFLOAT(0, Z0, Z4)
+	Q4FFLOAT(1, Z1, Z5)
+	Q4FFLOAT(2, Z2, Z6)
+	Q4FFLOAT(3, Z3, Z7)
+	ADDQ         $144, SI
+	ADDQ         $2560, DI
+	DECQ         CX
+	JNZ          q4kf8loop
+
+	MOVQ out+32(FP), DX
+	MOVQ ldo+40(FP), R13
+	Q4FOUT(Z4, 0, Z21, 0)
+	Q4FOUT(Z4, 1, Z21, 1)
+	Q4FOUT(Z5, 0, Z21, 2)
+	Q4FOUT(Z5, 1, Z21, 3)
+	Q4FOUT(Z6, 0, Z22, 0)
+	Q4FOUT(Z6, 1, Z22, 1)
+	Q4FOUT(Z7, 0, Z22, 2)
+	Q4FOUT(Z7, 1, Z22, 3)
+	VZEROUPPER
+	RET
+
+// The K4UNPACK constants of gemmk_amd64.s (one 128-bit half).
+DATA q4fidxA<>+0(SB)/8, $0x0f0e0d0c07060504
+DATA q4fidxA<>+8(SB)/8, $0x0f0e0d0c0b0a0908
+GLOBL q4fidxA<>(SB), RODATA|NOPTR, $16
+DATA q4fidxB<>+0(SB)/8, $0x0706050480808080
+DATA q4fidxB<>+8(SB)/8, $0x0b0a090880808080
+GLOBL q4fidxB<>(SB), RODATA|NOPTR, $16
+DATA q4fm1<>+0(SB)/8, $0x0f0f0f0f3f3f3f3f
+DATA q4fm1<>+8(SB)/8, $0x000000003f3f3f3f
+GLOBL q4fm1<>(SB), RODATA|NOPTR, $16
+DATA q4fm2<>+0(SB)/8, $0x0000000000000000
+DATA q4fm2<>+8(SB)/8, $0x0f0f0f0f00000000
+GLOBL q4fm2<>(SB), RODATA|NOPTR, $16
+DATA q4fm3<>+0(SB)/8, $0x3030303000000000
+DATA q4fm3<>+8(SB)/8, $0x3030303000000000
+GLOBL q4fm3<>(SB), RODATA|NOPTR, $16
+
+// q4fidx: VPERMW indices broadcasting word j (chunk j's scale); q4fmidx:
+// the mins, words 8-15, in every 128 bits.
+DATA q4fidx<>+0(SB)/8, $0x0000000000000000
+DATA q4fidx<>+8(SB)/8, $0x0000000000000000
+DATA q4fidx<>+16(SB)/8, $0x0000000000000000
+DATA q4fidx<>+24(SB)/8, $0x0000000000000000
+DATA q4fidx<>+32(SB)/8, $0x0000000000000000
+DATA q4fidx<>+40(SB)/8, $0x0000000000000000
+DATA q4fidx<>+48(SB)/8, $0x0000000000000000
+DATA q4fidx<>+56(SB)/8, $0x0000000000000000
+DATA q4fidx<>+64(SB)/8, $0x0001000100010001
+DATA q4fidx<>+72(SB)/8, $0x0001000100010001
+DATA q4fidx<>+80(SB)/8, $0x0001000100010001
+DATA q4fidx<>+88(SB)/8, $0x0001000100010001
+DATA q4fidx<>+96(SB)/8, $0x0001000100010001
+DATA q4fidx<>+104(SB)/8, $0x0001000100010001
+DATA q4fidx<>+112(SB)/8, $0x0001000100010001
+DATA q4fidx<>+120(SB)/8, $0x0001000100010001
+DATA q4fidx<>+128(SB)/8, $0x0002000200020002
+DATA q4fidx<>+136(SB)/8, $0x0002000200020002
+DATA q4fidx<>+144(SB)/8, $0x0002000200020002
+DATA q4fidx<>+152(SB)/8, $0x0002000200020002
+DATA q4fidx<>+160(SB)/8, $0x0002000200020002
+DATA q4fidx<>+168(SB)/8, $0x0002000200020002
+DATA q4fidx<>+176(SB)/8, $0x0002000200020002
+DATA q4fidx<>+184(SB)/8, $0x0002000200020002
+DATA q4fidx<>+192(SB)/8, $0x0003000300030003
+DATA q4fidx<>+200(SB)/8, $0x0003000300030003
+DATA q4fidx<>+208(SB)/8, $0x0003000300030003
+DATA q4fidx<>+216(SB)/8, $0x0003000300030003
+DATA q4fidx<>+224(SB)/8, $0x0003000300030003
+DATA q4fidx<>+232(SB)/8, $0x0003000300030003
+DATA q4fidx<>+240(SB)/8, $0x0003000300030003
+DATA q4fidx<>+248(SB)/8, $0x0003000300030003
+DATA q4fidx<>+256(SB)/8, $0x0004000400040004
+DATA q4fidx<>+264(SB)/8, $0x0004000400040004
+DATA q4fidx<>+272(SB)/8, $0x0004000400040004
+DATA q4fidx<>+280(SB)/8, $0x0004000400040004
+DATA q4fidx<>+288(SB)/8, $0x0004000400040004
+DATA q4fidx<>+296(SB)/8, $0x0004000400040004
+DATA q4fidx<>+304(SB)/8, $0x0004000400040004
+DATA q4fidx<>+312(SB)/8, $0x0004000400040004
+DATA q4fidx<>+320(SB)/8, $0x0005000500050005
+DATA q4fidx<>+328(SB)/8, $0x0005000500050005
+DATA q4fidx<>+336(SB)/8, $0x0005000500050005
+DATA q4fidx<>+344(SB)/8, $0x0005000500050005
+DATA q4fidx<>+352(SB)/8, $0x0005000500050005
+DATA q4fidx<>+360(SB)/8, $0x0005000500050005
+DATA q4fidx<>+368(SB)/8, $0x0005000500050005
+DATA q4fidx<>+376(SB)/8, $0x0005000500050005
+DATA q4fidx<>+384(SB)/8, $0x0006000600060006
+DATA q4fidx<>+392(SB)/8, $0x0006000600060006
+DATA q4fidx<>+400(SB)/8, $0x0006000600060006
+DATA q4fidx<>+408(SB)/8, $0x0006000600060006
+DATA q4fidx<>+416(SB)/8, $0x0006000600060006
+DATA q4fidx<>+424(SB)/8, $0x0006000600060006
+DATA q4fidx<>+432(SB)/8, $0x0006000600060006
+DATA q4fidx<>+440(SB)/8, $0x0006000600060006
+DATA q4fidx<>+448(SB)/8, $0x0007000700070007
+DATA q4fidx<>+456(SB)/8, $0x0007000700070007
+DATA q4fidx<>+464(SB)/8, $0x0007000700070007
+DATA q4fidx<>+472(SB)/8, $0x0007000700070007
+DATA q4fidx<>+480(SB)/8, $0x0007000700070007
+DATA q4fidx<>+488(SB)/8, $0x0007000700070007
+DATA q4fidx<>+496(SB)/8, $0x0007000700070007
+DATA q4fidx<>+504(SB)/8, $0x0007000700070007
+GLOBL q4fidx<>(SB), RODATA|NOPTR, $512
+DATA q4fmidx<>+0(SB)/8, $0x000b000a00090008
+DATA q4fmidx<>+8(SB)/8, $0x000f000e000d000c
+DATA q4fmidx<>+16(SB)/8, $0x000b000a00090008
+DATA q4fmidx<>+24(SB)/8, $0x000f000e000d000c
+DATA q4fmidx<>+32(SB)/8, $0x000b000a00090008
+DATA q4fmidx<>+40(SB)/8, $0x000f000e000d000c
+DATA q4fmidx<>+48(SB)/8, $0x000b000a00090008
+DATA q4fmidx<>+56(SB)/8, $0x000f000e000d000c
+GLOBL q4fmidx<>(SB), RODATA|NOPTR, $64
