@@ -198,68 +198,83 @@ func (a *Act) Fill(c0, c1 int) {
 // columns are interleaved per block in groups of g: the 32-byte slot of
 // column c, block b is ((c/g)·nb + b)·g + c%g (g = 1: column after column).
 // With a.pairs the group's block is laid out by column pair instead (see
-// placePair).
+// fillPair).
 func (a *Act) fillQ8(c int) {
-	nb, g := a.n/32, a.group
-	var qs [32]byte
-	var dx [8]float32
-	var corr [8]int32
-	for b := 0; b < nb; b++ {
-		slot := ((c/g)*nb+b)*g + c%g
-		if c < a.cols {
-			a.q8Lanes(a.x[c*a.xs+34*b:][:34], &qs, &dx, &corr)
-		}
-		if a.pairs {
-			a.placePair(((c/g)*nb+b)*g, c%g, &qs, &dx, &corr)
-			continue
-		}
-		copy(a.qs[32*slot:32*slot+32], qs[:])
-		copy(a.dx8[8*slot:8*slot+8], dx[:])
-		copy(a.corr[8*slot:8*slot+8], corr[:])
+	if a.pairs {
+		a.fillPair(c)
+		return
 	}
-}
-
-// q8Lanes unpacks one Q8_0 block: its 32 values, its scale in the 8 lanes
-// and the lanes' correction (hi16: lanes 4-7 take d_x/16 and 16·corr,
-// exact as powers of two).
-func (a *Act) q8Lanes(blk []byte, qs *[32]byte, dx *[8]float32, corr *[8]int32) {
+	nb, g := a.n/32, a.group
+	// hi16: lanes 4-7 take d_x/16 and 16·corr (exact: powers of two).
 	hs, hc := float32(1), int32(1)
 	if a.hi16 {
 		hs, hc = 1.0/16, 16
 	}
-	copy(qs[:], blk[2:])
-	d := f16(blk)
-	for l := 0; l < 4; l++ {
-		dx[l], dx[l+4] = d, d*hs
-	}
-	for l := 0; l < 8; l++ {
-		q := blk[2+4*l : 6+4*l]
-		s := int32(int8(q[0])) + int32(int8(q[1])) + int32(int8(q[2])) + int32(int8(q[3]))
-		if l >= 4 {
-			s *= hc
+	for b := 0; b < nb; b++ {
+		slot := ((c/g)*nb+b)*g + c%g
+		qs := a.qs[32*slot : 32*slot+32]
+		dx, corr := (*[8]float32)(a.dx8[8*slot:]), (*[8]int32)(a.corr[8*slot:])
+		if c >= a.cols {
+			clear(qs)
+			clear(dx[:])
+			clear(corr[:])
+			continue
 		}
-		corr[l] = a.off * s
+		blk := a.x[c*a.xs+34*b:][:34]
+		copy(qs, blk[2:])
+		d := f16(blk)
+		dh := d * hs
+		for l := 0; l < 4; l++ {
+			dx[l], dx[l+4] = d, dh
+		}
+		for l := 0; l < 8; l++ {
+			s := sum4(blk[2+4*l:])
+			if l >= 4 {
+				s *= hc
+			}
+			corr[l] = a.off * s
+		}
 	}
 }
 
-// placePair writes column j (0-7) of the group block at slot s0 in the
-// pair layout of the Q4_0 flat kernels: pair p = j/2 owns 64 bytes of qs
-// and 16 lanes of corr at 64p bytes into the block's 256; in them, 128-bit
-// chunk i holds, as 4 dword lanes, column 2p's lane i, column 2p+1's lane
-// i, column 2p's lane 4+i and column 2p+1's lane 4+i (lane l = values
-// 4l..4l+3, hi16). The block's first 16 floats of dx8 hold each pair's
-// [d_x(2p), d_x(2p+1), d_x(2p)/16, d_x(2p+1)/16]: multiplied by a row's
-// d_w, a 128-bit broadcast of it is the scale of every lane.
-func (a *Act) placePair(s0, j int, qs *[32]byte, dx *[8]float32, corr *[8]int32) {
-	p, h := j/2, j%2
-	q, cr := a.qs[32*s0+64*p:][:64], a.corr[8*s0+16*p:][:16]
-	for i := 0; i < 4; i++ {
-		copy(q[16*i+4*h:16*i+4*h+4], qs[4*i:4*i+4])
-		copy(q[16*i+8+4*h:16*i+8+4*h+4], qs[16+4*i:16+4*i+4])
-		cr[4*i+h], cr[4*i+2+h] = corr[i], corr[4+i]
+// sum4 is the sum of the 4 int8 values at q.
+func sum4(q []byte) int32 {
+	q = q[:4]
+	return int32(int8(q[0])) + int32(int8(q[1])) + int32(int8(q[2])) + int32(int8(q[3]))
+}
+
+// fillPair writes column c (zeros past the last column) in the pair
+// layout of the Q4_0 flat kernels (hi16, groups of 8): column pair p =
+// c%8/2 of a group's block owns 64 bytes of qs and 16 lanes of corr at 64p
+// bytes into the block's 256; in them, 128-bit chunk i holds, as 4 dword
+// lanes, column 2p's lane i, column 2p+1's lane i, column 2p's lane 4+i
+// and column 2p+1's lane 4+i (lane l = values 4l..4l+3; lanes 4-7 with
+// 16·corr). The block's first 16 floats of dx8 hold each pair's [d_x(2p),
+// d_x(2p+1), d_x(2p)/16, d_x(2p+1)/16]: times a row's d_w, a 128-bit chunk
+// of it is the scale of every lane of the pair.
+func (a *Act) fillPair(c int) {
+	nb := a.n / 32
+	p, h := c%8/2, c%2
+	for b := 0; b < nb; b++ {
+		s0 := ((c/8)*nb + b) * 8
+		q := (*[64]byte)(a.qs[32*s0+64*p:])
+		cr := (*[16]int32)(a.corr[8*s0+16*p:])
+		d := (*[16]float32)(a.dx8[8*s0:])
+		var x [32]byte
+		var dx float32
+		if c < a.cols {
+			blk := (*[34]byte)(a.x[c*a.xs+34*b:])
+			x, dx = [32]byte(blk[2:]), f16(blk[:])
+		}
+		for i := 0; i < 4; i++ {
+			lo, hi := (*[4]byte)(x[4*i:]), (*[4]byte)(x[16+4*i:])
+			*(*[4]byte)(q[16*i+4*h:]) = *lo
+			*(*[4]byte)(q[16*i+8+4*h:]) = *hi
+			cr[4*i+h] = a.off * (int32(int8(lo[0])) + int32(int8(lo[1])) + int32(int8(lo[2])) + int32(int8(lo[3])))
+			cr[4*i+2+h] = a.off * 16 * (int32(int8(hi[0])) + int32(int8(hi[1])) + int32(int8(hi[2])) + int32(int8(hi[3])))
+		}
+		d[4*p+h], d[4*p+2+h] = dx, dx/16
 	}
-	d := a.dx8[8*s0:][:16]
-	d[4*p+h], d[4*p+2+h] = dx[0], dx[4]
 }
 
 // fillK writes column c's part of kaux, the Q4_K tiles' per-column mins
