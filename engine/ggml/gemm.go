@@ -1,6 +1,7 @@
 package ggml
 
 import (
+	"encoding/binary"
 	"fmt"
 	"sync"
 )
@@ -318,9 +319,9 @@ func (a *Act) kfCols() int {
 // 4 times (the mins lanes).
 func (a *Act) fillKFlat(c int) {
 	nb, st := a.n/QK_K, kfStride(a.wt)
-	p, h, flip := c%8/2, c%2, byte(0)
+	p, h, flip := c%8/2, c%2, uint64(0)
 	if a.wt == Q6_K {
-		flip = 0x80
+		flip = 0x8080808080808080
 	}
 	for b := 0; b < nb; b++ {
 		k := a.kf[((c/8)*nb+b)*st:][:st]
@@ -337,9 +338,9 @@ func (a *Act) fillKFlat(c int) {
 		}
 		blk := a.x[c*a.xs+292*b : c*a.xs+292*(b+1)]
 		for j := 0; j < 8; j++ {
-			dst := k[256*j+64*p+32*h:][:32]
-			for i, v := range blk[4+32*j : 4+32*j+32] {
-				dst[i] = v ^ flip
+			dst, src := k[256*j+64*p+32*h:][:32], blk[4+32*j:][:32]
+			for i := 0; i < 32; i += 8 {
+				binary.LittleEndian.PutUint64(dst[i:], binary.LittleEndian.Uint64(src[i:])^flip)
 			}
 		}
 		for l := 0; l < 8; l++ {
