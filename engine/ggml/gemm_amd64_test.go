@@ -85,6 +85,9 @@ func zGroup(k *tileSet) int {
 // the flat kernels (flat; flatz: with the 4×8 tile for full groups;
 // flatg: each column group over all rows before the next). t1 and t2 are
 // one and two threads timed by CPU time (benchBatchCPU, benchBatchCPU2).
+// Q4_0 has no 4×8 tile since its groups took the pair layout: its full
+// groups run the flat kernel in every variant, and old differs from flat
+// only below 8 columns.
 func BenchmarkFlat(b *testing.B) {
 	if !hasVNNI {
 		b.Skip("no AVX-512 VNNI")
