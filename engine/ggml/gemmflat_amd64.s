@@ -310,6 +310,25 @@ TEXT ·q80f4p4(SB), NOSPLIT, $0-72
 #define IPAIRS1 \
 	IPAIR(0, $0x00, Z16, Z17, Z18, Z19)
 
+// IROWN, IPAIRS1N: one pair only (q40f4p1), whose dx pattern is broadcast
+// to every chunk before the multiply, so the products need no shuffle.
+#define IROWN(zw, zs, acc) \
+	VMOVDQA32   Z13, Z9 \
+	VPDPBUSD    Z11, zw, Z9 \
+	VCVTDQ2PS   Z9, Z9 \
+	VFMADD231PS zs, Z9, acc
+
+#define IPAIRS1N \
+	VMOVDQU32 (DI), Z11 \
+	VMOVDQU32 (R12), Z13 \
+	IROWN(Z0, Z4, Z16) \
+	IROWN(Z1, Z5, Z17) \
+	IROWN(Z2, Z6, Z18) \
+	IROWN(Z3, Z7, Z19)
+
+#define IDXALL VMOVUPS (DX), Z12
+#define IDXP0 VBROADCASTF32X4 (DX), Z12
+
 #define IPAIRS2 \
 	IPAIRS1 \
 	IPAIR(64, $0x55, Z20, Z21, Z22, Z23)
@@ -377,7 +396,7 @@ TEXT ·q80f4p4(SB), NOSPLIT, $0-72
 	DECQ CX
 
 // IFLAT4 is the 4-row kernel over k pairs.
-#define IFLAT4(zero, pairs, stores, label) \
+#define IFLAT4(dxload, zero, pairs, stores, label) \
 	IARGS \
 	LEAQ (SI)(R9*1), BX \
 	LEAQ (BX)(R9*1), R10 \
@@ -388,7 +407,7 @@ label: \
 	PREFETCHT0 (BX)(R9*4) \
 	PREFETCHT0 (R10)(R9*4) \
 	PREFETCHT0 (R11)(R9*4) \
-	VMOVUPS (DX), Z12 \
+	dxload \
 	IQ4W(SI, Z0, Z4) \
 	IQ4W(BX, Z1, Z5) \
 	IQ4W(R10, Z2, Z6) \
@@ -423,19 +442,19 @@ GLOBL iq4shuf<>(SB), RODATA|NOPTR, $64
 
 // func q40f4p1(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q40f4p1(SB), NOSPLIT, $0-72
-	IFLAT4(FZERO1, IPAIRS1, ISTORES1, q40f4p1l)
+	IFLAT4(IDXP0, FZERO1, IPAIRS1N, ISTORES1, q40f4p1l)
 
 // func q40f4p2(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q40f4p2(SB), NOSPLIT, $0-72
-	IFLAT4(FZERO2, IPAIRS2, ISTORES2, q40f4p2l)
+	IFLAT4(IDXALL, FZERO2, IPAIRS2, ISTORES2, q40f4p2l)
 
 // func q40f4p3(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q40f4p3(SB), NOSPLIT, $0-72
-	IFLAT4(FZERO3, IPAIRS3, ISTORES3, q40f4p3l)
+	IFLAT4(IDXALL, FZERO3, IPAIRS3, ISTORES3, q40f4p3l)
 
 // func q40f4p4(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q40f4p4(SB), NOSPLIT, $0-72
-	IFLAT4(FZERO4, IPAIRS4, ISTORES4, q40f4p4l)
+	IFLAT4(IDXALL, FZERO4, IPAIRS4, ISTORES4, q40f4p4l)
 
 // IPAIR1 runs the one row against pair p.
 #define IPAIR1(off, imm, a0) \
