@@ -17,9 +17,11 @@ import (
 // 8 float32 per block) and the per-lane offset correction of the kernel
 // tier in use (corr, 8 int32 per block; see prepCorrFor). The three arrays
 // have the same column stride in bytes (32 per block), which the kernels
-// rely on. For the float types with matrix kernels (F32, F16) it is the
-// columns as float32 (xf): F16 activations widened exactly, F32 ones used in
-// place. The K-quant kernels (Q4_K, Q6_K) read the Q8_K columns in place.
+// rely on. In groups of 8 for the Q4_0 flat kernels the same arrays hold
+// the pair layout instead (fillPair). For the float types with matrix
+// kernels (F32, F16) it is the columns as float32 (xf): F16 activations
+// widened exactly, F32 ones used in place. The K-quant tiles (Q4_K, Q6_K)
+// read the Q8_K columns in place; their flat kernels read kf (fillKFlat).
 type Act struct {
 	wt   Type   // weight type the columns are prepared for
 	n    int    // elements per column
@@ -35,7 +37,7 @@ type Act struct {
 	// unshifted (16·q); exact, as powers of two.
 	hi16 bool
 	// pairs (hi16 with groups of 8: the Q4_0 flat kernels) interleaves each
-	// column pair's lanes within the group, see fillQ8.
+	// column pair's lanes within the group, see fillPair.
 	pairs bool
 	group int // prepKindQ8: columns interleaved per block (1 or 8)
 	qs    []byte
