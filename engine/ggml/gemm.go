@@ -48,14 +48,14 @@ type Act struct {
 	one   [1]float32 // result of a single-row product
 	kaux  []byte     // prepKindK, Q4_K: per 8 columns and super-block, see fillK
 	kf    []byte     // prepKindK with kFlat: per 8 columns and super-block, see fillKFlat
-	kfOn  bool       // kf is in use (kFlat, and a group's kf fits kfMaxBytes)
+	kfOn  bool       // kf is in use (kFlat)
 }
 
-// kfMaxBytes bounds a group's part of Act.kf (all super-blocks of a row):
-// the flat kernels read it once per row, and beyond L1 (n = 5632: 50-56
-// KB) they ran slower than the AVX2 tiles (Q4_K 31 against 36
-// column-GB/s at 8 columns, 14 against 27 at 4), so longer rows keep
-// the tiles.
+// kfMaxBytes bounds the part of a group's Act.kf that the flat kernels
+// read per row in one pass: they read it once per row, and beyond L1 (n =
+// 5632: 50-56 KB) ran slower than the AVX2 tiles (Q4_K 31 against 36
+// column-GB/s at 8 columns, 14 against 27 at 4), so longer rows run in
+// ranges of super-blocks (kTiles.flatGroup).
 const kfMaxBytes = 40 << 10
 
 // kFlat: the K-quant flat kernels (Q4_K, Q6_K) run here and read Act.kf
@@ -144,7 +144,7 @@ func (a *Act) begin(t Type, n int, x []byte, cols int, kind prepKind, off int32,
 			a.kaux = a.kaux[:size]
 		}
 		a.kf = a.kf[:0]
-		a.kfOn = kFlat && n/QK_K*kfStride(t) <= kfMaxBytes
+		a.kfOn = kFlat
 		if a.kfOn {
 			size := a.kfCols() / 8 * (n / QK_K) * kfStride(t)
 			if cap(a.kf) < size {
@@ -301,10 +301,16 @@ func (a *Act) fillK(c int) {
 }
 
 // kfCols is the columns kf holds: the full groups of 8, and a last
-// partial group of at least 3 columns padded with zero columns (the flat
-// kernel over 8 columns costs less than 3 strips).
+// partial group padded with zero columns where the flat kernel over 8
+// columns costs less than strips for its columns (measured, column-GB/s at
+// 8 flat against 1 strip: ~60-84 against ~25-31): from 4 columns, from 5
+// where rows run in ranges of super-blocks (n > 4096 or so).
 func (a *Act) kfCols() int {
-	if a.cols%8 >= 3 {
+	need := 4
+	if a.n/QK_K*kfStride(a.wt) > kfMaxBytes {
+		need = 5
+	}
+	if a.cols%8 >= need {
 		return (a.cols + 7) / 8 * 8
 	}
 	return a.cols / 8 * 8

@@ -125,10 +125,7 @@ func (k kTiles) run(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 			aux = &a.kaux[c/8*nb*256]
 		}
 		if len(a.kf) > 0 {
-			kf := &a.kf[c/8*nb*kfStride(Type(k))]
-			for r := 0; r < rows; r++ {
-				k.flat(&w[r*rs], kf, nb, &dst[c*ldd+r], 4*ldd)
-			}
+			k.flatGroup(nb, w, rows, a, c, dst[c*ldd:], ldd)
 			continue
 		}
 		for r := 0; r < rows; r++ {
@@ -144,32 +141,72 @@ func (k kTiles) run(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 	}
 }
 
-// flat runs k's flat kernel: the row at w against the 8 columns at kf.
-func (k kTiles) flat(w, kf *byte, nb int, out *float32, ldo int) {
+// kfRows is the rows a long row's super-block ranges are interleaved
+// over (their accumulators on the stack, 96 floats each).
+const kfRows = 64
+
+// flatGroup runs every row of w against the group of 8 columns c.. of
+// a.kf into out[c'·ldd + r] for the group's columns c' (relative to c).
+// Rows whose group part exceeds kfMaxBytes run in ranges of super-blocks
+// that fit it, kfRows rows at a time, carrying the accumulators: each
+// range's columns stay in L1 while the rows pass (read once per row, the
+// whole row's columns did not, and ran slower than the AVX2 tiles).
+func (k kTiles) flatGroup(nb int, w []byte, rows int, a *Act, c int, out []float32, ldd int) {
+	t := Type(k)
+	rs, bs, st := t.RowSize(nb*QK_K), t.RowSize(QK_K), kfStride(t)
+	kf := a.kf[c/8*nb*st:]
+	kt := max(1, min(nb, kfMaxBytes/st))
+	if kt == nb {
+		for r := 0; r < rows; r++ {
+			k.flat(&w[r*rs], &kf[0], nb, &out[r], 4*ldd, nil, 0)
+		}
+		return
+	}
+	var acc [kfRows * 96]float32
+	for r0 := 0; r0 < rows; r0 += kfRows {
+		r1 := min(r0+kfRows, rows)
+		for b0 := 0; b0 < nb; b0 += kt {
+			b1, flags := min(b0+kt, nb), 0
+			if b0 > 0 {
+				flags |= 1
+			}
+			if b1 < nb {
+				flags |= 2
+			}
+			for r := r0; r < r1; r++ {
+				k.flat(&w[r*rs+b0*bs], &kf[b0*st], b1-b0, &out[r], 4*ldd, &acc[96*(r-r0)], flags)
+			}
+		}
+	}
+}
+
+// flat runs k's flat kernel: the row at w against the 8 columns at kf
+// (see q6kf8 for st and flags).
+func (k kTiles) flat(w, kf *byte, nb int, out *float32, ldo int, st *float32, flags int) {
 	if Type(k) == Q4_K {
-		q4kf8(w, kf, nb, &fp16Table[0], out, ldo)
+		q4kf8(w, kf, nb, &fp16Table[0], out, ldo, st, flags)
 	} else {
-		q6kf8(w, kf, nb, &fp16Table[0], out, ldo)
+		q6kf8(w, kf, nb, &fp16Table[0], out, ldo, st, flags)
 	}
 }
 
 // flatPart runs the last, partial group of columns c.. (3-7, padded with
-// zero columns in Act.kf) through the flat kernel, row by row via a
-// scratch of 8 values.
+// zero columns in Act.kf) through flatGroup, kfRows rows at a time into a
+// scratch.
 func (k kTiles) flatPart(nb int, w []byte, rows int, a *Act, c int, dst []float32, ldd int) {
 	rs := Type(k).RowSize(nb * QK_K)
-	kf := &a.kf[c/8*nb*kfStride(Type(k))]
-	var part [8]float32
-	for r := 0; r < rows; r++ {
-		k.flat(&w[r*rs], kf, nb, &part[0], 4)
+	var part [8 * kfRows]float32
+	for r0 := 0; r0 < rows; r0 += kfRows {
+		r1 := min(r0+kfRows, rows)
+		k.flatGroup(nb, w[r0*rs:], r1-r0, a, c, part[:], kfRows)
 		for cc := c; cc < a.cols; cc++ {
-			dst[cc*ldd+r] = part[cc-c]
+			copy(dst[cc*ldd+r0:cc*ldd+r1], part[(cc-c)*kfRows:(cc-c)*kfRows+r1-r0])
 		}
 	}
 }
 
 //go:noescape
-func q6kf8(w *byte, x *byte, nb int, tab *float32, out *float32, ldo int)
+func q6kf8(w *byte, x *byte, nb int, tab *float32, out *float32, ldo int, st *float32, flags int)
 
 //go:noescape
-func q4kf8(w *byte, x *byte, nb int, tab *float32, out *float32, ldo int)
+func q4kf8(w *byte, x *byte, nb int, tab *float32, out *float32, ldo int, st *float32, flags int)

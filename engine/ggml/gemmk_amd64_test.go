@@ -109,8 +109,9 @@ func useStrip(tp Type, f stripFunc) func() {
 }
 
 // TestKFlatMatchesLanes runs the Q4_K and Q6_K flat kernels (groups of 8
-// columns) at every width from 2 to 25 columns (a last group of 3-7
-// padded with zero columns, 1-2 leftover columns on the strips), one Act
+// columns) at every width from 2 to 25 columns (a last group of 4-7 or
+// 5-7 padded with zero columns, fewer leftover columns on the strips), in
+// one pass and (n = 4608, 8960) in ranges of super-blocks, one Act
 // reused from the widest down, on random rows and on rows and columns at
 // the extremes (Q6_K: q = 0 or 63, scales 127/−128; Q4_K: nibbles 0 or
 // 15, 6-bit scales and mins 0 or 63; activations −128 or 127: the largest
@@ -122,10 +123,13 @@ func TestKFlatMatchesLanes(t *testing.T) {
 	r := rand.New(rand.NewPCG(35, 36))
 	for tp, twin := range map[Type]dotFunc{Q4_K: dotQ4_KLanes, Q6_K: dotQ6_KLanes} {
 		for _, extreme := range []bool{false, true} {
-			for _, n := range []int{256, 768, 2048, 4608} { // 4608: past kfMaxBytes, the tiles
+			for _, n := range []int{256, 768, 2048, 4608, 8960} { // past kfMaxBytes: ranges of super-blocks
 				var a Act
 				for cols := 25; cols >= 2; cols-- {
 					rows := 1 + cols%5
+					if cols == 9 || cols == 5 {
+						rows = kfRows + 6 // two blocks of rows for the ranges of super-blocks
+					}
 					g := newGemmCase(r, tp, n, rows, cols)
 					if extreme {
 						if tp == Q6_K {
@@ -136,7 +140,7 @@ func TestKFlatMatchesLanes(t *testing.T) {
 						extremeQ8K(r, g.x, n*cols)
 					}
 					a.Prepare(tp, n, g.x, cols)
-					if (len(a.kf) > 0) != (cols >= 3 && n <= 2048) {
+					if (len(a.kf) > 0) != (a.kfCols() > 0) || (cols >= 8 && len(a.kf) == 0) {
 						t.Fatalf("%v n=%d %d columns: %d bytes prepared for the flat kernel", tp, n, cols, len(a.kf))
 					}
 					ldd := rows + 1

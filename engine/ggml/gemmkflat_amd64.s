@@ -27,7 +27,14 @@
 //	}
 //	out[c·ldo/4] = hsum_float_8(acc[c/2] half c%2)
 //
-//	func q6kf8(w *byte, x *byte, nb int, tab *float32, out *float32, ldo int)
+//	func q6kf8(w *byte, x *byte, nb int, tab *float32, out *float32, ldo int, st *float32, flags int)
+//
+// A row longer than one pass should hold (Act's kfMaxBytes) runs in
+// ranges of super-blocks carrying the float accumulators in st (64
+// floats per pair, then Q4_K's 32 mins lanes): flags bit 0 starts from
+// st instead of zero, bit 1 stores them to st instead of the outputs.
+// Each lane still sees its super-blocks in order, so the values are
+// those of one pass.
 
 // Q6FPAIR adds pair p's products for chunk j (values Z17, scales Z18).
 #define Q6FPAIR(j, p, lane) \
@@ -101,7 +108,7 @@
 	Q6FHSUM((DX)(R13*1)) \
 	LEAQ          (DX)(R13*2), DX
 
-TEXT ·q6kf8(SB), NOSPLIT, $0-48
+TEXT ·q6kf8(SB), NOSPLIT, $0-64
 	MOVQ         w+0(FP), SI
 	MOVQ         x+8(FP), DI
 	MOVQ         nb+16(FP), CX
@@ -119,6 +126,14 @@ TEXT ·q6kf8(SB), NOSPLIT, $0-48
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
+	MOVQ         st+48(FP), R10
+	MOVQ         flags+56(FP), R11
+	TESTQ        $1, R11
+	JZ           q6kf8loop
+	VMOVUPS      0(R10), Z4
+	VMOVUPS      64(R10), Z5
+	VMOVUPS      128(R10), Z6
+	VMOVUPS      192(R10), Z7
 
 q6kf8loop:
 	PREFETCHT0   512(SI)
@@ -140,6 +155,16 @@ q6kf8loop:
 	DECQ         CX
 	JNZ          q6kf8loop
 
+	TESTQ   $2, R11
+	JZ      q6kf8out
+	VMOVUPS Z4, 0(R10)
+	VMOVUPS Z5, 64(R10)
+	VMOVUPS Z6, 128(R10)
+	VMOVUPS Z7, 192(R10)
+	VZEROUPPER
+	RET
+
+q6kf8out:
 	MOVQ out+32(FP), DX
 	MOVQ ldo+40(FP), R13
 	Q6FSTORE(Z4, Y4)
@@ -239,7 +264,7 @@ GLOBL q6fidx<>(SB), RODATA|NOPTR, $512
 //	macc[c] = fma(float32(ml[c]), dmin·d_x[c], macc[c])     4 lanes per column
 //	out[c]  = hsum_float_8(acc) − ((m0+m2)+(m1+m3))
 //
-//	func q4kf8(w *byte, x *byte, nb int, tab *float32, out *float32, ldo int)
+//	func q4kf8(w *byte, x *byte, nb int, tab *float32, out *float32, ldo int, st *float32, flags int)
 
 // Q4FCHUNK runs chunk j (nibbles in Z17): its scale (word j of Z13)
 // broadcast by VPERMW, the 4 pairs.
@@ -291,7 +316,7 @@ GLOBL q6fidx<>(SB), RODATA|NOPTR, $512
 	VMOVSS        X10, (DX) \
 	ADDQ          R13, DX
 
-TEXT ·q4kf8(SB), NOSPLIT, $0-48
+TEXT ·q4kf8(SB), NOSPLIT, $0-64
 	MOVQ         w+0(FP), SI
 	MOVQ         x+8(FP), DI
 	MOVQ         nb+16(FP), CX
@@ -307,6 +332,16 @@ TEXT ·q4kf8(SB), NOSPLIT, $0-48
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z21, Z21, Z21
 	VPXORD       Z22, Z22, Z22
+	MOVQ         st+48(FP), R10
+	MOVQ         flags+56(FP), R11
+	TESTQ        $1, R11
+	JZ           q4kf8loop
+	VMOVUPS      0(R10), Z4
+	VMOVUPS      64(R10), Z5
+	VMOVUPS      128(R10), Z6
+	VMOVUPS      192(R10), Z7
+	VMOVUPS      256(R10), Z21
+	VMOVUPS      320(R10), Z22
 
 q4kf8loop:
 	PREFETCHT0   512(SI)
@@ -356,6 +391,18 @@ q4kf8loop:
 	DECQ         CX
 	JNZ          q4kf8loop
 
+	TESTQ   $2, R11
+	JZ      q4kf8out
+	VMOVUPS Z4, 0(R10)
+	VMOVUPS Z5, 64(R10)
+	VMOVUPS Z6, 128(R10)
+	VMOVUPS Z7, 192(R10)
+	VMOVUPS Z21, 256(R10)
+	VMOVUPS Z22, 320(R10)
+	VZEROUPPER
+	RET
+
+q4kf8out:
 	MOVQ out+32(FP), DX
 	MOVQ ldo+40(FP), R13
 	Q4FOUT(Z4, 0, Z21, 0)
