@@ -1,6 +1,7 @@
 package ggml
 
 import (
+	"encoding/binary"
 	"fmt"
 	"sync"
 )
@@ -16,9 +17,11 @@ import (
 // 8 float32 per block) and the per-lane offset correction of the kernel
 // tier in use (corr, 8 int32 per block; see prepCorrFor). The three arrays
 // have the same column stride in bytes (32 per block), which the kernels
-// rely on. For the float types with matrix kernels (F32, F16) it is the
-// columns as float32 (xf): F16 activations widened exactly, F32 ones used in
-// place. The K-quant kernels (Q4_K, Q6_K) read the Q8_K columns in place.
+// rely on. In groups of 8 for the Q4_0 flat kernels the same arrays hold
+// the pair layout instead (fillPair). For the float types with matrix
+// kernels (F32, F16) it is the columns as float32 (xf): F16 activations
+// widened exactly, F32 ones used in place. The K-quant tiles (Q4_K, Q6_K)
+// read the Q8_K columns in place; their flat kernels read kf (fillKFlat).
 type Act struct {
 	wt   Type   // weight type the columns are prepared for
 	n    int    // elements per column
@@ -32,7 +35,10 @@ type Act struct {
 	// hi16 (prepKindQ8, Q4_0 with a negative offset: the VNNI kernels):
 	// lanes 4-7 carry d_x/16 and 16·corr, for the high nibbles read
 	// unshifted (16·q); exact, as powers of two.
-	hi16  bool
+	hi16 bool
+	// pairs (hi16 with groups of 8: the Q4_0 flat kernels) interleaves each
+	// column pair's lanes within the group, see fillPair.
+	pairs bool
 	group int // prepKindQ8: columns interleaved per block (1 or 8)
 	qs    []byte
 	dx8   []float32
@@ -41,6 +47,30 @@ type Act struct {
 	xfBuf []float32  // storage of xf when widened from F16
 	one   [1]float32 // result of a single-row product
 	kaux  []byte     // prepKindK, Q4_K: per 8 columns and super-block, see fillK
+	kf    []byte     // prepKindK with kFlat: per 8 columns and super-block, see fillKFlat
+	kfOn  bool       // kf is in use (kFlat)
+}
+
+// kfMaxBytes bounds the part of a group's Act.kf that the flat kernels
+// read per row in one pass: they read it once per row, and beyond L1 (n =
+// 5632: 50-56 KB) ran slower than the AVX2 tiles (Q4_K 31 against 36
+// column-GB/s at 8 columns, 14 against 27 at 4), so longer rows run in
+// ranges of super-blocks (kTiles.flatGroup).
+const kfMaxBytes = 40 << 10
+
+// kFlat: the K-quant flat kernels (Q4_K, Q6_K) run here and read Act.kf
+// (set at start-up by the CPU tier that has them).
+var kFlat bool
+
+// kfStride is the bytes of Act.kf per group of 8 columns and super-block
+// for weight type t: 8 chunks × 4 column pairs × 64 activation bytes, 4
+// pairs × 16 d_x; for Q4_K also 8 columns × 8 int16 sums of 32
+// activations and 2 × 16 d_x for the mins.
+func kfStride(t Type) int {
+	if t == Q4_K {
+		return 8*4*64 + 4*64 + 128 + 128
+	}
+	return 8*4*64 + 4*64
 }
 
 // Prepare readies cols columns of n elements each, x holding them in
@@ -92,6 +122,7 @@ func (a *Act) begin(t Type, n int, x []byte, cols int, kind prepKind, off int32,
 	a.wt, a.n, a.cols, a.x, a.xs = t, n, cols, x[:xs*cols], xs
 	a.kind, a.off, a.prepared = prepKindNone, off, false
 	a.hi16 = kind == prepKindQ8 && t == Q4_0 && off < 0
+	a.pairs = false
 	switch {
 	case kind == prepKindF32 && n%32 == 0 && n > 0:
 		a.kind, a.prepared = kind, true
@@ -112,6 +143,15 @@ func (a *Act) begin(t Type, n int, x []byte, cols int, kind prepKind, off int32,
 			}
 			a.kaux = a.kaux[:size]
 		}
+		a.kf = a.kf[:0]
+		a.kfOn = kFlat
+		if a.kfOn {
+			size := a.kfCols() / 8 * (n / QK_K) * kfStride(t)
+			if cap(a.kf) < size {
+				a.kf = make([]byte, size)
+			}
+			a.kf = a.kf[:size]
+		}
 	case kind == prepKindQ8 && n >= 32:
 		g := 1
 		if group > 1 && cols >= min(group, groupMin) {
@@ -120,6 +160,7 @@ func (a *Act) begin(t Type, n int, x []byte, cols int, kind prepKind, off int32,
 		groups := (cols + g - 1) / g
 		a.grow(n / 32 * groups * g)
 		a.kind, a.group, a.prepared = kind, g, true
+		a.pairs = a.hi16 && g == 8
 	}
 }
 
@@ -132,7 +173,15 @@ func (a *Act) Fill(c0, c1 int) {
 			widenF16(bytesU16(a.x[2*a.n*c0:2*a.n*c1]), a.xf[a.n*c0:a.n*c1])
 		}
 	case prepKindK:
-		if a.wt == Q4_K {
+		if a.kfOn {
+			end := min(c1, a.kfCols())
+			if c1 == a.cols {
+				end = a.kfCols()
+			}
+			for c := c0; c < end; c++ {
+				a.fillKFlat(c)
+			}
+		} else if a.wt == Q4_K {
 			for c := c0; c < min(c1, a.cols/8*8); c++ {
 				a.fillK(c)
 			}
@@ -151,7 +200,13 @@ func (a *Act) Fill(c0, c1 int) {
 // fillQ8 unpacks column c (zeros past the last column). With group g the
 // columns are interleaved per block in groups of g: the 32-byte slot of
 // column c, block b is ((c/g)·nb + b)·g + c%g (g = 1: column after column).
+// With a.pairs the group's block is laid out by column pair instead (see
+// fillPair).
 func (a *Act) fillQ8(c int) {
+	if a.pairs {
+		a.fillPair(c)
+		return
+	}
 	nb, g := a.n/32, a.group
 	// hi16: lanes 4-7 take d_x/16 and 16·corr (exact: powers of two).
 	hs, hc := float32(1), int32(1)
@@ -176,13 +231,52 @@ func (a *Act) fillQ8(c int) {
 			dx[l], dx[l+4] = d, dh
 		}
 		for l := 0; l < 8; l++ {
-			q := blk[2+4*l : 6+4*l]
-			s := int32(int8(q[0])) + int32(int8(q[1])) + int32(int8(q[2])) + int32(int8(q[3]))
+			s := sum4(blk[2+4*l:])
 			if l >= 4 {
 				s *= hc
 			}
 			corr[l] = a.off * s
 		}
+	}
+}
+
+// sum4 is the sum of the 4 int8 values at q.
+func sum4(q []byte) int32 {
+	q = q[:4]
+	return int32(int8(q[0])) + int32(int8(q[1])) + int32(int8(q[2])) + int32(int8(q[3]))
+}
+
+// fillPair writes column c (zeros past the last column) in the pair
+// layout of the Q4_0 flat kernels (hi16, groups of 8): column pair p =
+// c%8/2 of a group's block owns 64 bytes of qs and 16 lanes of corr at 64p
+// bytes into the block's 256; in them, 128-bit chunk i holds, as 4 dword
+// lanes, column 2p's lane i, column 2p+1's lane i, column 2p's lane 4+i
+// and column 2p+1's lane 4+i (lane l = values 4l..4l+3; lanes 4-7 with
+// 16·corr). The block's first 16 floats of dx8 hold each pair's [d_x(2p),
+// d_x(2p+1), d_x(2p)/16, d_x(2p+1)/16]: times a row's d_w, a 128-bit chunk
+// of it is the scale of every lane of the pair.
+func (a *Act) fillPair(c int) {
+	nb := a.n / 32
+	p, h := c%8/2, c%2
+	for b := 0; b < nb; b++ {
+		s0 := ((c/8)*nb + b) * 8
+		q := (*[64]byte)(a.qs[32*s0+64*p:])
+		cr := (*[16]int32)(a.corr[8*s0+16*p:])
+		d := (*[16]float32)(a.dx8[8*s0:])
+		var x [32]byte
+		var dx float32
+		if c < a.cols {
+			blk := (*[34]byte)(a.x[c*a.xs+34*b:])
+			x, dx = [32]byte(blk[2:]), f16(blk[:])
+		}
+		for i := 0; i < 4; i++ {
+			lo, hi := (*[4]byte)(x[4*i:]), (*[4]byte)(x[16+4*i:])
+			*(*[4]byte)(q[16*i+4*h:]) = *lo
+			*(*[4]byte)(q[16*i+8+4*h:]) = *hi
+			cr[4*i+h] = a.off * (int32(int8(lo[0])) + int32(int8(lo[1])) + int32(int8(lo[2])) + int32(int8(lo[3])))
+			cr[4*i+2+h] = a.off * 16 * (int32(int8(hi[0])) + int32(int8(hi[1])) + int32(int8(hi[2])) + int32(int8(hi[3])))
+		}
+		d[4*p+h], d[4*p+2+h] = dx, dx/16
 	}
 }
 
@@ -202,6 +296,73 @@ func (a *Act) fillK(c int) {
 		}
 		for j := 0; j < 4; j++ {
 			copy(a.kaux[at+32+4*j:at+36+4*j], blk[:4])
+		}
+	}
+}
+
+// kfCols is the columns kf holds: the full groups of 8, and a last
+// partial group padded with zero columns where the flat kernel over 8
+// columns costs less than strips for its columns (measured, column-GB/s at
+// 8 flat against 1 strip: ~60-84 against ~25-31): from 4 columns, from 5
+// where rows run in ranges of super-blocks (n > 4096 or so).
+func (a *Act) kfCols() int {
+	need := 4
+	if a.n/QK_K*kfStride(a.wt) > kfMaxBytes {
+		need = 5
+	}
+	if a.cols%8 >= need {
+		return (a.cols + 7) / 8 * 8
+	}
+	return a.cols / 8 * 8
+}
+
+// fillKFlat writes column c's part of kf (zeros for c past the last
+// column), the flat kernels' operands: for each group of 8 columns and
+// super-block, chunk j (values 32j..32j+31) of column pair p at 256j +
+// 64p, column 2p's 32 values then 2p+1's (Q6_K: plus 128, unsigned for
+// VPMADDUBSW against the signed q−32; Q4_K: as they are, against the
+// unsigned nibbles); at 2048 + 64p, d_x of column 2p 8 times and of 2p+1
+// 8 times. Q4_K then has, at 2304 + 16·(c mod 8), the column's 8 int16
+// sums of 32 values (adjacent bsums), and at 2432 + 16·(c mod 8) its d_x
+// 4 times (the mins lanes).
+func (a *Act) fillKFlat(c int) {
+	nb, st := a.n/QK_K, kfStride(a.wt)
+	p, h, flip := c%8/2, c%2, uint64(0)
+	if a.wt == Q6_K {
+		flip = 0x8080808080808080
+	}
+	for b := 0; b < nb; b++ {
+		k := a.kf[((c/8)*nb+b)*st:][:st]
+		if c >= a.cols {
+			for j := 0; j < 8; j++ {
+				clear(k[256*j+64*p+32*h:][:32])
+			}
+			clear(k[2048+64*p+32*h:][:32])
+			if a.wt == Q4_K {
+				clear(k[2304+16*(c%8):][:16])
+				clear(k[2432+16*(c%8):][:16])
+			}
+			continue
+		}
+		blk := a.x[c*a.xs+292*b : c*a.xs+292*(b+1)]
+		for j := 0; j < 8; j++ {
+			dst, src := k[256*j+64*p+32*h:][:32], blk[4+32*j:][:32]
+			for i := 0; i < 32; i += 8 {
+				binary.LittleEndian.PutUint64(dst[i:], binary.LittleEndian.Uint64(src[i:])^flip)
+			}
+		}
+		for l := 0; l < 8; l++ {
+			copy(k[2048+64*p+32*h+4*l:][:4], blk[:4])
+		}
+		if a.wt != Q4_K {
+			continue
+		}
+		for j := 0; j < 8; j++ {
+			s := int16(le16(blk[260+4*j:])) + int16(le16(blk[262+4*j:]))
+			put16(k[2304+16*(c%8)+2*j:], uint16(s))
+		}
+		for l := 0; l < 4; l++ {
+			copy(k[2432+16*(c%8)+4*l:][:4], blk[:4])
 		}
 	}
 }

@@ -48,12 +48,6 @@ func q80x4VNNI(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb i
 func q80t44VNNI(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 
 //go:noescape
-func q40z48(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
-
-//go:noescape
-func q40z18(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
-
-//go:noescape
 func q80z48(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
 
 //go:noescape
@@ -70,6 +64,9 @@ func q40f4p3(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *f
 
 //go:noescape
 func q40f4p4(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q40f1p4(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
 
 //go:noescape
 func q80f4p1(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
@@ -290,23 +287,22 @@ var flatGEMM, zFull = true, false
 // make out escape).
 func (k *tileSet) ztile(pairs int, w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, out *float32, ldo int) {
 	tab := &fp16Table[0]
-	if pairs == 4 && zFull {
+	if pairs == 4 && zFull && k.t != Q4_0 {
 		pairs = 5
 	}
 	if k.t == Q4_0 {
+		// The pair layout (Act.pairs) is read by the flat kernels only.
 		switch pairs {
 		case 0:
-			q40z18(w, rs, qs, dx, corr, nb, tab, out, ldo)
+			q40f1p4(w, rs, qs, dx, corr, nb, tab, out, ldo)
 		case 1:
 			q40f4p1(w, rs, qs, dx, corr, nb, tab, out, ldo)
 		case 2:
 			q40f4p2(w, rs, qs, dx, corr, nb, tab, out, ldo)
 		case 3:
 			q40f4p3(w, rs, qs, dx, corr, nb, tab, out, ldo)
-		case 4:
-			q40f4p4(w, rs, qs, dx, corr, nb, tab, out, ldo)
 		default:
-			q40z48(w, rs, qs, dx, corr, nb, tab, out, ldo)
+			q40f4p4(w, rs, qs, dx, corr, nb, tab, out, ldo)
 		}
 		return
 	}

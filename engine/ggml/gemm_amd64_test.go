@@ -85,6 +85,9 @@ func zGroup(k *tileSet) int {
 // the flat kernels (flat; flatz: with the 4×8 tile for full groups;
 // flatg: each column group over all rows before the next). t1 and t2 are
 // one and two threads timed by CPU time (benchBatchCPU, benchBatchCPU2).
+// Q4_0 has no 4×8 tile since its groups took the pair layout: its full
+// groups run the flat kernel in every variant, and old differs from flat
+// only below 8 columns.
 func BenchmarkFlat(b *testing.B) {
 	if !hasVNNI {
 		b.Skip("no AVX-512 VNNI")
@@ -118,5 +121,35 @@ func setFlat(v string) {
 	flatGEMM, zFull, groupMin, rowsOuter = v != "old", v == "old" || v == "flatz", 2, v == "flat"
 	if v == "old" {
 		groupMin = 8
+	}
+}
+
+// TestFlatQ4_0Widths runs the Q4_0 flat kernels over the pair layout at
+// every batch width of batched decode (2-17 columns: full and partial
+// groups, odd widths), row counts with every remainder below 4, and
+// short and long rows, against the lane twin bit for bit. One Act is
+// reused from the widest batch down, so stale lanes of an earlier batch
+// would show in a partial group.
+func TestFlatQ4_0Widths(t *testing.T) {
+	if !hasVNNI {
+		t.Skip("no AVX-512 VNNI: the flat kernels do not run here")
+	}
+	k := vnniTiles[Q4_0]
+	r := rand.New(rand.NewPCG(27, 28))
+	for _, n := range []int{32, 160, 2048} {
+		var a Act
+		for cols := 17; cols >= 2; cols-- {
+			for _, rows := range []int{1, 2, 3, 4, 5, 7, 13} {
+				g := newGemmCase(r, Q4_0, n, rows, cols)
+				a.prepare(Q4_0, n, g.x, cols, prepKindQ8, k.off, 8)
+				if !a.pairs {
+					t.Fatal("Q4_0 groups of 8 not in the pair layout")
+				}
+				ldd := rows + 1
+				got := nanSlice(cols * ldd)
+				k.run(n, g.w, rows, &a, got, ldd)
+				checkGemm(t, fmt.Sprintf("n=%d %dx%d", n, rows, cols), got, g.want(Q4_0, dotQ4_0Lanes, ldd), rows, ldd)
+			}
+		}
 	}
 }

@@ -7,6 +7,9 @@ import "golang.org/x/sys/cpu"
 // The K-quant matrix kernels (gemmk_amd64.s): 4-row strips for decode and
 // 1-row × 8-column tiles for prompt batches, bit-identical to the
 // single-row kernels (dotQ4_KAVX, dotQ6_KAVX) for every (row, column).
+// With AVX-512 BW/VNNI, groups of 8 columns take the flat kernels q4kf8
+// and q6kf8 (gemmkflat_amd64.s) over the columns prepared by
+// Act.fillKFlat.
 
 //go:noescape
 func q4kx4(w *byte, rs int, x *byte, xs int, nb int, tab *float32, out *float32, ldo int)
@@ -45,6 +48,7 @@ var q4kStrip, q6kStrip stripFunc = q4kx4, q6kx4
 func installKTiles() {
 	if hasKVNNI {
 		q4kStrip, q6kStrip = q4kx4V, q6kx4V
+		kFlat = true
 	}
 	for _, t := range kTypes {
 		useKTiles(t)
@@ -120,11 +124,89 @@ func (k kTiles) run(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 		if Type(k) == Q4_K {
 			aux = &a.kaux[c/8*nb*256]
 		}
+		if len(a.kf) > 0 {
+			k.flatGroup(nb, w, rows, a, c, dst[c*ldd:], ldd)
+			continue
+		}
 		for r := 0; r < rows; r++ {
 			k.tile(&w[r*rs], aux, &a.x[c*xs], xs, nb, &dst[c*ldd+r], 4*ldd)
 		}
+	}
+	if c < a.cols && len(a.kf) > c/8*nb*kfStride(Type(k)) {
+		k.flatPart(nb, w, rows, a, c, dst, ldd)
+		return
 	}
 	for ; c < a.cols; c++ {
 		k.matVec(n, w, a.Column(c), dst[c*ldd:c*ldd+rows])
 	}
 }
+
+// kfRows is the rows a long row's super-block ranges are interleaved
+// over (their accumulators on the stack, 96 floats each).
+const kfRows = 64
+
+// flatGroup runs every row of w against the group of 8 columns c.. of
+// a.kf into out[c'·ldd + r] for the group's columns c' (relative to c).
+// Rows whose group part exceeds kfMaxBytes run in ranges of super-blocks
+// that fit it, kfRows rows at a time, carrying the accumulators: each
+// range's columns stay in L1 while the rows pass (read once per row, the
+// whole row's columns did not, and ran slower than the AVX2 tiles).
+func (k kTiles) flatGroup(nb int, w []byte, rows int, a *Act, c int, out []float32, ldd int) {
+	t := Type(k)
+	rs, bs, st := t.RowSize(nb*QK_K), t.RowSize(QK_K), kfStride(t)
+	kf := a.kf[c/8*nb*st:]
+	kt := max(1, min(nb, kfMaxBytes/st))
+	if kt == nb {
+		for r := 0; r < rows; r++ {
+			k.flat(&w[r*rs], &kf[0], nb, &out[r], 4*ldd, nil, 0)
+		}
+		return
+	}
+	var acc [kfRows * 96]float32
+	for r0 := 0; r0 < rows; r0 += kfRows {
+		r1 := min(r0+kfRows, rows)
+		for b0 := 0; b0 < nb; b0 += kt {
+			b1, flags := min(b0+kt, nb), 0
+			if b0 > 0 {
+				flags |= 1
+			}
+			if b1 < nb {
+				flags |= 2
+			}
+			for r := r0; r < r1; r++ {
+				k.flat(&w[r*rs+b0*bs], &kf[b0*st], b1-b0, &out[r], 4*ldd, &acc[96*(r-r0)], flags)
+			}
+		}
+	}
+}
+
+// flat runs k's flat kernel: the row at w against the 8 columns at kf
+// (see q6kf8 for st and flags).
+func (k kTiles) flat(w, kf *byte, nb int, out *float32, ldo int, st *float32, flags int) {
+	if Type(k) == Q4_K {
+		q4kf8(w, kf, nb, &fp16Table[0], out, ldo, st, flags)
+	} else {
+		q6kf8(w, kf, nb, &fp16Table[0], out, ldo, st, flags)
+	}
+}
+
+// flatPart runs the last, partial group of columns c.. (3-7, padded with
+// zero columns in Act.kf) through flatGroup, kfRows rows at a time into a
+// scratch.
+func (k kTiles) flatPart(nb int, w []byte, rows int, a *Act, c int, dst []float32, ldd int) {
+	rs := Type(k).RowSize(nb * QK_K)
+	var part [8 * kfRows]float32
+	for r0 := 0; r0 < rows; r0 += kfRows {
+		r1 := min(r0+kfRows, rows)
+		k.flatGroup(nb, w[r0*rs:], r1-r0, a, c, part[:], kfRows)
+		for cc := c; cc < a.cols; cc++ {
+			copy(dst[cc*ldd+r0:cc*ldd+r1], part[(cc-c)*kfRows:(cc-c)*kfRows+r1-r0])
+		}
+	}
+}
+
+//go:noescape
+func q6kf8(w *byte, x *byte, nb int, tab *float32, out *float32, ldo int, st *float32, flags int)
+
+//go:noescape
+func q4kf8(w *byte, x *byte, nb int, tab *float32, out *float32, ldo int, st *float32, flags int)

@@ -107,3 +107,136 @@ func useStrip(tp Type, f stripFunc) func() {
 	*p = f
 	return func() { *p = old }
 }
+
+// TestKFlatMatchesLanes runs the Q4_K and Q6_K flat kernels (groups of 8
+// columns) at every width from 2 to 25 columns (a last group of 4-7 or
+// 5-7 padded with zero columns, fewer leftover columns on the strips), in
+// one pass and (n = 4608, 8960) in ranges of super-blocks, one Act
+// reused from the widest down, on random rows and on rows and columns at
+// the extremes (Q6_K: q = 0 or 63, scales 127/−128; Q4_K: nibbles 0 or
+// 15, 6-bit scales and mins 0 or 63; activations −128 or 127: the largest
+// pair sums), against the lane twins bit for bit.
+func TestKFlatMatchesLanes(t *testing.T) {
+	if !kFlat {
+		t.Skip("no AVX-512 BW/VNNI: the K-quant flat kernels do not run here")
+	}
+	r := rand.New(rand.NewPCG(35, 36))
+	for tp, twin := range map[Type]dotFunc{Q4_K: dotQ4_KLanes, Q6_K: dotQ6_KLanes} {
+		for _, extreme := range []bool{false, true} {
+			for _, n := range []int{256, 768, 2048, 4608, 8960} { // past kfMaxBytes: ranges of super-blocks
+				var a Act
+				for cols := 25; cols >= 2; cols-- {
+					rows := 1 + cols%5
+					if cols == 9 || cols == 5 {
+						rows = kfRows + 6 // two blocks of rows for the ranges of super-blocks
+					}
+					g := newGemmCase(r, tp, n, rows, cols)
+					if extreme {
+						if tp == Q6_K {
+							extremeQ6K(r, g.w, n*rows)
+						} else {
+							extremeQ4K(r, g.w, n*rows)
+						}
+						extremeQ8K(r, g.x, n*cols)
+					}
+					a.Prepare(tp, n, g.x, cols)
+					if (len(a.kf) > 0) != (a.kfCols() > 0) || (cols >= 8 && len(a.kf) == 0) {
+						t.Fatalf("%v n=%d %d columns: %d bytes prepared for the flat kernel", tp, n, cols, len(a.kf))
+					}
+					ldd := rows + 1
+					got := nanSlice(cols * ldd)
+					MatMulAct(tp, n, g.w, rows, &a, got, ldd)
+					name := fmt.Sprintf("%v extreme=%v n=%d %dx%d", tp, extreme, n, rows, cols)
+					checkGemm(t, name, got, g.want(tp, twin, ldd), rows, ldd)
+				}
+			}
+		}
+	}
+}
+
+// extremeQ4K sets every nibble of the Q4_K blocks in w (n values) to 0 or
+// 15 and every 6-bit scale and min to 0 or 63, per block at random.
+func extremeQ4K(r *rand.Rand, w []byte, n int) {
+	for b := 0; b < n/QK_K; b++ {
+		blk := w[144*b : 144*(b+1)]
+		v := byte(0)
+		if r.IntN(2) == 1 {
+			v = 0xff
+		}
+		for i := 16; i < 144; i++ {
+			blk[i] = v
+		}
+		for i := 4; i < 16; i++ {
+			blk[i] = byte(0xff * r.IntN(2))
+		}
+	}
+}
+
+// extremeQ6K sets every 6-bit value of the Q6_K blocks in w (n values) to
+// 0 or 63 and every scale to 127 or −128, per block at random.
+func extremeQ6K(r *rand.Rand, w []byte, n int) {
+	for b := 0; b < n/QK_K; b++ {
+		blk := w[210*b : 210*(b+1)]
+		v := byte(0)
+		if r.IntN(2) == 1 {
+			v = 0xff
+		}
+		for i := 0; i < 192; i++ {
+			blk[i] = v
+		}
+		for i := 192; i < 208; i++ {
+			blk[i] = byte(0x7f + r.IntN(2)) // 127 or −128
+		}
+	}
+}
+
+// extremeQ8K sets every value of the Q8_K blocks in x (n values) to −128
+// or 127 per block at random, keeping the block sums consistent.
+func extremeQ8K(r *rand.Rand, x []byte, n int) {
+	for b := 0; b < n/QK_K; b++ {
+		blk := x[292*b : 292*(b+1)]
+		v := int8(-128)
+		if r.IntN(2) == 1 {
+			v = 127
+		}
+		for i := 4; i < 260; i++ {
+			blk[i] = byte(v)
+		}
+		for j := 0; j < 16; j++ {
+			put16(blk[260+2*j:], uint16(int16(16*int(v))))
+		}
+	}
+}
+
+// BenchmarkKFlat compares, in one run, the Q4_K and Q6_K batched decode
+// step on the 1×8 AVX2 tiles (tile) and on the flat kernels (flat; both
+// with strips for T < 8), as BenchmarkFlat:
+// t1 one thread, t2 two locked threads, by CPU time; colGB/s is T times
+// the weight bytes streamed per CPU second.
+func BenchmarkKFlat(b *testing.B) {
+	if !hasKVNNI {
+		b.Skip("no AVX-512 BW/VNNI")
+	}
+	defer func() { kFlat = true }()
+	for _, sh := range [][3]int{{int(Q6_K), 32000, 2048}, {int(Q6_K), 2048, 2048}, {int(Q6_K), 2048, 5632},
+		{int(Q4_K), 2048, 2048}, {int(Q4_K), 5632, 2048}, {int(Q4_K), 2048, 5632}} {
+		tp, rows, n := Type(sh[0]), sh[1], sh[2]
+		b.Run(fmt.Sprintf("%v/%dx%d", tp, rows, n), func(b *testing.B) {
+			set, w, _ := streamSet(b, tp, rows, n, 1)
+			for _, th := range []int{1, 2} {
+				for _, T := range []int{1, 4, 8, 12, 16} {
+					for _, v := range []string{"tile", "flat"} {
+						b.Run(fmt.Sprintf("t%d/T%d/%s", th, T, v), func(b *testing.B) {
+							kFlat = v == "flat"
+							if th == 1 {
+								benchBatchCPU(b, tp, rows, n, T, set, len(w))
+								return
+							}
+							benchBatchCPU2(b, tp, rows, n, T, set, len(w))
+						})
+					}
+				}
+			}
+		})
+	}
+}

@@ -2,7 +2,7 @@
 
 #include "textflag.h"
 
-// 512-bit VNNI matrix kernels for Q4_0 and Q8_0 against activation columns
+// 512-bit VNNI matrix kernels for Q8_0 against activation columns
 // prepared in groups of 8 (Act with group 8: per block, the 8 columns' 32
 // values contiguous, and likewise their dx8 and corr lanes). One 512-bit
 // register holds two columns' 8 lanes side by side, so each instruction
@@ -14,17 +14,11 @@
 //	func k(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
 //
 // out[c·ldo/4 + r] for the tile's rows r and the group's 8 columns c.
+// (Q4_0's group layout is the pair layout of gemmflat_amd64.s, read by its
+// flat kernels only.)
 
-
-// The unpack masks, 32 bytes broadcast to both halves: Q4_0 keeps the low
-// nibbles in each column half's low 128 bits and the high nibbles times 16
-// in its high 128 bits (gq4mask in gemm_amd64.s); Q8_0 flips the sign bit.
-DATA zq4mask<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA zq4mask<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA zq4mask<>+16(SB)/8, $0xf0f0f0f0f0f0f0f0
-DATA zq4mask<>+24(SB)/8, $0xf0f0f0f0f0f0f0f0
-GLOBL zq4mask<>(SB), RODATA|NOPTR, $32
-
+// The unpack mask, 32 bytes broadcast to both halves: Q8_0 flips the sign
+// bit.
 DATA zflip<>+0(SB)/8, $0x8080808080808080
 DATA zflip<>+8(SB)/8, $0x8080808080808080
 DATA zflip<>+16(SB)/8, $0x8080808080808080
@@ -50,14 +44,6 @@ GLOBL zflip<>(SB), RODATA|NOPTR, $32
 	ZHSUM(roff(DI)) \
 	VEXTRACTF64X4 $1, acc, Y10 \
 	ZHSUM(roff(DI)(R13*1))
-
-// Q4WZ unpacks the Q4_0 block at (ptr) into both halves of zw (uint8
-// nibbles in element order) and its scale into zdw; Z8 holds the mask.
-#define Q4WZ(ptr, zw, zdw) \
-	VBROADCASTI32X4 2(ptr), zw \
-	VPANDD          Z8, zw, zw \
-	MOVWLZX         (ptr), AX \
-	VBROADCASTSS    (R8)(AX*4), zdw
 
 // Q8WZ loads the Q8_0 block at (ptr) as uint8 w+128 into both halves.
 #define Q8WZ(ptr, zw, zdw) \
@@ -193,14 +179,6 @@ label: \
 	ZSTORE(Z28, Y28, 0) \
 	VZEROUPPER \
 	RET
-
-// func q40z48(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
-TEXT ·q40z48(SB), NOSPLIT, $0-72
-	TILEZ4(Q4WZ, 18, zq4mask, q40z48l)
-
-// func q40z18(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
-TEXT ·q40z18(SB), NOSPLIT, $0-72
-	TILEZ1(Q4WZ, 18, zq4mask, q40z18l)
 
 // func q80z48(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q80z48(SB), NOSPLIT, $0-72
