@@ -78,12 +78,15 @@ type splitAttn struct {
 	task               splitTask
 }
 
-// defaultSplitKeys is NewState's threshold: splitMinKeys, or 0 (off) with one
-// thread and as many KV heads as query heads, where chunks spread nothing
-// and share no reads (stories15M's attention at 4096 keys measured ~5%
-// slower split).
+// defaultSplitKeys is NewState's threshold: splitMinKeys, or 0 (off) for
+// networks with as many KV heads as query heads and at least 16 of them,
+// where chunks neither share reads nor are needed to spread the work
+// (stories15M's attention at 4096 keys measured ~5% slower split on one
+// thread). It depends on the network alone, never on the thread count, so
+// a sequence's logits are the same at any number of threads: the split's
+// unified-max softmax rounds differently from the classic one.
 func (m *Model) defaultSplitKeys() int {
-	if m.pool.Size() == 1 && m.NHeadKV == m.NHead {
+	if m.NHeadKV == m.NHead && m.NHead >= 16 {
 		return 0
 	}
 	return splitMinKeys

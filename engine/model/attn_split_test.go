@@ -237,16 +237,24 @@ func TestSplitAttentionDefaults(t *testing.T) {
 	if s := m.NewState(64, 1); s.sp.maxChunks != 0 || len(s.sp.part) != 0 {
 		t.Errorf("a 64-token state holds split buffers (%d chunks)", s.sp.maxChunks)
 	}
-	// Off by default for one thread over as many KV heads as query heads
-	// (bloom), on with grouped-query heads (stories260K) or two threads.
+	// Chosen by the network, the same at 1 and 2 threads: on with few heads
+	// (bloom's) or grouped-query heads (stories260K), off over 16 or more
+	// heads with as many KV heads.
 	for _, c := range []struct {
 		file    string
 		threads int
 		on      bool
-	}{{"arch/rand-bloom-F32.gguf", 1, false}, {"arch/rand-bloom-F32.gguf", 2, true}, {"models/stories260K/stories260K-F32.gguf", 1, true}} {
+	}{{"arch/rand-bloom-F32.gguf", 1, true}, {"arch/rand-bloom-F32.gguf", 2, true}, {"models/stories260K/stories260K-F32.gguf", 1, true}} {
 		s := loadSplitFixture(t, c.file, c.threads).NewState(1024, 1)
 		if on := s.sp.maxChunks == 1024/splitChunkKeys && s.sp.minKeys == splitMinKeys; on != c.on {
 			t.Errorf("%s, %d threads: split from %d keys (%d chunks), want on = %v", c.file, c.threads, s.sp.minKeys, s.sp.maxChunks, c.on)
+		}
+	}
+	for _, c := range []struct {
+		heads, kv, want int
+	}{{32, 32, 0}, {16, 16, 0}, {12, 12, splitMinKeys}, {32, 8, splitMinKeys}, {32, 4, splitMinKeys}} {
+		if got := (&Model{Config: Config{NHead: c.heads, NHeadKV: c.kv}}).defaultSplitKeys(); got != c.want {
+			t.Errorf("%d heads over %d KV heads: split from %d keys, want %d", c.heads, c.kv, got, c.want)
 		}
 	}
 }

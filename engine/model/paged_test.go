@@ -401,3 +401,43 @@ func TestBatchDecodeAllocatesNothing(t *testing.T) {
 		t.Fatalf("%v allocations per batch decode step", allocs)
 	}
 }
+
+// TestThreadInvariance: with NewState's default attention split, a
+// sequence of more than 512 keys (where decode steps may split their
+// attention) has bit-identical logits at 1 and 2 threads, on every
+// decoder fixture: the split is chosen by the network, not the threads.
+func TestThreadInvariance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("600-token contexts on 13 fixtures")
+	}
+	for _, file := range batchFixtures {
+		var ref [][]float32
+		for _, threads := range []int{1, 2} {
+			m := loadSplitFixture(t, file, threads)
+			s := m.NewState(640, 256)
+			prompt := tokensOf(560, 7, m.NVocab)
+			lg, err := s.Forward(prompt, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := [][]float32{append([]float32(nil), lg...)}
+			for range 6 {
+				tok := int32(0)
+				for i, v := range lg {
+					if v > lg[tok] {
+						tok = int32(i)
+					}
+				}
+				if lg, err = s.Forward([]int32{tok}, false); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, append([]float32(nil), lg...))
+			}
+			if threads == 1 {
+				ref = got
+				continue
+			}
+			sameLogits(t, file+" at 2 threads against 1", got, ref)
+		}
+	}
+}
