@@ -75,7 +75,8 @@ type Query struct {
 	Spec *SpecOptions
 	// OnSpec is told after each verification step how many tokens were
 	// drafted and how many of them were kept (the step then emitted
-	// kept+1 tokens, the last a correction or the bonus token).
+	// kept+1 tokens, the last a correction or the bonus token, unless the
+	// query ended within them); always before the query ends.
 	OnSpec func(drafted, kept int)
 }
 
@@ -395,6 +396,7 @@ func (s *Scheduler) finish(q *query, reason string, err error) {
 	if q.ended {
 		return
 	}
+	s.bookWalk(q) // a verification walk this query ends in
 	q.ended = true
 	if !q.flushed && err == nil && reason != "cancelled" {
 		if text := q.dec.Flush(); text != "" && q.OnText != nil {

@@ -92,7 +92,9 @@ type specState struct {
 	d         seqDrafter
 	toks      []int32 // this step's segment: the next token, then the drafts
 	dists     []sample.Dist
-	n         int // drafts in this step's segment
+	n         int  // drafts in this step's segment
+	kept      int  // of them, kept so far in the walk
+	walk      bool // a walk with drafts is in progress and not yet booked
 	draftTime time.Duration
 	ctl       specCtl
 	disabled  string // why drafting stopped for good (a drafter error)
@@ -156,7 +158,8 @@ func (s *Scheduler) speculate(q *query, budget int) []int32 {
 // emitted.
 func (s *Scheduler) verify(q *query, lg []float32) int64 {
 	sp, V := q.spec, s.m.Net.NVocab
-	n, acc := sp.n, 0
+	n := sp.n
+	sp.walk, sp.kept = n > 0, 0
 	var gen int64
 	for i := 0; i <= n && !q.done(); i++ {
 		row := lg[i*V : (i+1)*V]
@@ -174,41 +177,54 @@ func (s *Scheduler) verify(q *query, lg []float32) int64 {
 			tok = q.sm.Sample(row)
 		}
 		if ok {
-			acc++
+			sp.kept++
 		}
-		if s.emit(q, tok, false) {
+		if s.emit(q, tok, false) { // may end q: finish books the walk first
 			gen++
 		}
 		if !ok {
 			break
 		}
 	}
+	acc := sp.kept
 	if drop := n - acc; drop > 0 && q.seq != nil {
 		q.seq.Truncate(q.seq.Pos() - drop)
 		q.tokens = q.tokens[:len(q.tokens)-drop]
 	}
-	if !q.done() && q.seq.Pos() >= q.Ctx && !s.shift(q) {
-		s.finish(q, "context", nil)
-	}
 	sp.ctl.update(n, acc, int(gen), s.stepTime, sp.draftTime)
-	if n > 0 && q.OnSpec != nil {
-		q.OnSpec(n, acc)
-	}
-	if n > 0 {
-		q.st.SpecSteps++
-		q.st.Drafted += n
-		q.st.DraftAccepted += acc
-		q.st.DraftTime += sp.draftTime
-		q.st.VerifyTime += s.stepTime
-		s.statsMu.Lock()
-		s.stats.Drafted += int64(n)
-		s.stats.DraftAccepted += int64(acc)
-		s.statsMu.Unlock()
-	}
 	if sp.ctl.plain.n > 0 {
 		q.st.PlainTPS = sp.ctl.plain.v
 	}
+	s.bookWalk(q)
+	if !q.done() && q.seq.Pos() >= q.Ctx && !s.shift(q) {
+		s.finish(q, "context", nil)
+	}
 	return gen
+}
+
+// bookWalk books the verification walk in progress (once): the query's
+// and the scheduler's counters and OnSpec. finish calls it too, so a
+// query that ends inside its walk reports the walk before its statistics
+// go to its handle.
+func (s *Scheduler) bookWalk(q *query) {
+	sp := q.spec
+	if sp == nil || !sp.walk {
+		return
+	}
+	sp.walk = false
+	n, acc := sp.n, sp.kept
+	q.st.SpecSteps++
+	q.st.Drafted += n
+	q.st.DraftAccepted += acc
+	q.st.DraftTime += sp.draftTime
+	q.st.VerifyTime += s.stepTime
+	s.statsMu.Lock()
+	s.stats.Drafted += int64(n)
+	s.stats.DraftAccepted += int64(acc)
+	s.statsMu.Unlock()
+	if q.OnSpec != nil {
+		q.OnSpec(n, acc)
+	}
 }
 
 // specCtl chooses a query's draft length from Inferflow's formula 9 with

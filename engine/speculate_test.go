@@ -172,7 +172,13 @@ func TestSpecNGramDraftsRepeats(t *testing.T) {
 	p := sample.DefaultParams()
 	p.Decoding = sample.DecodingGreedy
 	prompt := specPrompts(m)[1]
-	toks, st := specRun(t, m, Query{Prompt: prompt, Sampling: p, MaxTokens: 200, IgnoreEOG: true, Spec: &SpecOptions{Draft: NGram{}, K: 6, FixedK: true}})
+	var drafted, kept, walks int
+	toks, st := specRun(t, m, Query{Prompt: prompt, Sampling: p, MaxTokens: 200, IgnoreEOG: true, Spec: &SpecOptions{Draft: NGram{}, K: 6, FixedK: true},
+		OnSpec: func(n, k int) { drafted, kept, walks = drafted+n, kept+k, walks+1 }})
+	// every walk is reported, the last one (which reaches MaxTokens) too
+	if drafted != st.Drafted || kept != st.DraftAccepted || walks != st.SpecSteps {
+		t.Errorf("OnSpec saw %d walks, %d drafted, %d kept; Stats %d, %d, %d", walks, drafted, kept, st.SpecSteps, st.Drafted, st.DraftAccepted)
+	}
 	if len(toks) != 200 || st.Drafted == 0 || st.AcceptRate() < 0.2 {
 		t.Fatalf("%d tokens, drafted %d, accepted %d", len(toks), st.Drafted, st.DraftAccepted)
 	}
