@@ -19,7 +19,7 @@ type specFlags struct {
 	draftQuant string  // --draft-quant: a lower-bit copy of the target made at load
 	draft      string  // --draft ngram
 	layers     int     // --draft-layers: early exit after this many layers
-	n          int     // --draft-n: tokens drafted per step at the start
+	n          int     // --draft-n: the draft length (adaptive within 1…2N)
 	fixed      bool    // --draft-fixed: no adaptation, no plain fallback
 	accept     string  // --spec-accept
 	topK       int     // --spec-top-k
@@ -31,7 +31,7 @@ func (f *specFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.draftQuant, "draft-quant", "", "speculative decoding with a lower-bit copy of the model made at load (self-speculation), e.g. Q4_0 or Q2_K; Inferflow levels (Q3H, Q2, …) run simulated in F32 here and are slower than the model, so they do not pay")
 	fs.StringVar(&f.draft, "draft", "", "speculative decoding without a model: \"ngram\" drafts what followed the latest match of the text's last tokens (prompt lookup: good for edits, code and quotes)")
 	fs.IntVar(&f.layers, "draft-layers", 0, "speculative decoding with the model's own first N layers and its output head (early exit: no second copy of the weights)")
-	fs.IntVar(&f.n, "draft-n", 5, "tokens drafted per step at the start; adaptive K then ranges over 1…2N (at most 16)")
+	fs.IntVar(&f.n, "draft-n", 5, "draft length N: the adaptive length ranges over 1…2N (at most 16), starting small; with --draft-fixed exactly N")
 	fs.BoolVar(&f.fixed, "draft-fixed", false, "draft exactly --draft-n tokens every step (no adaptation, no plain fallback; for measurements)")
 	fs.StringVar(&f.accept, "spec-accept", "strict", "acceptance of drafted tokens: strict (keeps the model's distribution exactly; greedy text is unchanged), top-k or top-p (Inferflow's flexible accept: more accepted, no longer exact)")
 	fs.IntVar(&f.topK, "spec-top-k", 5, "top-k acceptance: keep a drafted token when it is among the model's k most probable")

@@ -35,16 +35,18 @@ import (
 // drafting time per token and the cost of a verification row, and the
 // next K is the one with the highest expected speed-up E(K)·t_plain /
 // (K·t_draft + t_target(K)), E(K) = (1 − α^(K+1))/(1 − α). When no K
-// gains 3%, drafting stops for a cool-down of plain steps (16, four
-// times longer each time it keeps losing, up to 1024), so low acceptance
-// costs a few probes spaced out exponentially. A draft model's prefill of
-// the prompt is not counted as drafting time; catching up after a
-// cool-down is (at most maxCatchUp tokens).
+// gains 3%, drafting pauses for a cool-down of plain steps long enough
+// that what the drafting steps lost against plain ones is at most 3% of
+// the pause, and at least twice the previous pause when probes keep
+// failing (16 to 4096 steps), so low acceptance costs a few probes. A
+// draft model's prefill of the prompt is not counted as drafting time in
+// the cost model, but is in a probe's loss; catching up after a pause is
+// both (at most maxCatchUp tokens).
 
 // SpecOptions turn on speculative decoding for a query.
 type SpecOptions struct {
 	Draft  Drafter // where drafts come from: NGram or a DraftModel
-	K      int     // tokens drafted per step at the start (default 5); adaptive K ranges over 1…2K (at most 16)
+	K      int     // draft length (default 5): adaptive K ranges over 1…2K (at most 16), starting at min(K, 2); FixedK drafts K every step
 	Accept sample.Acceptance
 	// FixedK drafts K tokens every step, with no plain fallback (for
 	// measuring formula 9's terms).
@@ -92,10 +94,11 @@ type specState struct {
 	d         seqDrafter
 	toks      []int32 // this step's segment: the next token, then the drafts
 	dists     []sample.Dist
-	n         int  // drafts in this step's segment
-	kept      int  // of them, kept so far in the walk
-	walk      bool // a walk with drafts is in progress and not yet booked
-	draftTime time.Duration
+	n         int           // drafts in this step's segment
+	kept      int           // of them, kept so far in the walk
+	walk      bool          // a walk with drafts is in progress and not yet booked
+	draftTime time.Duration // drafting (a draft model's prefill of the prompt left out)
+	draftAll  time.Duration // all of it
 	ctl       specCtl
 	disabled  string // why drafting stopped for good (a drafter error)
 }
@@ -106,7 +109,17 @@ func newSpecState(o SpecOptions) *specState {
 		kmax = o.K
 	}
 	return &specState{opt: o, toks: make([]int32, kmax+1), dists: make([]sample.Dist, kmax),
-		ctl: specCtl{k: o.K, kmax: kmax, fixed: o.FixedK, cool: 16}}
+		ctl: specCtl{k: firstK(o), kmax: kmax, fixed: o.FixedK}}
+}
+
+// firstK is the first probe's draft length: K itself when fixed, else at
+// most 2, so that a drafter that turns out useless costs little; the cost
+// model picks the length after that step.
+func firstK(o SpecOptions) int {
+	if o.FixedK {
+		return o.K
+	}
+	return min(o.K, 2)
 }
 
 // speculate drafts for q's decode step within budget rows and returns the
@@ -114,7 +127,7 @@ func newSpecState(o SpecOptions) *specState {
 // there is no room even for q.next (q is then finished).
 func (s *Scheduler) speculate(q *query, budget int) []int32 {
 	sp := q.spec
-	sp.n, sp.draftTime = 0, 0
+	sp.n, sp.draftTime, sp.draftAll = 0, 0, 0
 	sp.toks[0] = q.next
 	k := min(sp.ctl.want(), budget-1, q.Ctx-q.seq.Pos()-2)
 	if q.MaxTokens > 0 {
@@ -134,6 +147,7 @@ func (s *Scheduler) speculate(q *query, budget int) []int32 {
 		t0 := time.Now()
 		n, err := sp.d.draft(append(q.tokens, q.next), k, sp.toks[1:1+k], sp.dists[:k])
 		sp.draftTime = time.Since(t0)
+		sp.draftAll = sp.draftTime
 		if c, ok := sp.d.(interface{ catchUp() time.Duration }); ok {
 			sp.draftTime -= c.catchUp() // the draft's prefill of the prompt is not drafting
 		}
@@ -191,7 +205,7 @@ func (s *Scheduler) verify(q *query, lg []float32) int64 {
 		q.seq.Truncate(q.seq.Pos() - drop)
 		q.tokens = q.tokens[:len(q.tokens)-drop]
 	}
-	sp.ctl.update(n, acc, int(gen), s.stepTime, sp.draftTime)
+	sp.ctl.update(n, acc, int(gen), s.stepTime, sp.draftTime, sp.draftAll)
 	if sp.ctl.plain.n > 0 {
 		q.st.PlainTPS = sp.ctl.plain.v
 	}
@@ -230,9 +244,11 @@ func (s *Scheduler) bookWalk(q *query) {
 // specCtl chooses a query's draft length from Inferflow's formula 9 with
 // its own measurements, and turns drafting off while no length pays.
 type specCtl struct {
-	k, kmax   int
-	fixed     bool
-	off, cool int // plain steps left; the next cool-down's length
+	k, kmax int
+	fixed   bool
+	off     int     // plain steps left in a cool-down
+	loss    float64 // seconds the drafting steps since the last pause cost beyond plain steps
+	pause   int     // the last pause's length (0: drafting paid since)
 
 	kept, tried rate // per drafting step: drafts kept, and kept + the rejection
 	tPlain      rate // seconds of a plain step
@@ -272,8 +288,10 @@ func (c *specCtl) want() int {
 }
 
 // update books a step that drafted n tokens, of which acc were kept, and
-// emitted tokens: its forward pass took step and drafting took draft.
-func (c *specCtl) update(n, acc, emitted int, step, draft time.Duration) {
+// emitted tokens: its forward pass took step and drafting took draft
+// (drafting proper, for the cost model) or all (with the draft's prefill
+// of the prompt, for what a probe cost).
+func (c *specCtl) update(n, acc, emitted int, step, draft, all time.Duration) {
 	if step <= 0 || emitted == 0 {
 		return
 	}
@@ -294,12 +312,26 @@ func (c *specCtl) update(n, acc, emitted int, step, draft time.Duration) {
 	if c.fixed || c.tPlain.n == 0 {
 		return
 	}
+	c.loss += step.Seconds() + all.Seconds() - float64(emitted)*c.tPlain.v
 	if k := c.best(); k > 0 {
-		c.k, c.cool = k, 16
-	} else {
-		c.k, c.off, c.cool = 1, c.cool, min(4*c.cool, 1024)
+		c.k, c.pause = k, 0
+		return
 	}
+	// Pause long enough that this probe's loss is at most probeShare of
+	// the plain steps until the next one, and twice the last pause when
+	// the probe after it failed too.
+	pause := max(math.Ceil(max(c.loss, 0)/(probeShare*c.tPlain.v)), 2*float64(c.pause), minPause)
+	c.pause = int(min(pause, maxPause))
+	c.k, c.off, c.loss = 1, c.pause, 0
 }
+
+// A pause in drafting lasts long enough that probing costs at most
+// probeShare of the time, and minPause…maxPause plain steps.
+const (
+	probeShare = 0.03
+	minPause   = 16
+	maxPause   = 4096
+)
 
 // best is the draft length with the highest expected speed-up over plain
 // decoding, 0 when none is above 1: formula 9, N/(E(K)) · (K·t_draft +
