@@ -99,37 +99,44 @@ func (f *specFlags) setup(m *engine.Model, mf *modelFlags, stderr io.Writer) err
 		}
 		d = md
 	case f.draftModel != "":
-		dm := *mf
-		dm.model, dm.quant, dm.spec, dm.sd = f.draftModel, "", "", specFlags{}
-		draft, err := dm.load()
+		md, err := loadDraft(m, mf, f.draftModel, "", filepath.Base(f.draftModel))
 		if err != nil {
 			return fmt.Errorf("draft model: %w", err)
 		}
-		md, err := engine.NewDraftModel(m, draft, filepath.Base(f.draftModel))
-		if err != nil {
-			draft.Close()
-			return err
-		}
 		d = md
 	default:
-		dm := *mf
-		dm.model, dm.quant, dm.sd = m.Path, f.draftQuant, specFlags{}
-		draft, err := dm.load()
+		md, err := loadDraft(m, mf, m.Path, f.draftQuant, f.draftQuant+" self-draft")
 		if err != nil {
 			return fmt.Errorf("self-draft (--draft-quant %s): %w", f.draftQuant, err)
 		}
-		if draft.Requant.Simulated {
+		if md.M.Requant.Simulated {
 			fmt.Fprintf(stderr, "flowchat: --draft-quant %s runs simulated in F32 (no %s kernels yet): the draft is slower than the model, so speculation will back off; Q4_0, Q2_K or Q3_K draft faster\n", f.draftQuant, f.draftQuant)
-		}
-		md, err := engine.NewDraftModel(m, draft, f.draftQuant+" self-draft")
-		if err != nil {
-			draft.Close()
-			return err
 		}
 		d = md
 	}
 	m.SetSpeculation(&engine.SpecOptions{Draft: d, K: f.n, FixedK: f.fixed, Accept: f.acceptance()})
 	return nil
+}
+
+// loadDraft loads path (re-quantized to quant when set) with the target's
+// threads and KV type, on the CPU (a draft runs on the target's CPU
+// workers), as m's draft model.
+func loadDraft(m *engine.Model, mf *modelFlags, path, quant, label string) (*engine.DraftModel, error) {
+	dm := *mf
+	dm.model, dm.quant, dm.sd, dm.gpu = path, quant, specFlags{}, gpuFlags{}
+	if path != m.Path {
+		dm.spec = "" // another file: its own architecture's spec
+	}
+	draft, err := dm.load()
+	if err != nil {
+		return nil, err
+	}
+	md, err := engine.NewDraftModel(m, draft, label)
+	if err != nil {
+		draft.Close()
+		return nil, err
+	}
+	return md, nil
 }
 
 // specSummary is the statistics line of a generation that speculated

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
+	"slices"
 	"time"
 
 	"flowchat/engine/model"
@@ -206,8 +206,8 @@ func (s *Scheduler) verify(q *query, lg []float32) int64 {
 		q.tokens = q.tokens[:len(q.tokens)-drop]
 	}
 	sp.ctl.update(n, acc, int(gen), s.stepTime, sp.draftTime, sp.draftAll)
-	if sp.ctl.plain.n > 0 {
-		q.st.PlainTPS = sp.ctl.plain.v
+	if sp.ctl.tPlain.n > 0 {
+		q.st.PlainTPS = 1 / sp.ctl.tPlain.v // a plain step emits one token
 	}
 	s.bookWalk(q)
 	if !q.done() && q.seq.Pos() >= q.Ctx && !s.shift(q) {
@@ -255,7 +255,6 @@ type specCtl struct {
 	tDraft      rate // seconds per drafted token (a draft model's prompt prefill left out)
 	tVerify     rate // seconds of a verification step
 	nVerify     rate // drafts per verification step
-	plain       rate // tokens per second of plain steps (Stats.PlainTPS)
 }
 
 // rate is an exponentially weighted mean.
@@ -297,7 +296,6 @@ func (c *specCtl) update(n, acc, emitted int, step, draft, all time.Duration) {
 	}
 	if n == 0 {
 		c.tPlain.add(step.Seconds())
-		c.plain.add(float64(emitted) / step.Seconds())
 		return
 	}
 	rej := 0
@@ -381,7 +379,7 @@ func (g *NGram) draft(ctx []int32, k int, out []int32, dists []sample.Dist) (int
 	for n := min(g.Max, len(ctx)-1); n >= g.Min; n-- {
 		suf := ctx[len(ctx)-n:]
 		for i := len(ctx) - n - 1; i >= 0; i-- {
-			if ctx[i] != suf[0] || !equalTokens(ctx[i:i+n], suf) {
+			if ctx[i] != suf[0] || !slices.Equal(ctx[i:i+n], suf) {
 				continue
 			}
 			// Copy what followed; past the end of ctx the copy reads its
@@ -403,20 +401,11 @@ func (g *NGram) draft(ctx []int32, k int, out []int32, dists []sample.Dist) (int
 
 func (g *NGram) release() {}
 
-func equalTokens(a, b []int32) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // DraftModel drafts with a smaller model of the same vocabulary (or a
 // lower-bit copy of the target: self-speculation).
 type DraftModel struct {
-	M     *Model
-	label string
+	M    *Model
+	name string
 }
 
 // NewDraftModel checks that draft can draft for target (the same
@@ -439,7 +428,7 @@ func NewDraftModel(target, draft *Model, label string) (*DraftModel, error) {
 	}
 	draft.Net.ShareWorkers(target.Net)
 	target.owned = append(target.owned, draft)
-	return &DraftModel{M: draft, label: label}, nil
+	return &DraftModel{M: draft, name: "draft model " + label}, nil
 }
 
 // NewEarlyExitDraft drafts with the target's own first n layers and its
@@ -451,16 +440,11 @@ func NewEarlyExitDraft(target *Model, n int) (*DraftModel, error) {
 		return nil, err
 	}
 	m := &Model{Path: target.Path, Info: target.Info, Net: net, Tok: target.Tok, Template: target.Template, kvType: target.kvType}
-	return &DraftModel{M: m, label: fmt.Sprintf("early exit after %d of %d layers", n, target.Net.NLayer)}, nil
+	return &DraftModel{M: m, name: fmt.Sprintf("early exit after %d of %d layers", n, target.Net.NLayer)}, nil
 }
 
 // Name implements Drafter.
-func (d *DraftModel) Name() string {
-	if strings.HasPrefix(d.label, "early exit") {
-		return d.label
-	}
-	return "draft model " + d.label
-}
+func (d *DraftModel) Name() string { return d.name }
 
 // draftPool is a draft model's KV cache in one scheduler, shared by the
 // queries drafting with it (with its own prefix cache: a chat's next turn

@@ -143,15 +143,13 @@ func (s *Server) completeChat(w http.ResponseWriter, r *http.Request, c *chatCal
 	for i, res := range results {
 		j := c.job
 		addUsage(&u, len(j.prompt), res)
-		tm.DraftN, tm.DraftNAccepted = tm.DraftN+res.stats.Drafted, tm.DraftNAccepted+res.stats.DraftAccepted
+		tm.add(res.stats)
 		msg, finish := c.answer(res)
 		resp.Choices = append(resp.Choices, chatChoice{Index: i, Message: msg,
 			FinishReason: &finish, Logprobs: chatLps(c.job.topLogprobs, res.logprobs)})
 	}
 	resp.Usage = &u
-	if tm.DraftN > 0 {
-		resp.Timings = &tm
-	}
+	resp.Timings = tm.orNil()
 	writeJSON(w, http.StatusOK, resp)
 }
 

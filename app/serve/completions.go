@@ -117,7 +117,7 @@ func (s *Server) completeCompletion(w http.ResponseWriter, r *http.Request, c *c
 		}
 		for i, res := range results {
 			countCompletion(&u, len(prompt), res)
-			tm.DraftN, tm.DraftNAccepted = tm.DraftN+res.stats.Drafted, tm.DraftNAccepted+res.stats.DraftAccepted
+			tm.add(res.stats)
 			text, off := res.text, 0
 			if c.req.Echo {
 				text, off = c.texts[pi]+text, len(c.texts[pi])
@@ -127,9 +127,7 @@ func (s *Server) completeCompletion(w http.ResponseWriter, r *http.Request, c *c
 		}
 	}
 	resp.Usage = &u
-	if tm.DraftN > 0 {
-		resp.Timings = &tm
-	}
+	resp.Timings = tm.orNil()
 	writeJSON(w, http.StatusOK, resp)
 }
 

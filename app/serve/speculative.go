@@ -68,3 +68,17 @@ func (s *Server) specFor(r *specRequest, p sample.Params, pr *problems) (*engine
 	}
 	return &o, false
 }
+
+// add counts one generation's drafts.
+func (t *timings) add(st engine.Stats) {
+	t.DraftN += st.Drafted
+	t.DraftNAccepted += st.DraftAccepted
+}
+
+// orNil is t for a response, nil when nothing was drafted.
+func (t *timings) orNil() *timings {
+	if t.DraftN == 0 {
+		return nil
+	}
+	return t
+}
