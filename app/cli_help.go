@@ -26,7 +26,7 @@ var helpTexts = map[string]cmdHelp{
 	"":               {"[flags]", []string{"flowchat", "flowchat --model M.gguf"}},
 	"run":            {"[flags] [PROMPT]", []string{`flowchat run --prompt "Once upon a time" -n 48 --greedy`, `flowchat run --model M.gguf --chat --temperature 0.7 "Hi"`}},
 	"chat":           {"[flags]", []string{"flowchat chat", "flowchat chat --model M.gguf --system \"Answer briefly.\""}},
-	"bench":          {"[flags]", []string{"flowchat bench --model M.gguf -p 512 -n 128 -t 1,2 -r 5", "flowchat bench --model M.gguf --parallel 1,2,4,8,16 -p 0 -n 32 -o json", "flowchat bench --suite issue6 --report docs/PERFORMANCE.md"}},
+	"bench":          {"[flags]", []string{"flowchat bench --model M.gguf -p 512 -n 128 -t 1,2 -r 5", "flowchat bench --model M.gguf --parallel 1,2,4,8,16 -p 0 -n 32 -o json", "flowchat bench --model M.gguf --draft-quant Q4_0 -n 256 --spec-rounds 10", "flowchat bench --suite issue6 --report docs/PERFORMANCE.md"}},
 	"serve":          {"[flags]", []string{"flowchat serve --model M.gguf --port 8080", "flowchat serve --model M.gguf --host 0.0.0.0 --api-key KEY --parallel 8"}},
 	"remote":         {"list | add NAME URL | rm NAME | models URL|NAME", []string{"flowchat remote add lab http://gpu-box:8000 --api-key-stdin", "flowchat remote models lab"}},
 	"embed":          {"[flags] [TEXT]", []string{`flowchat embed --model bert.gguf --prompt "a sentence"`}},

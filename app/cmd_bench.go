@@ -50,6 +50,11 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	clients := fs.Int("clients", 8, "with --url: streams at once")
 	requests := fs.Int("requests", 64, "with --url: requests in all")
 	apiKey := fs.String("api-key", "", "with --url: the server's API key")
+	mf := modelFlags{}
+	mf.registerSpec(fs)
+	specRounds := fs.Int("spec-rounds", 10, "with a drafter flag (--draft ngram, --draft-model, --draft-quant, --draft-layers): rounds of one plain and one speculative generation of -n tokens, alternated, with their ratio")
+	specPrompt := fs.String("prompt", specBenchPrompt, "with a drafter flag: the prompt of each generation (a round number is put in front)")
+	specTemp := fs.Float64("temp", 0, "with a drafter flag: sampling temperature (0: greedy)")
 	serving := fs.Bool("serving", false, "measure the scheduler: time to first token while 8 queries stream, the prefix cache on a second chat turn, KV memory of 16 sequences")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -71,7 +76,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	if err1 != nil || err2 != nil || err3 != nil || *reps < 1 {
 		return fmt.Errorf("%w: -p, -n, -t take comma-separated integers; -r ≥ 1", errUsage)
 	}
-	mf := modelFlags{model: *model, mmap: *useMmap, quant: *quantType, kvType: *kvType}
+	mf.model, mf.mmap, mf.quant, mf.kvType = *model, *useMmap, *quantType, *kvType
 	kv, err := parseKVType(*kvType)
 	if err != nil {
 		return err
@@ -81,6 +86,18 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	}
 	if *url != "" {
 		return runURLBench(*url, *apiKey, *clients, *requests, tgs[0], stdout)
+	}
+	if mf.sd.on() {
+		if *specRounds < 1 || *specTemp < 0 || tgs[0] < 1 {
+			return fmt.Errorf("%w: --spec-rounds ≥ 1, --temp ≥ 0 and -n ≥ 1 with a drafter", errUsage)
+		}
+		mf.threads = ths[0]
+		m, err := mf.load()
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		return specBench{prompt: *specPrompt, n: tgs[0], rounds: *specRounds, temp: *specTemp, seed: 1}.run(m, stdout)
 	}
 	if *serving {
 		return runServingBench(mf, ths[0], stdout)

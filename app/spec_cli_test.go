@@ -1,6 +1,10 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,6 +41,54 @@ func TestRunSpeculative(t *testing.T) {
 		_, stderr, code := run(t, append(append([]string{}, base...), c.args...)...)
 		if code == 0 || !strings.Contains(stderr, c.mention) {
 			t.Errorf("%v: exit %d, stderr %q; want a failure mentioning %q", c.args, code, stderr, c.mention)
+		}
+	}
+}
+
+// TestBenchSpeculative: bench with a drafter alternates plain and
+// speculative generations and reports each round: the ratio column is
+// the quotient of the two rates it prints, drafts are counted and kept
+// ones are at most those drafted, and the summary's median is one of
+// the rounds' ratios.
+func TestBenchSpeculative(t *testing.T) {
+	m := fixtures.Path(t, "models/stories260K/stories260K-F32.gguf")
+	draft := fixtures.Path(t, "models/stories260K/stories260K-Q8_0mix.gguf")
+	out, stderr, code := run(t, "bench", "-m", m, "--draft-model", draft, "--draft-fixed", "--draft-n", "3", "-n", "40", "-t", "1", "--spec-rounds", "3", "--prompt", "Lily and Tom went to the park.")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var ratios []string
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Split(line, "|")
+		if len(f) != 12 || strings.TrimSpace(f[1]) == "round" || strings.HasPrefix(strings.TrimSpace(f[1]), "-") {
+			continue
+		}
+		var plain, spec, ratio float64
+		var drafted, kept int
+		_, e1 := fmt.Sscanf(strings.TrimSpace(f[2]), "%g", &plain)
+		_, e2 := fmt.Sscanf(strings.TrimSpace(f[3]), "%g", &spec)
+		_, e3 := fmt.Sscanf(strings.TrimSpace(f[4]), "%g×", &ratio)
+		_, e4 := fmt.Sscanf(strings.TrimSpace(f[7]), "%d", &drafted)
+		_, e5 := fmt.Sscanf(strings.TrimSpace(f[8]), "%d", &kept)
+		if err := errors.Join(e1, e2, e3, e4, e5); err != nil {
+			t.Fatalf("row %q: %v", line, err)
+		}
+		if plain <= 0 || spec <= 0 || math.Abs(ratio-spec/plain) > 0.002*ratio+0.001 || drafted == 0 || kept > drafted {
+			t.Errorf("row %q: plain %g, speculative %g, ratio %g, drafted %d, kept %d", line, plain, spec, ratio, drafted, kept)
+		}
+		ratios = append(ratios, strings.TrimSpace(f[4]))
+	}
+	if len(ratios) != 3 {
+		t.Fatalf("%d rounds in:\n%s", len(ratios), out)
+	}
+	i := strings.Index(out, "median ")
+	if i < 0 || !slices.Contains(ratios, strings.TrimSuffix(strings.Fields(out[i+len("median "):])[0], ",")) {
+		t.Errorf("summary's median is none of the rounds' %v:\n%s", ratios, out)
+	}
+	for _, args := range [][]string{{"--spec-rounds", "0"}, {"-n", "0"}, {"--temp", "-1"}} {
+		_, stderr, code := run(t, append([]string{"bench", "-m", m, "--draft", "ngram"}, args...)...)
+		if code == 0 || !strings.Contains(stderr, strings.TrimLeft(args[0], "-")) {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
 		}
 	}
 }

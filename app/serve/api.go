@@ -261,11 +261,21 @@ type completionChoice struct {
 	Logprobs     *legacyLogprobs `json:"logprobs"`
 }
 
-// timings is llama-server's per-response speculation report (only when
-// the generation drafted).
+// timings is llama-server's per-response report of the prompt's and the
+// generation's speed, with the drafted and kept tokens when speculative
+// decoding drafted. A response sums its choices; a stream sends each
+// choice's own in the chunk that finishes it, as llama-server does.
 type timings struct {
-	DraftN         int `json:"draft_n"`
-	DraftNAccepted int `json:"draft_n_accepted"`
+	PromptN             int     `json:"prompt_n"`
+	PromptMS            float64 `json:"prompt_ms"`
+	PromptPerTokenMS    float64 `json:"prompt_per_token_ms"`
+	PromptPerSecond     float64 `json:"prompt_per_second"`
+	PredictedN          int     `json:"predicted_n"`
+	PredictedMS         float64 `json:"predicted_ms"`
+	PredictedPerTokenMS float64 `json:"predicted_per_token_ms"`
+	PredictedPerSecond  float64 `json:"predicted_per_second"`
+	DraftN              int     `json:"draft_n,omitempty"`
+	DraftNAccepted      int     `json:"draft_n_accepted,omitempty"`
 }
 
 type completionResponse struct {

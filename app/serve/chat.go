@@ -149,7 +149,7 @@ func (s *Server) completeChat(w http.ResponseWriter, r *http.Request, c *chatCal
 			FinishReason: &finish, Logprobs: chatLps(c.job.topLogprobs, res.logprobs)})
 	}
 	resp.Usage = &u
-	resp.Timings = tm.orNil()
+	resp.Timings = &tm
 	writeJSON(w, http.StatusOK, resp)
 }
 
@@ -260,7 +260,9 @@ func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, c *chatCall)
 		if c.req.useTools() {
 			finish = c.streamAnswer(chunk, i, res)
 		}
-		chunk(chatChoice{Index: i, Delta: &outMessage{}, FinishReason: &finish})
+		b := base
+		b.Choices, b.Timings = []chatChoice{{Index: i, Delta: &outMessage{}, FinishReason: &finish}}, timingsOf(res.stats)
+		sw.send(b)
 	}
 	results, err := s.runChoices(r.Context(), c.job, c.n, choiceHooks{prep: prep, done: done})
 	if err != nil {

@@ -127,7 +127,7 @@ func (s *Server) completeCompletion(w http.ResponseWriter, r *http.Request, c *c
 		}
 	}
 	resp.Usage = &u
-	resp.Timings = tm.orNil()
+	resp.Timings = &tm
 	writeJSON(w, http.StatusOK, resp)
 }
 
@@ -184,7 +184,9 @@ func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, c *com
 			}
 		}
 		done := func(i int, res result) {
-			chunk(completionChoice{Index: pi*c.n + i, FinishReason: &res.finish})
+			b := base
+			b.Choices, b.Timings = []completionChoice{{Index: pi*c.n + i, FinishReason: &res.finish}}, timingsOf(res.stats)
+			sw.send(b)
 		}
 		j := c.job
 		j.prompt = prompt

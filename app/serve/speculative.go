@@ -3,6 +3,7 @@ package serve
 import (
 	"flowchat/engine"
 	"flowchat/engine/sample"
+	"time"
 )
 
 // specRequest is a request's "speculative" field: speculative decoding
@@ -69,16 +70,33 @@ func (s *Server) specFor(r *specRequest, p sample.Params, pr *problems) (*engine
 	return &o, false
 }
 
-// add counts one generation's drafts.
+// add counts one generation: its prompt (the tokens evaluated, not those
+// the prefix cache served), its tokens and its drafts.
 func (t *timings) add(st engine.Stats) {
+	t.PromptN += st.PromptTokens
+	t.PromptMS += ms(st.PromptTime)
+	t.PredictedN += st.GenTokens
+	t.PredictedMS += ms(st.GenTime)
 	t.DraftN += st.Drafted
 	t.DraftNAccepted += st.DraftAccepted
+	t.PromptPerTokenMS, t.PromptPerSecond = per(t.PromptN, t.PromptMS)
+	t.PredictedPerTokenMS, t.PredictedPerSecond = per(t.PredictedN, t.PredictedMS)
 }
 
-// orNil is t for a response, nil when nothing was drafted.
-func (t *timings) orNil() *timings {
-	if t.DraftN == 0 {
-		return nil
+// timingsOf is one generation's timings.
+func timingsOf(st engine.Stats) *timings {
+	var t timings
+	t.add(st)
+	return &t
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
+
+// per is milliseconds per token and tokens per second (0 without tokens
+// or time).
+func per(n int, msec float64) (float64, float64) {
+	if n == 0 || msec <= 0 {
+		return 0, 0
 	}
-	return t
+	return msec / float64(n), 1e3 * float64(n) / msec
 }

@@ -73,7 +73,10 @@ func TestSDKSpeculative(t *testing.T) {
 				t.Fatal(err)
 			}
 			switch {
-			case spec != nil && spec["draft"] == "none" && raw.Timings != nil:
+			case raw.Timings == nil || raw.Timings.PredictedN != int(resp.Usage.CompletionTokens) || raw.Timings.PredictedPerSecond <= 0 ||
+				raw.Timings.PromptN+int(resp.Usage.PromptTokensDetails.CachedTokens) != int(resp.Usage.PromptTokens):
+				t.Errorf("%q: timings %+v against usage %s", p, raw.Timings, resp.Usage.RawJSON())
+			case spec != nil && spec["draft"] == "none" && raw.Timings.DraftN != 0:
 				t.Errorf("%q: speculation off, yet timings %+v", p, raw.Timings)
 			case (spec == nil || spec["draft"] == "model") && (raw.Timings == nil || raw.Timings.DraftN == 0):
 				t.Errorf("%q, %v: the draft model drafted nothing (timings %+v)", p, spec, raw.Timings)
@@ -81,6 +84,57 @@ func TestSDKSpeculative(t *testing.T) {
 				t.Errorf("%q: timings %+v", p, raw.Timings)
 			}
 		}
+	}
+}
+
+// TestSDKSpeculativeStream: a streamed chat with the draft model gives the
+// plain greedy text, and the chunk that finishes the choice carries its
+// timings (llama-server's place for them), drafts included; no other
+// chunk does.
+func TestSDKSpeculativeStream(t *testing.T) {
+	m := specModel(t)
+	ts, _ := newTestServer(t, m, 2, Config{})
+	c := client(ts, "")
+	const maxTokens = 48
+	p := prompts[0]
+	plain := plainRef(t, m, chatTokens(t, m, p), maxTokens)
+	st := c.Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{
+		Model: "stories", Messages: userMsg(p), Temperature: openai.Float(0), MaxTokens: openai.Int(maxTokens),
+		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}},
+		option.WithJSONSet("speculative", map[string]any{"draft": "model", "n": 4}))
+	var text string
+	var tm *timings
+	var completion int64
+	for st.Next() {
+		ch := st.Current()
+		var raw struct {
+			Timings *timings `json:"timings"`
+		}
+		if err := json.Unmarshal([]byte(ch.RawJSON()), &raw); err != nil {
+			t.Fatal(err)
+		}
+		finishes := len(ch.Choices) > 0 && ch.Choices[0].FinishReason != ""
+		if (raw.Timings != nil) != finishes {
+			t.Fatalf("timings %+v in a chunk that finishes: %v (%s)", raw.Timings, finishes, ch.RawJSON())
+		}
+		if raw.Timings != nil {
+			tm = raw.Timings
+		}
+		if len(ch.Choices) > 0 {
+			text += ch.Choices[0].Delta.Content
+		}
+		if ch.Usage.CompletionTokens > 0 {
+			completion = ch.Usage.CompletionTokens
+		}
+	}
+	if err := st.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if text != plain {
+		t.Fatalf("streamed %q, plain %q", text, plain)
+	}
+	if tm == nil || tm.DraftN == 0 || tm.DraftNAccepted > tm.DraftN || tm.PredictedN != int(completion) || tm.PredictedPerSecond <= 0 || tm.PromptN <= 0 {
+		t.Fatalf("timings %+v, completion tokens %d", tm, completion)
 	}
 }
 
