@@ -35,13 +35,19 @@ import (
 // drafting time per token and the cost of a verification row, and the
 // next K is the one with the highest expected speed-up E(K)·t_plain /
 // (K·t_draft + t_target(K)), E(K) = (1 − α^(K+1))/(1 − α). When no K
-// gains 3%, drafting pauses for a cool-down of plain steps long enough
-// that what the drafting steps lost against plain ones is at most 3% of
-// the pause, and at least twice the previous pause when probes keep
-// failing (16 to 4096 steps), so low acceptance costs a few probes. A
-// draft model's prefill of the prompt is not counted as drafting time in
-// the cost model, but is in a probe's loss; catching up after a pause is
-// both (at most maxCatchUp tokens).
+// gains 3%, drafting pauses. Probing is paid from a credit: every plain
+// step earns 3% of its time, every drafting step spends what it lost
+// against plain steps (its pass, its drafting and its draft model's
+// catch-up, less the tokens it emitted at the plain rate), and a probe
+// starts only when the credit covers its estimated cost (the catch-up
+// the draft needs at its measured prefill rate, K drafts and K
+// verification rows) and the pause has lasted at least 16 steps. So
+// whatever the drafter, drafting that does
+// not pay costs at most ~3% of plain decoding plus the first probe, and
+// the first probe is kept small: at most 2 drafts from a draft model
+// restarted on the last 4 tokens (firstWindow), instead of the prompt.
+// Catching up is not counted as drafting time (t_draft) in the cost
+// model, only in the probes' cost.
 
 // SpecOptions turn on speculative decoding for a query.
 type SpecOptions struct {
@@ -67,6 +73,19 @@ type seqDrafter interface {
 	// distribution each was drawn from into dists; it returns how many.
 	draft(ctx []int32, k int, out []int32, dists []sample.Dist) (int, error)
 	release()
+}
+
+// catcher is a drafter that evaluates the tokens it missed before it
+// drafts (a draft model; n-gram drafting has nothing to catch up).
+type catcher interface {
+	// behind is how many tokens the next draft would evaluate to catch up
+	// with a sequence of n tokens.
+	behind(n int) int
+	// lastCatch is what the last draft caught up: tokens, and the time of
+	// that pass (which also drew its first draft).
+	lastCatch() (int, time.Duration)
+	// setWindow bounds a restart's catch-up to the last w tokens.
+	setWindow(w int)
 }
 
 // maxDraft bounds K: a verification segment has at most maxDraft+1 rows.
@@ -97,8 +116,9 @@ type specState struct {
 	n         int           // drafts in this step's segment
 	kept      int           // of them, kept so far in the walk
 	walk      bool          // a walk with drafts is in progress and not yet booked
-	draftTime time.Duration // drafting (a draft model's prefill of the prompt left out)
+	draftTime time.Duration // drafting (a draft model's catch-up left out)
 	draftAll  time.Duration // all of it
+	catchN    int           // tokens the draft caught up (its first pass; ≤ 1: none)
 	ctl       specCtl
 	disabled  string // why drafting stopped for good (a drafter error)
 }
@@ -109,7 +129,7 @@ func newSpecState(o SpecOptions) *specState {
 		kmax = o.K
 	}
 	return &specState{opt: o, toks: make([]int32, kmax+1), dists: make([]sample.Dist, kmax),
-		ctl: specCtl{k: firstK(o), kmax: kmax, fixed: o.FixedK}}
+		ctl: newSpecCtl(firstK(o), kmax, o.FixedK)}
 }
 
 // firstK is the first probe's draft length: K itself when fixed, else at
@@ -127,9 +147,14 @@ func firstK(o SpecOptions) int {
 // there is no room even for q.next (q is then finished).
 func (s *Scheduler) speculate(q *query, budget int) []int32 {
 	sp := q.spec
-	sp.n, sp.draftTime, sp.draftAll = 0, 0, 0
+	sp.n, sp.draftTime, sp.draftAll, sp.catchN = 0, 0, 0, 0
 	sp.toks[0] = q.next
-	k := min(sp.ctl.want(), budget-1, q.Ctx-q.seq.Pos()-2)
+	catch := 0
+	if c, ok := sp.d.(catcher); ok {
+		catch = c.behind(len(q.tokens) + 1)
+	}
+	k, window := sp.ctl.want(catch)
+	k = min(k, budget-1, q.Ctx-q.seq.Pos()-2)
 	if q.MaxTokens > 0 {
 		k = min(k, q.MaxTokens-q.st.GenTokens-1)
 	}
@@ -144,12 +169,18 @@ func (s *Scheduler) speculate(q *query, budget int) []int32 {
 		}
 	}
 	if k > 0 && sp.d != nil {
+		if c, ok := sp.d.(catcher); ok {
+			c.setWindow(window)
+		}
 		t0 := time.Now()
 		n, err := sp.d.draft(append(q.tokens, q.next), k, sp.toks[1:1+k], sp.dists[:k])
-		sp.draftTime = time.Since(t0)
-		sp.draftAll = sp.draftTime
-		if c, ok := sp.d.(interface{ catchUp() time.Duration }); ok {
-			sp.draftTime -= c.catchUp() // the draft's prefill of the prompt is not drafting
+		sp.draftAll = time.Since(t0)
+		sp.draftTime = sp.draftAll
+		if c, ok := sp.d.(catcher); ok {
+			var ct time.Duration
+			if sp.catchN, ct = c.lastCatch(); sp.catchN > 1 {
+				sp.draftTime -= ct // catching up is not drafting
+			}
 		}
 		if err != nil {
 			sp.disabled = err.Error()
@@ -205,7 +236,7 @@ func (s *Scheduler) verify(q *query, lg []float32) int64 {
 		q.seq.Truncate(q.seq.Pos() - drop)
 		q.tokens = q.tokens[:len(q.tokens)-drop]
 	}
-	sp.ctl.update(n, acc, int(gen), s.stepTime, sp.draftTime, sp.draftAll)
+	sp.ctl.update(n, acc, int(gen), s.stepTime, sp.draftTime, sp.draftAll, sp.catchN)
 	if sp.ctl.tPlain.n > 0 {
 		q.st.PlainTPS = 1 / sp.ctl.tPlain.v // a plain step emits one token
 	}
@@ -242,60 +273,101 @@ func (s *Scheduler) bookWalk(q *query) {
 }
 
 // specCtl chooses a query's draft length from Inferflow's formula 9 with
-// its own measurements, and turns drafting off while no length pays.
+// its own measurements, and pauses drafting while no length pays, paying
+// probes from a credit (see the top of this file).
 type specCtl struct {
 	k, kmax int
 	fixed   bool
-	off     int     // plain steps left in a cool-down
-	loss    float64 // seconds the drafting steps since the last pause cost beyond plain steps
-	pause   int     // the last pause's length (0: drafting paid since)
+	off     int     // plain steps left in a pause
+	pause   int     // the last pause's length (0: drafting pays)
+	credit  float64 // seconds of probing the plain steps have paid for
 
 	kept, tried rate // per drafting step: drafts kept, and kept + the rejection
 	tPlain      rate // seconds of a plain step
-	tDraft      rate // seconds per drafted token (a draft model's prompt prefill left out)
+	tDraft      rate // seconds per drafted token (catch-up left out)
+	tCatch      rate // seconds per token a draft model caught up
 	tVerify     rate // seconds of a verification step
 	nVerify     rate // drafts per verification step
 }
 
-// rate is an exponentially weighted mean.
+func newSpecCtl(k, kmax int, fixed bool) specCtl {
+	return specCtl{k: k, kmax: kmax, fixed: fixed, kept: rate{slow: true}, tried: rate{slow: true}}
+}
+
+// rate is an exponentially weighted mean: of the last ~4 values, or ~10
+// with slow (the acceptance counts: one step's outcome is noisy).
 type rate struct {
-	v float64
-	n int
+	v    float64
+	n    int
+	slow bool
 }
 
 func (r *rate) add(x float64) {
+	w := 0.25
+	if r.slow {
+		w = 0.1
+	}
 	if r.n == 0 {
 		r.v = x
 	} else {
-		r.v += 0.25 * (x - r.v)
+		r.v += w * (x - r.v)
 	}
 	r.n++
 }
 
-// want is the draft length for the next step (0: a plain step).
-func (c *specCtl) want() int {
+// want is the draft length for the next step (0: a plain step) and the
+// catch-up window of a draft model; catch is how many tokens the drafter
+// would evaluate to catch up first. A probe after a pause waits until the
+// credit pays for it; with a draft model far behind, it restarts the
+// draft on as many of the last tokens as the credit pays for (at least
+// firstWindow) rather than wait for the whole window.
+func (c *specCtl) want(catch int) (k, window int) {
 	switch {
 	case c.fixed:
-		return c.k
+		return c.k, maxCatchUp
 	case c.tPlain.n < 2: // measure the plain step first
-		return 0
+		return 0, 0
 	case c.off > 0:
 		c.off--
-		return 0
+		return 0, 0
+	case c.tVerify.n == 0: // the first probe
+		return c.k, firstWindow
+	case c.pause == 0: // drafting pays
+		return c.k, maxCatchUp
 	}
-	return c.k
+	perTok := c.tCatch.v
+	if c.tCatch.n == 0 {
+		perTok = c.tDraft.v
+	}
+	fixed := float64(c.k) * (c.tDraft.v + c.perRow())
+	w := catch
+	if catch > firstWindow && perTok > 0 {
+		w = int(min(max((c.credit-fixed)/perTok, firstWindow), float64(catch)))
+	}
+	if float64(w)*perTok+fixed > c.credit {
+		return 0, 0
+	}
+	return c.k, max(w, firstWindow)
+}
+
+// perRow is the measured cost of one more row in a verification pass.
+func (c *specCtl) perRow() float64 {
+	return max(0, c.tVerify.v-c.tPlain.v) / max(c.nVerify.v, 1)
 }
 
 // update books a step that drafted n tokens, of which acc were kept, and
-// emitted tokens: its forward pass took step and drafting took draft
-// (drafting proper, for the cost model) or all (with the draft's prefill
-// of the prompt, for what a probe cost).
-func (c *specCtl) update(n, acc, emitted int, step, draft, all time.Duration) {
+// emitted tokens: its forward pass took step; drafting took draft
+// (drafting proper, for the cost model) and all (with the catch-up of
+// catchN tokens, for what the step cost).
+func (c *specCtl) update(n, acc, emitted int, step, draft, all time.Duration, catchN int) {
 	if step <= 0 || emitted == 0 {
 		return
 	}
 	if n == 0 {
 		c.tPlain.add(step.Seconds())
+		if c.pause > 0 {
+			c.credit += probeShare * step.Seconds()
+		}
 		return
 	}
 	rej := 0
@@ -304,32 +376,43 @@ func (c *specCtl) update(n, acc, emitted int, step, draft, all time.Duration) {
 	}
 	c.kept.add(float64(acc))
 	c.tried.add(float64(acc + rej))
-	c.tDraft.add(draft.Seconds() / float64(n))
+	drafts := n // the drafts draft timed: the catch-up pass drew the first
+	if catchN > 1 {
+		drafts--
+		c.tCatch.add((all - draft).Seconds() / float64(catchN))
+	}
+	if drafts > 0 {
+		c.tDraft.add(draft.Seconds() / float64(drafts))
+	}
 	c.tVerify.add(step.Seconds())
 	c.nVerify.add(float64(n))
 	if c.fixed || c.tPlain.n == 0 {
 		return
 	}
-	c.loss += step.Seconds() + all.Seconds() - float64(emitted)*c.tPlain.v
+	c.credit -= step.Seconds() + all.Seconds() - float64(emitted)*c.tPlain.v
 	if k := c.best(); k > 0 {
 		c.k, c.pause = k, 0
+		// Drafting pays: what it gains is credit for later probes, up to
+		// a pause's worth.
+		c.credit = min(c.credit, probeShare*minPause*c.tPlain.v)
 		return
 	}
-	// Pause long enough that this probe's loss is at most probeShare of
-	// the plain steps until the next one, and twice the last pause when
-	// the probe after it failed too.
-	pause := max(math.Ceil(max(c.loss, 0)/(probeShare*c.tPlain.v)), 2*float64(c.pause), minPause)
-	c.pause = int(min(pause, maxPause))
-	c.k, c.off, c.loss = 1, c.pause, 0
+	c.pause = minPause
+	c.k, c.off = 1, c.pause
+	c.credit = min(c.credit, 0) // a failed probe is paid for by the pause that follows it
 }
 
-// A pause in drafting lasts long enough that probing costs at most
-// probeShare of the time, and minPause…maxPause plain steps.
+// Probing costs at most probeShare of the plain steps' time, and a pause
+// lasts at least minPause plain steps.
 const (
 	probeShare = 0.03
 	minPause   = 16
-	maxPause   = 4096
 )
+
+// firstWindow is the catch-up of a query's first probe with a draft
+// model: the last few tokens, not the prompt, so that a draft that does
+// not pay costs little before its rate is known.
+const firstWindow = 4
 
 // best is the draft length with the highest expected speed-up over plain
 // decoding, 0 when none is above 1: formula 9, N/(E(K)) · (K·t_draft +
@@ -341,7 +424,7 @@ func (c *specCtl) best() int {
 	if c.tried.v > 0 {
 		alpha = min(c.kept.v/c.tried.v, 0.999)
 	}
-	perRow := max(0, c.tVerify.v-c.tPlain.v) / max(c.nVerify.v, 1)
+	perRow := c.perRow()
 	best, gain := 0, 1.0
 	for k := 1; k <= c.kmax; k++ {
 		e := (1 - math.Pow(alpha, float64(k+1))) / (1 - alpha)
@@ -518,18 +601,34 @@ const maxCatchUp = 32
 
 // modelDrafter drafts one sequence with a draft model.
 type modelDrafter struct {
-	dp      *draftPool
-	seq     *model.State
-	toks    []int32 // what seq's cache holds
-	sm      *sample.Sampler
-	seg     [1]model.Segment
-	one     [1]int32
-	cu      time.Duration // the last draft's prefill of the prompt (none: 0)
-	started bool
-	off     int // the draft's cache starts at ctx[off] (a restarted window)
+	dp     *draftPool
+	seq    *model.State
+	toks   []int32 // what seq's cache holds
+	sm     *sample.Sampler
+	seg    [1]model.Segment
+	one    [1]int32
+	cuN    int           // tokens the last draft's first pass evaluated
+	cu     time.Duration // and its time
+	window int           // a restart's catch-up (0: maxCatchUp)
+	off    int           // the draft's cache starts at ctx[off] (a restarted window)
 }
 
-func (d *modelDrafter) catchUp() time.Duration { return d.cu }
+func (d *modelDrafter) lastCatch() (int, time.Duration) { return d.cuN, d.cu }
+func (d *modelDrafter) setWindow(w int)                 { d.window = w }
+
+func (d *modelDrafter) win() int {
+	if d.window > 0 {
+		return d.window
+	}
+	return maxCatchUp
+}
+
+func (d *modelDrafter) behind(n int) int {
+	if d.off >= n {
+		return min(n, maxCatchUp)
+	}
+	return max(1, min(n-d.off-len(d.toks), maxCatchUp))
+}
 
 func (d *modelDrafter) draft(ctx []int32, k int, out []int32, dists []sample.Dist) (int, error) {
 	if len(d.toks) == 0 && d.seq.Pos() == 0 {
@@ -545,12 +644,12 @@ func (d *modelDrafter) draft(ctx []int32, k int, out []int32, dists []sample.Dis
 		d.seq.Truncate(c)
 		d.toks = d.toks[:c]
 	}
-	if len(base)-c > maxCatchUp {
-		// Far behind (a long prompt, a cool-down): restart the draft on the
-		// last maxCatchUp tokens rather than evaluate everything it missed.
+	if w := d.win(); len(base)-c > w {
+		// Far behind (a long prompt, a pause): restart the draft on the
+		// last w tokens rather than evaluate everything it missed.
 		d.seq.Release()
 		d.seq, d.toks, c = d.dp.pool.NewSeq(), d.toks[:0], 0
-		d.off = len(ctx) - maxCatchUp
+		d.off = len(ctx) - w
 		base = ctx[d.off:]
 	}
 	ctx = base
@@ -572,13 +671,11 @@ func (d *modelDrafter) draft(ctx []int32, k int, out []int32, dists []sample.Dis
 		return 0, err
 	}
 	n := 0
-	d.cu = 0
-	first := !d.started // the query's prompt: a prefill, not drafting
-	d.started = true
+	d.cuN = len(feed)
 	for n < k {
 		t0 := time.Now()
 		lg, err := d.forward(feed)
-		if first && n == 0 {
+		if n == 0 {
 			d.cu = time.Since(t0)
 		}
 		if err != nil {
