@@ -60,6 +60,14 @@ type LoadSettings struct {
 	DraftModel string `json:"draft_model,omitempty"`
 	DraftN     int    `json:"draft_n,omitempty"`
 	SpecAccept string `json:"spec_accept,omitempty"`
+	// Devices offloaded layers go to ("cuda:0", "hip:1", "cpu:1"), in
+	// order; none = the default device. Split is a share per device
+	// (none = equal), SplitMode "layer" (""), "tensor" or "hybrid", and
+	// TensorGroup hybrid's devices per group.
+	Devices     []string  `json:"devices,omitempty"`
+	Split       []float64 `json:"split,omitempty"`
+	SplitMode   string    `json:"split_mode,omitempty"`
+	TensorGroup int       `json:"tensor_group,omitempty"`
 }
 
 // ModelKey names a model file in Settings.Models: its base name, so that
@@ -91,6 +99,8 @@ func (s Settings) Clone() Settings {
 	models := make(map[string]ModelSettings, len(s.Models))
 	for k, m := range s.Models {
 		m.Sampling = m.Sampling.Clone()
+		m.Load.Devices = append([]string(nil), m.Load.Devices...)
+		m.Load.Split = append([]float64(nil), m.Load.Split...)
 		models[k] = m
 	}
 	s.Models = models

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"os"
 	"path/filepath"
 	"reflect"
 	"sync/atomic"
@@ -69,5 +70,42 @@ func TestSaverCoalescesAndRunsThenAfterWrite(t *testing.T) {
 	s.Close()
 	if all, _ := d.LoadAll(); len(all) != 0 {
 		t.Error("Delete did not reach the disk")
+	}
+}
+
+// TestLoadSettingsGPUSplit: the load dialog's device choice, shares and
+// partition survive a save and a load; a settings file written before
+// they existed still loads, with none of them set; Clone copies them.
+func TestLoadSettingsGPUSplit(t *testing.T) {
+	f := SettingsFile{Path: filepath.Join(t.TempDir(), "settings.json")}
+	var s Settings
+	want := LoadSettings{GPULayers: 20, Devices: []string{"cuda:0", "hip:0"}, Split: []float64{3, 1}, SplitMode: "hybrid", TensorGroup: 2}
+	s.SetModel("/m/a.gguf", ModelSettings{Load: want})
+	if err := f.Save(s); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := got.Model("/m/a.gguf"); !reflect.DeepEqual(m.Load, want) {
+		t.Errorf("load settings round trip: got %+v, want %+v", m.Load, want)
+	}
+	c := got.Clone()
+	c.Models["a.gguf"].Load.Split[0] = 9
+	if m, _ := got.Model("/m/a.gguf"); m.Load.Split[0] != 3 {
+		t.Error("Clone shares the split shares with the original")
+	}
+
+	old := `{"version":1,"models":{"b.gguf":{"preset":"Balanced","load":{"context":2048,"gpu_layers":12,"gpu_auto":true}}}}`
+	if err := os.WriteFile(f.Path, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err = f.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := got.Model("/m/b.gguf"); !ok || m.Load.GPULayers != 12 || !m.Load.GPUAuto || m.Load.Devices != nil || m.Load.Split != nil || m.Load.SplitMode != "" {
+		t.Errorf("old settings file: %+v, %v", m.Load, ok)
 	}
 }
