@@ -43,7 +43,7 @@ func (m *Model) placeGPU(o *GPUOptions) error {
 	if o.Mode == multigpu.Tensor || o.Mode == multigpu.Hybrid {
 		return m.placeSplit(o, k)
 	}
-	counts, err := splitCounts(min(k, n), len(o.Devices), o.Split)
+	counts, err := SplitCounts(min(k, n), len(o.Devices), o.Split)
 	if err != nil {
 		return err
 	}
@@ -85,9 +85,9 @@ func (m *Model) placeSplit(o *GPUOptions, k int) error {
 	return nil
 }
 
-// splitCounts apportions n blocks to d devices by shares (largest
+// SplitCounts apportions n blocks to d devices by shares (largest
 // remainder; nil shares: equal).
-func splitCounts(n, d int, shares []float64) ([]int, error) {
+func SplitCounts(n, d int, shares []float64) ([]int, error) {
 	if d == 0 {
 		return nil, fmt.Errorf("engine: GPU layers without a device")
 	}
