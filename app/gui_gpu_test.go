@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,7 +18,8 @@ import (
 func TestGUIGPUStandIn(t *testing.T) {
 	l := &guiLibrary{threads: 1, devices: "cpu"}
 	s := l.GPU()
-	if !s.Usable || len(s.Devices) != 1 || s.Devices[0] != "cpu:0 (CPU stand-in)" || s.Total != 1<<40 || s.Free != s.Total {
+	if d, ok := s.Device("cpu:0"); !s.Usable || !ok || s.Devices[0] != d || d.Label != "cpu:0 (CPU stand-in)" || d.Total != 1<<40 || d.Free != d.Total ||
+		!slices.Equal(s.Default, []string{"cpu:0"}) {
 		t.Fatalf("GPU() = %+v", s)
 	}
 	path := fixtures.Path(t, "models/stories260K/stories260K-F32.gguf")

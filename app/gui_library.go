@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"flowchat/app/hub"
 	"flowchat/app/library"
@@ -34,6 +35,10 @@ type guiLibrary struct {
 	// devices is --devices (cuda:0,cuda:1, hip:0, cpu for a stand-in):
 	// where offloaded layers go; "" = the first CUDA, else ROCm, device.
 	devices string
+
+	mu      sync.Mutex
+	gpu     ui.GPUStatus             // GPU's last answer: the devices' free memory for Estimate
+	headers map[string]estimateInput // by path: Estimate runs on every change of the load dialog
 }
 
 var _ ui.Library = (*guiLibrary)(nil)
@@ -238,14 +243,15 @@ func typeBits(t ggml.Type) float64 {
 // Estimate: weights of the blocks on each side (the embedding and head stay
 // in RAM; re-quantized matrices at their new size), a KV cache of ctx
 // tokens split the same way, and the logits and activations of a 256-token
-// prefill batch (engine.NewSession).
+// prefill batch (engine.NewSession). The GPU side is the Discover screen's
+// estimate (hub.EstimateMemory, the one auto fits), split over the chosen
+// devices as the engine will place them (deviceEstimates).
 func (l *guiLibrary) Estimate(m ui.ModelInfo, o ui.LoadOptions) ui.MemoryEstimate {
-	f, err := gguf.Open(m.Path)
+	in, err := l.estimateInputs(m.Path)
 	if err != nil {
 		return ui.MemoryEstimate{RAM: uint64(m.FileSize)}
 	}
-	defer f.Close()
-	h := describeHeader(f)
+	h := in.gui.clone()
 	if t, err := quant.ParseType(o.Quant); o.Quant != "" && err == nil {
 		h.requantize(typeBits(t))
 	}
@@ -254,16 +260,16 @@ func (l *guiLibrary) Estimate(m ui.ModelInfo, o ui.LoadOptions) ui.MemoryEstimat
 	var e ui.MemoryEstimate
 	e.RAM = h.otherBytes
 	for i, b := range h.layerBytes {
-		if i >= len(h.layerBytes)-gpu {
-			e.VRAM += b
-		} else {
+		if i < len(h.layerBytes)-gpu {
 			e.RAM += b
 		}
 	}
 	kv := ctx * h.kvPerToken * kvBytes(o.KVType) / 32
 	layers := uint64(max(len(h.layerBytes), 1))
-	e.VRAM += kv * uint64(gpu) / layers
 	e.RAM += kv*(layers-uint64(gpu))/layers + 256*(h.vocab+8*h.embd)*4
+	if gpu > 0 {
+		l.estimateGPU(&e, in, o)
+	}
 	return e
 }
 

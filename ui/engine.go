@@ -192,6 +192,16 @@ type LoadOptions struct {
 	DraftModel string
 	DraftN     int
 	SpecAccept string
+	// Devices are the IDs (GPUDevice.ID) of the devices offloaded layers
+	// go to, in order; nil = GPUStatus.Default. With several: Split is
+	// one share per device (nil = equal), SplitMode "layer" (""),
+	// "tensor" or "hybrid", and TensorGroup hybrid's devices per group,
+	// which must divide the device count (the CLI's --split, --split-mode
+	// and --tensor-group).
+	Devices     []string
+	Split       []float64
+	SplitMode   string
+	TensorGroup int
 }
 
 // Choice is one entry of a load dialog selector.
@@ -206,18 +216,62 @@ type LoadChoices struct {
 	KVTypes []Choice
 }
 
-// GPUStatus says whether layers can be offloaded, and why not.
+// GPUStatus says whether layers can be offloaded, to which devices, and
+// why not.
 type GPUStatus struct {
-	Usable  bool
-	Reason  string   // why not, in words a user can act on; or what was found
-	Devices []string // names, for the load dialog
-	// Free and Total are the bytes of device memory over Devices now (0
-	// when unknown); "auto" fits layers to Free.
+	Usable bool   // some device can be chosen
+	Reason string // why none can, in words a user can act on; or what else was not found
+	// Devices are every device found: each CUDA device, each ROCm device,
+	// and the CPU stand-ins a --devices list names.
+	Devices []GPUDevice
+	// Default are the IDs chosen when a model has no saved choice: the
+	// --devices list, else the first usable device.
+	Default []string
+}
+
+// GPUDevice is one device offloaded layers can go to.
+type GPUDevice struct {
+	ID    string // "cuda:1", "hip:0", "cpu:1": what LoadOptions.Devices and --devices name
+	Name  string // "NVIDIA H100", "CPU stand-in"
+	Label string // "cuda:1 NVIDIA H100 (CUDA 12.4)"
+	// Free and Total are bytes of device memory now; Free is 0 when
+	// unknown (auto then counts Total).
 	Free, Total uint64
+	Problem     string // why it cannot be chosen ("" = it can)
+}
+
+// Device returns the device with id.
+func (s GPUStatus) Device(id string) (GPUDevice, bool) {
+	for _, d := range s.Devices {
+		if d.ID == id {
+			return d, true
+		}
+	}
+	return GPUDevice{}, false
 }
 
 // MemoryEstimate is what a load choice needs, in bytes.
-type MemoryEstimate struct{ RAM, VRAM uint64 }
+type MemoryEstimate struct {
+	RAM, VRAM uint64 // VRAM: over every device
+	// Devices are each chosen device's part when layers are offloaded, in
+	// LoadOptions.Devices' order; their VRAM adds up to VRAM.
+	Devices []DeviceEstimate
+	// Problem is why the choice cannot be placed as asked ("2 KV heads
+	// cannot be shared by 3 devices"); "" when it can.
+	Problem string
+}
+
+// DeviceEstimate is one device's part of a load: what it holds and the
+// bytes that takes.
+type DeviceEstimate struct {
+	ID    string
+	Where string // "12 blocks (16–27) + head", "28 blocks (0–27) · 4 of 8 KV heads, 1/2 of the FFN"
+	// Weights and KV are its part of the model's weights and KV cache
+	// (the parts of every device add up to one device's); Buffers are its
+	// compute buffers and runtime overhead, which every device holding a
+	// block has. VRAM is the sum.
+	Weights, KV, Buffers, VRAM uint64
+}
 
 // Library finds, describes and loads models.
 type Library interface {

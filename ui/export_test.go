@@ -125,6 +125,31 @@ func (f *LoadForm) SpecNote() string               { return f.d.spec.note.Text }
 func (f *LoadForm) DraftQuantShown() bool          { return f.d.spec.quantRow.Visible() }
 func (f *LoadForm) DraftModelShown() bool          { return f.d.spec.modelRow.Visible() }
 
+// GPU section hooks: a check and a share entry per listed device.
+func (f *LoadForm) DeviceChecks() []*widget.Check { return f.d.gpu.checks }
+func (f *LoadForm) Shares() []*widget.Entry       { return f.d.gpu.shares }
+func (f *LoadForm) Partition() *widget.Select     { return f.d.gpu.mode.Select }
+func (f *LoadForm) Group() *widget.Select         { return f.d.gpu.group }
+func (f *LoadForm) GroupShown() bool              { return f.d.gpu.groupRow.Visible() }
+func (f *LoadForm) SplitShown() bool              { return f.d.gpu.split.Visible() }
+func (f *LoadForm) DevicesShown() bool            { return f.d.gpu.devices.Visible() }
+func (f *LoadForm) Problem() string               { return f.d.problem() }
+
+// DeviceEstimates are the per-device estimate lines, with whether each
+// warns.
+func (f *LoadForm) DeviceEstimates() (lines []string, warns []bool) {
+	for _, o := range f.d.gpu.perDevice.Objects {
+		l := o.(*widget.Label)
+		lines, warns = append(lines, l.Text), append(warns, l.Importance == widget.WarningImportance)
+	}
+	return lines, warns
+}
+
+// ShownLoadForm is the load dialog on screen, with its Load button.
+func (a *App) ShownLoadForm() (*LoadForm, *widget.Button) {
+	return &LoadForm{d: a.models.shown, lib: a.lib}, a.models.shownLoad
+}
+
 // Chat hooks.
 
 // Views returns the message views shown, oldest first.

@@ -33,7 +33,11 @@ type modelPanel struct {
 	errLabel *widget.Label
 	gpu      *widget.Label
 	bottom   *fyne.Container
-	content  fyne.CanvasObject
+	// shown and shownLoad are the load dialog on screen and its Load
+	// button (for tests).
+	shown     *loadDialog
+	shownLoad *widget.Button
+	content   fyne.CanvasObject
 }
 
 func newModelPanel(a *App) *modelPanel {
@@ -135,7 +139,7 @@ func (m *modelPanel) setModels(models []ModelInfo, err error, gpu GPUStatus) {
 		m.setError(fmt.Errorf("listing models: %w", err))
 	}
 	if gpu.Usable {
-		m.gpu.SetText("GPU: " + strings.Join(gpu.Devices, ", "))
+		m.gpu.SetText("GPU: " + deviceNames(gpu))
 	} else {
 		m.gpu.SetText("GPU offload unavailable: " + gpu.Reason)
 	}
@@ -232,13 +236,14 @@ type loadDialog struct {
 	layers    *widget.Slider
 	layValue  *widget.Label
 	auto      *widget.Check // offload as many layers as fit
-	gpu       GPUStatus     // what the library found, for auto
-	gpuNote   *widget.Label // the device and its memory, or why not
+	gpu       *gpuSection   // devices, shares, partition; per-device estimate
+	gpuNote   *widget.Label // the devices and their memory, or why not
 	quant     *choiceSelect
 	kvType    *choiceSelect
 	mmap      *widget.Check
 	estimate  *widget.Label
 	spec      *specSection
+	onProblem func(string) // the dialog's Load button follows problem()
 }
 
 // choiceSelect is a Select over Choices, reporting values.
@@ -303,7 +308,7 @@ func (m *modelPanel) newLoadDialog(info ModelInfo) (*loadDialog, fyne.CanvasObje
 	}
 	d.build(m.a.lib)
 	d.spec = newSpecSection(&d.opts, info, m.models)
-	gpuNote := d.showGPU(m.a.lib.GPU())
+	gpuNote := d.showGPU(m.a.lib.GPU(), m.a.lib)
 	d.changed(m.a.lib)
 	form := container.NewVBox(
 		widget.NewLabelWithStyle(info.Name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
@@ -315,8 +320,8 @@ func (m *modelPanel) newLoadDialog(info ModelInfo) (*loadDialog, fyne.CanvasObje
 		helpLabel("Re-quantize the weight matrices while loading (Inferflow's load-time quantization): less memory and faster decoding, some quality lost."),
 		container.NewBorder(nil, nil, fixedLabel("KV cache"), nil, d.kvType),
 		d.mmap,
-		d.placement, labelled("GPU layers", d.layers, d.layValue), d.auto, gpuNote,
-		d.estimate,
+		d.placement, gpuNote, d.gpu.devices, labelled("GPU layers", d.layers, d.layValue), d.auto,
+		d.gpu.perDevice, d.estimate,
 		widget.NewAccordion(widget.NewAccordionItem("Speculative decoding", d.spec.box)),
 	)
 	return d, form
@@ -349,11 +354,12 @@ func (d *loadDialog) build(lib Library) {
 }
 
 // showGPU greys out offloading with the reason when it cannot be used,
-// and returns the line that says so (or names the GPU and its memory).
-func (d *loadDialog) showGPU(gpu GPUStatus) *widget.Label {
-	d.gpu = gpu
+// builds the device section, and returns the line that names the devices
+// with their memory (or says why there are none).
+func (d *loadDialog) showGPU(gpu GPUStatus, lib Library) *widget.Label {
 	note := helpLabel("")
 	d.gpuNote = note
+	d.gpu = newGPUSection(gpu, d.opts, func() { d.changed(lib) })
 	if !gpu.Usable {
 		d.placement.Disable()
 		d.layers.Disable()
@@ -365,50 +371,107 @@ func (d *loadDialog) showGPU(gpu GPUStatus) *widget.Label {
 	if d.opts.GPULayers > 0 || d.opts.GPUAuto {
 		d.placement.SetSelected(placeGPU)
 	}
-	text := "GPU: " + strings.Join(gpu.Devices, ", ")
-	if gpu.Total > 0 {
-		text += " · " + humanBytes(gpu.Free) + " free of " + humanBytes(gpu.Total)
+	var lines []string
+	for _, dev := range gpu.Devices {
+		lines = append(lines, "GPU: "+dev.Label+" · "+memoryText(dev))
 	}
-	note.SetText(text)
+	note.SetText(strings.Join(lines, "\n"))
 	return note
+}
+
+// deviceNames lists the devices found, by label.
+func deviceNames(gpu GPUStatus) string {
+	var names []string
+	for _, d := range gpu.Devices {
+		names = append(names, d.Label)
+	}
+	return strings.Join(names, ", ")
 }
 
 // autoMargin is the free GPU memory auto leaves unused (other processes,
 // the allocator's rounding); the CLI's --gpu-layers auto leaves the same.
 const autoMargin = 0.10
 
-// fitLayers is the most layers whose estimated GPU memory fits the free
-// memory less autoMargin.
+// fitLayers is the most layers whose estimate fits: on every chosen device,
+// its part within that device's free memory less autoMargin (or, from a
+// library that gives no parts, the total within their free memory).
 func (d *loadDialog) fitLayers(lib Library) int {
-	budget := uint64(float64(d.gpu.Free) * (1 - autoMargin))
 	o, best := d.opts, 0
 	for n := 1; n <= d.info.Layers; n++ {
 		o.GPULayers = n
-		if lib.Estimate(d.info, o).VRAM <= budget {
+		if d.fits(lib.Estimate(d.info, o), o.Devices) {
 			best = n
 		}
 	}
 	return best
 }
 
-// readPlacement sets the GPU options from the radio, the auto check and
-// the slider (which auto moves to its fit and greys out).
+func (d *loadDialog) fits(e MemoryEstimate, ids []string) bool {
+	budget := func(free uint64) float64 { return float64(free) * (1 - autoMargin) }
+	if e.Problem != "" {
+		return false
+	}
+	if len(e.Devices) == 0 {
+		var free uint64
+		for _, id := range ids {
+			free += d.gpu.free(id)
+		}
+		return float64(e.VRAM) <= budget(free)
+	}
+	for _, p := range e.Devices {
+		if float64(p.VRAM) > budget(d.gpu.free(p.ID)) {
+			return false
+		}
+	}
+	return true
+}
+
+// readPlacement sets the GPU options from the radio, the device section,
+// the auto check and the slider (which auto moves to its fit and greys
+// out).
 func (d *loadDialog) readPlacement(lib Library) {
 	d.opts.GPULayers, d.opts.GPUAuto = 0, false
-	if d.placement.Selected != placeGPU || d.placement.Disabled() {
+	offload := d.placement.Selected == placeGPU && !d.placement.Disabled()
+	setVisible(d.gpu.devices, offload)
+	setVisible(d.gpu.perDevice, offload)
+	setVisible(d.gpuNote, !offload)
+	if !offload {
 		d.layers.Disable()
 		d.auto.Disable()
+		d.opts.Devices, d.opts.Split, d.opts.SplitMode, d.opts.TensorGroup = nil, nil, "", 0
+		d.gpu.problem = ""
 		return
 	}
+	d.gpu.read(&d.opts)
 	d.auto.Enable()
 	d.layers.Enable()
 	if d.auto.Checked {
 		d.opts.GPUAuto = true
-		d.layers.Value = float64(d.fitLayers(lib))
+		d.layers.Value = 0
+		if d.gpu.problem == "" {
+			d.layers.Value = float64(d.fitLayers(lib))
+		}
+		if d.layers.Value == 0 && d.gpu.problem == "" {
+			d.gpu.noFit(lib.Estimate(d.info, withLayers(d.opts, 1)))
+		}
 		d.layers.Refresh()
 		d.layers.Disable()
 	}
 	d.opts.GPULayers = int(d.layers.Value)
+}
+
+func withLayers(o LoadOptions, n int) LoadOptions {
+	o.GPULayers = n
+	return o
+}
+
+// problem is why the dialog's choice cannot load ("" when it can): Load
+// is disabled while there is one.
+func (d *loadDialog) problem() string {
+	if d.gpu == nil {
+		return ""
+	}
+	return d.gpu.problem
 }
 
 func labelled(name string, s *widget.Slider, value *widget.Label) fyne.CanvasObject {
@@ -427,7 +490,7 @@ func (d *loadDialog) changed(lib Library) {
 	if d.quant != nil {
 		d.opts.Quant, d.opts.KVType, d.opts.Mmap = d.quant.Value(), d.kvType.Value(), !d.mmap.Checked
 	}
-	if d.auto != nil {
+	if d.auto != nil && d.gpu != nil {
 		d.readPlacement(lib)
 	}
 	d.ctxValue.SetText(groupDigits(d.opts.Context))
@@ -440,8 +503,20 @@ func (d *loadDialog) changed(lib Library) {
 	s := "Needs about " + humanBytes(e.RAM) + " of RAM"
 	if e.VRAM > 0 {
 		s += " and " + humanBytes(e.VRAM) + " of GPU memory"
+		if len(e.Devices) > 1 {
+			s += fmt.Sprintf(" over %d devices", len(e.Devices))
+		}
 	}
 	d.estimate.SetText(s)
+	if d.gpu != nil {
+		d.gpu.perDevice.RemoveAll()
+		if d.opts.GPULayers > 0 && d.gpu.problem == "" {
+			d.gpu.showEstimate(e)
+		}
+		if d.onProblem != nil {
+			d.onProblem(d.problem())
+		}
+	}
 }
 
 func (m *modelPanel) showLoadDialog() {
@@ -450,14 +525,23 @@ func (m *modelPanel) showLoadDialog() {
 	}
 	d, form := m.newLoadDialog(m.models[m.selected])
 	if m.a.win == nil {
-		m.a.loadModel(d.info.Path, d.opts)
-		return
-	}
-	dlg := dialog.NewCustomConfirm("Load model", "Load", "Cancel", container.NewVScroll(form), func(ok bool) {
-		if ok {
+		if d.problem() == "" {
 			m.a.loadModel(d.info.Path, d.opts)
 		}
-	}, m.a.win)
+		return
+	}
+	dlg := dialog.NewCustomWithoutButtons("Load model", container.NewVScroll(form), m.a.win)
+	load := widget.NewButtonWithIcon("Load", theme.ConfirmIcon(), func() {
+		if d.problem() == "" {
+			dlg.Hide()
+			m.a.loadModel(d.info.Path, d.opts)
+		}
+	})
+	load.Importance = widget.HighImportance
+	d.onProblem = func(p string) { setEnabled(load, p == "") }
+	m.shown, m.shownLoad = d, load
+	d.onProblem(d.problem())
+	dlg.SetButtons([]fyne.CanvasObject{widget.NewButtonWithIcon("Cancel", theme.CancelIcon(), dlg.Hide), load})
 	dlg.Resize(loadDialogSize(m.a.win.Canvas().Size()))
 	dlg.Show()
 }

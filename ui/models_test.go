@@ -85,7 +85,7 @@ func TestLoadDialogGreysOutGPUWithReason(t *testing.T) {
 		t.Errorf("after choosing Q4, F16, no huge pages: %+v, estimate %q", o, f.Estimate())
 	}
 
-	h.lib.GPUStatus = ui.GPUStatus{Usable: true, Devices: []string{"Test GPU (24 GiB)"}}
+	h.lib.GPUStatus = ui.GPUStatus{Usable: true, Devices: []ui.GPUDevice{{ID: "cuda:0", Label: "Test GPU", Total: 24 << 30, Free: 24 << 30}}, Default: []string{"cuda:0"}}
 	f = h.a.LoadForm(1)
 	f.Placement().SetSelected("Offload layers to the GPU")
 	f.Layers().SetValue(14)
@@ -137,8 +137,8 @@ func TestLoadDialogGPUAuto(t *testing.T) {
 	// The fake's estimate puts FileSize·n/Layers in VRAM: 900 MiB over 28
 	// layers. 10 layers need 321.4 MiB; leave room for 10 and not 11.
 	perLayer := float64(bigModel.FileSize) / float64(bigModel.Layers)
-	h.lib.GPUStatus = ui.GPUStatus{Usable: true, Devices: []string{"cuda:0 NVIDIA H100"},
-		Free: uint64(10.5 * perLayer / 0.9), Total: 80 << 30}
+	h.lib.GPUStatus = ui.GPUStatus{Usable: true, Default: []string{"cuda:0"}, Devices: []ui.GPUDevice{{ID: "cuda:0", Label: "cuda:0 NVIDIA H100",
+		Free: uint64(10.5 * perLayer / 0.9), Total: 80 << 30}}}
 	f := h.a.LoadForm(1)
 	if f.Placement().Disabled() || !f.Auto().Disabled() {
 		t.Errorf("with a GPU and CPU chosen: placement disabled %v, auto enabled %v", f.Placement().Disabled(), !f.Auto().Disabled())

@@ -386,10 +386,49 @@ func (l *Library) Estimate(m ui.ModelInfo, o ui.LoadOptions) ui.MemoryEstimate {
 	if o.Quant == "Q4" {
 		size /= 2
 	}
-	return ui.MemoryEstimate{
+	e := ui.MemoryEstimate{
 		RAM:  size*uint64(layers-gpu)/uint64(layers) + uint64(o.Context)<<10,
 		VRAM: size * uint64(gpu) / uint64(layers),
 	}
+	if gpu > 0 {
+		e.Devices = fakeParts(e.VRAM, gpu, o)
+	}
+	return e
+}
+
+// fakeParts shares vram bytes of n offloaded layers over o.Devices: whole
+// layers by share under the layer partition (largest remainder), bytes by
+// share otherwise; the parts add up to vram.
+func fakeParts(vram uint64, n int, o ui.LoadOptions) []ui.DeviceEstimate {
+	shares := o.Split
+	if len(shares) != len(o.Devices) {
+		shares = make([]float64, len(o.Devices))
+		for i := range shares {
+			shares[i] = 1
+		}
+	}
+	var total float64
+	for _, s := range shares {
+		total += s
+	}
+	out := make([]ui.DeviceEstimate, len(o.Devices))
+	cum, given := 0.0, uint64(0)
+	for i, id := range o.Devices {
+		cum += shares[i]
+		upto := uint64(float64(vram) * cum / total)
+		where := fmt.Sprintf("share %g", shares[i])
+		if o.SplitMode == "" || o.SplitMode == "layer" || len(o.Devices) == 1 {
+			layers := int(math.Round(float64(n) * cum / total))
+			upto = vram * uint64(layers) / uint64(n)
+			where = fmt.Sprintf("%d layers", layers-int(math.Round(float64(n)*(cum-shares[i])/total)))
+		}
+		if i == len(o.Devices)-1 {
+			upto = vram
+		}
+		out[i] = ui.DeviceEstimate{ID: id, Where: where, Weights: upto - given, VRAM: upto - given}
+		given = upto
+	}
+	return out
 }
 
 // ValidateSampling checks a few of the engine's ranges.
