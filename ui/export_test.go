@@ -134,6 +134,17 @@ func (f *LoadForm) GroupShown() bool              { return f.d.gpu.groupRow.Visi
 func (f *LoadForm) SplitShown() bool              { return f.d.gpu.split.Visible() }
 func (f *LoadForm) DevicesShown() bool            { return f.d.gpu.devices.Visible() }
 func (f *LoadForm) Problem() string               { return f.d.problem() }
+func (f *LoadForm) Estimated() MemoryEstimate     { return f.d.last }
+
+// ScrollToGPU scrolls the shown dialog's form to the CPU/GPU choice.
+func (f *LoadForm) ScrollToGPU() {
+	f.d.scroll.ScrollToOffset(fyne.NewPos(0, f.d.placement.Position().Y-8))
+}
+
+// ScrollToEstimate scrolls the shown dialog's form to the GPU layers.
+func (f *LoadForm) ScrollToEstimate() {
+	f.d.scroll.ScrollToOffset(fyne.NewPos(0, f.d.gpu.devices.Position().Y+f.d.gpu.devices.Size().Height-120))
+}
 
 // DeviceEstimates are the per-device estimate lines, with whether each
 // warns.

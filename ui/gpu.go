@@ -66,7 +66,7 @@ func newGPUSection(status GPUStatus, o LoadOptions, changed func()) *gpuSection 
 			note.Importance = widget.WarningImportance
 		}
 		g.checks, g.shares = append(g.checks, c), append(g.shares, share)
-		shareBox := container.NewHBox(widget.NewLabel("share"), container.NewGridWrap(fyne.NewSize(64, 36), share))
+		shareBox := container.NewHBox(widget.NewLabel("share"), container.NewGridWrap(fyne.NewSize(96, 36), share))
 		rows.Add(container.NewBorder(nil, nil, nil, shareBox, c))
 		rows.Add(note)
 	}
@@ -224,11 +224,12 @@ func deviceLine(d DeviceEstimate, status GPUStatus) *widget.Label {
 	if d.Buffers > 0 || d.KV > 0 {
 		s += fmt.Sprintf(" (weights %s, KV cache %s, buffers %s)", humanBytes(d.Weights), humanBytes(d.KV), humanBytes(d.Buffers))
 	}
-	l := helpLabel(s)
+	l := widget.NewLabel(s)
+	l.Wrapping = fyne.TextWrapWord
 	if dev, ok := status.Device(d.ID); ok && dev.Free > 0 {
 		l.SetText(s + " of " + humanBytes(dev.Free) + " free")
 		if d.VRAM > dev.Free {
-			l.SetText("⚠ " + l.Text + ": more than it has free")
+			l.SetText("⚠ " + s + ": more than its " + humanBytes(dev.Free) + " free")
 			l.Importance = widget.WarningImportance
 		}
 	}

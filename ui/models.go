@@ -244,6 +244,11 @@ type loadDialog struct {
 	estimate  *widget.Label
 	spec      *specSection
 	onProblem func(string) // the dialog's Load button follows problem()
+	last      MemoryEstimate
+	// form and scroll are laid out again when the GPU section's rows show
+	// or hide (a container shown again keeps the size it had hidden: 0).
+	form   *fyne.Container
+	scroll *container.Scroll
 }
 
 // choiceSelect is a Select over Choices, reporting values.
@@ -324,6 +329,7 @@ func (m *modelPanel) newLoadDialog(info ModelInfo) (*loadDialog, fyne.CanvasObje
 		d.gpu.perDevice, d.estimate,
 		widget.NewAccordion(widget.NewAccordionItem("Speculative decoding", d.spec.box)),
 	)
+	d.form = form
 	return d, form
 }
 
@@ -500,6 +506,7 @@ func (d *loadDialog) changed(lib Library) {
 		d.layValue.SetText(fmt.Sprintf("auto %d/%d", d.opts.GPULayers, d.info.Layers))
 	}
 	e := lib.Estimate(d.info, d.opts)
+	d.last = e
 	s := "Needs about " + humanBytes(e.RAM) + " of RAM"
 	if e.VRAM > 0 {
 		s += " and " + humanBytes(e.VRAM) + " of GPU memory"
@@ -517,6 +524,16 @@ func (d *loadDialog) changed(lib Library) {
 			d.onProblem(d.problem())
 		}
 	}
+	d.relayout()
+}
+
+func (d *loadDialog) relayout() {
+	switch {
+	case d.scroll != nil:
+		d.scroll.Refresh()
+	case d.form != nil:
+		d.form.Refresh()
+	}
 }
 
 func (m *modelPanel) showLoadDialog() {
@@ -530,7 +547,8 @@ func (m *modelPanel) showLoadDialog() {
 		}
 		return
 	}
-	dlg := dialog.NewCustomWithoutButtons("Load model", container.NewVScroll(form), m.a.win)
+	d.scroll = container.NewVScroll(form)
+	dlg := dialog.NewCustomWithoutButtons("Load model", d.scroll, m.a.win)
 	load := widget.NewButtonWithIcon("Load", theme.ConfirmIcon(), func() {
 		if d.problem() == "" {
 			dlg.Hide()
