@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -225,6 +226,9 @@ func TestSplitChoiceRefuses(t *testing.T) {
 	}
 }
 
+// sharedHeads finds cpu:1 holding KV heads after another device's.
+var sharedHeads = regexp.MustCompile(`cpu:1 kv heads [1-9]`)
+
 // TestGUISplitLoadsGreedy: the GUI's load path (guiLibrary.GPU, Estimate
 // and Load with the dialog's options) over --devices cpu,cpu:1 stand-ins,
 // by layer, by tensor and hybrid, gives the CPU-only greedy text; the
@@ -243,6 +247,14 @@ func TestGUISplitLoadsGreedy(t *testing.T) {
 			t.Fatalf("%+v: %v", o, err)
 		}
 		defer e.Close()
+		// The engine keeps the planner's reason for a tensor or hybrid
+		// split only; a device sharing a group's heads is named with its
+		// KV heads.
+		plan := e.(*guiEngine).m.GPUPlan
+		shared := o.SplitMode == "tensor" || o.SplitMode == "hybrid" && o.TensorGroup > 1
+		if (o.SplitMode == "tensor" || o.SplitMode == "hybrid") != (plan != "") || shared != sharedHeads.MatchString(plan) {
+			t.Errorf("%+v: the engine's plan %q", o, plan)
+		}
 		var sb strings.Builder
 		if _, err := e.Generate(context.Background(), ui.Request{Messages: []ui.Message{{Role: ui.RoleUser, Content: "Once upon a time"}},
 			Sampling: greedyParams(24)}, func(p string) { sb.WriteString(p) }); err != nil {
@@ -270,5 +282,15 @@ func TestGUISplitLoadsGreedy(t *testing.T) {
 		if got != want || !strings.Contains(dev, "cpu:0, cpu:1") {
 			t.Errorf("%+v: %q on %q, want %q", o, got, dev, want)
 		}
+	}
+	// Inferflow's 2 × 2 over four stand-ins.
+	l = &guiLibrary{threads: 1, devices: "cpu,cpu:1,cpu:2,cpu:3"}
+	l.GPU()
+	o := ui.LoadOptions{Context: 128, GPULayers: 6, Devices: []string{"cpu:0", "cpu:1", "cpu:2", "cpu:3"}, SplitMode: "hybrid", TensorGroup: 2}
+	if e := l.Estimate(info, o); e.Problem != "" || len(e.Devices) != 4 || !strings.Contains(e.Devices[3].Where, "2 of 4 KV heads") {
+		t.Errorf("hybrid 2 × 2: estimate %+v", e)
+	}
+	if got, dev := gen(o); got != want || !strings.Contains(dev, "cpu:0, cpu:1, cpu:2, cpu:3") {
+		t.Errorf("hybrid 2 × 2: %q on %q, want %q", got, dev, want)
 	}
 }
