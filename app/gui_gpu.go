@@ -227,6 +227,9 @@ func (l *guiLibrary) gpuOptions(path string, o ui.LoadOptions) (opt *engine.GPUO
 	if err != nil {
 		return nil, "", fmt.Errorf("the GPU split cannot be used, nothing was loaded: %w", err)
 	}
+	if err := l.checkStandIns(ids); err != nil {
+		return nil, "", gpuFailed(err)
+	}
 	devs, err := openDevices(ids)
 	if err != nil {
 		return nil, "", gpuFailed(err)
@@ -242,6 +245,19 @@ func (l *guiLibrary) gpuOptions(path string, o ui.LoadOptions) (opt *engine.GPUO
 		}
 	}
 	return opt, backendLabel(devs), nil
+}
+
+// checkStandIns refuses a CPU stand-in that --devices does not name: a
+// choice saved under --devices cpu,cpu:1 must not run on stand-ins (the
+// kernels' twins, slowly) in a later session without it.
+func (l *guiLibrary) checkStandIns(ids []string) error {
+	named := l.chosenDevices(ui.LoadOptions{})
+	for _, id := range ids {
+		if strings.HasPrefix(id, "cpu") && !slices.Contains(named, id) {
+			return fmt.Errorf("%s is a CPU stand-in, used only when --devices names it", id)
+		}
+	}
+	return nil
 }
 
 // loadContext is the context a load sizes its KV cache for.

@@ -213,6 +213,11 @@ func TestSplitChoiceRefuses(t *testing.T) {
 			t.Errorf("load %+v: %v", o, err)
 		}
 	}
+	// A stand-in saved under --devices cpu,cpu:1 is refused without it.
+	if _, _, err := (&guiLibrary{threads: 1, devices: "cpu"}).gpuOptions("", ui.LoadOptions{GPULayers: 2, Devices: []string{"cpu:0", "cpu:1"}}); err == nil ||
+		!strings.Contains(err.Error(), "cpu:1 is a CPU stand-in, used only when --devices names it") {
+		t.Errorf("a stand-in --devices does not name: %v", err)
+	}
 	gqa := fixtures.Path(t, "arch/rand-llama-gqa-F32.gguf") // 2 KV heads
 	l := &guiLibrary{threads: 1, devices: "cpu,cpu:1,cpu:2"}
 	l.GPU()
