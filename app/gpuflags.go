@@ -13,6 +13,7 @@ import (
 	"flowchat/engine"
 	"flowchat/engine/device"
 	"flowchat/engine/multigpu"
+	"flowchat/ui"
 )
 
 // gpuFlags place blocks on GPUs: --gpu-layers N|auto|all, --devices
@@ -80,7 +81,7 @@ func (g *gpuFlags) options(path string, ctx int) (*engine.GPUOptions, error) {
 		return nil, err
 	}
 	o := &engine.GPUOptions{Devices: devs, Split: shares, Mode: mode, TensorGroup: g.group, Ctx: ctx}
-	if o.Layers, err = g.count(path, ctx, devs); err != nil {
+	if o.Layers, err = g.count(path, ctx, devs, shares); err != nil {
 		device.CloseAll(devs)
 		return nil, err
 	}
@@ -117,12 +118,12 @@ func (g *gpuFlags) open() ([]device.Device, error) {
 }
 
 // count resolves --gpu-layers to a block count (-1: all and the head).
-func (g *gpuFlags) count(path string, ctx int, devs []device.Device) (int, error) {
+func (g *gpuFlags) count(path string, ctx int, devs []device.Device, shares []float64) (int, error) {
 	switch g.layers {
 	case "all":
 		return -1, nil
 	case "auto":
-		return autoLayers(path, ctx, devs)
+		return g.autoLayers(path, ctx, devs, shares)
 	}
 	n, err := strconv.Atoi(g.layers)
 	if err != nil || n < 0 {
@@ -152,35 +153,16 @@ func parseShares(s string) ([]float64, error) {
 const autoMargin = 0.10
 
 // autoLayers is the most blocks (blocks+1: with the head) whose VRAM
-// estimate, the one the Discover screen shows (hub.EstimateMemory), fits
-// the devices' free memory less autoMargin.
-func autoLayers(path string, ctx int, devs []device.Device) (int, error) {
-	h, err := readHeader(path)
+// estimate, the one the Discover screen shows (hub.EstimateMemory), split
+// over the devices by the partition and shares asked, fits each device's
+// free memory less autoMargin: the load dialog's auto (guiLibrary.autoFit).
+func (g *gpuFlags) autoLayers(path string, ctx int, devs []device.Device, shares []float64) (int, error) {
+	o := ui.LoadOptions{Context: ctx, Split: shares, SplitMode: g.mode, TensorGroup: g.group}
+	n, err := (&guiLibrary{ctx: ctx}).autoFit(path, o, devs)
 	if err != nil {
 		return 0, fmt.Errorf("--gpu-layers auto: %w", err)
 	}
-	var free uint64
-	for _, d := range devs {
-		f, _, err := d.MemInfo()
-		if err != nil {
-			return 0, fmt.Errorf("--gpu-layers auto: %s: %w", d.Name(), err)
-		}
-		free += f
-	}
-	return fitLayers(h, ctx, uint64(float64(free)*(1-autoMargin))), nil
-}
-
-// fitLayers is the largest GPU layer count (0 … blocks+1) whose estimate
-// fits budget bytes of VRAM.
-func fitLayers(h *hub.Header, ctx int, budget uint64) int {
-	blocks := int(h.Info().BlockCount)
-	best := 0
-	for n := 1; n <= blocks+1; n++ {
-		if hub.EstimateMemory(h, hub.EstimateOptions{Context: ctx, GPULayers: n}).VRAM <= budget {
-			best = n
-		}
-	}
-	return best
+	return n, nil
 }
 
 // readHeader parses a local GGUF file's header (metadata and tensor

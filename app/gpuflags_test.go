@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -61,22 +62,55 @@ func TestEstimateMatchesDevice(t *testing.T) {
 	}
 }
 
-// TestFitLayers: auto's count is the largest whose estimate fits, and
-// grows with the budget.
-func TestFitLayers(t *testing.T) {
-	h, err := readHeader(fixtures.Path(t, "models/tinystories-656K/TinyStories-656K-Q4_0.gguf"))
+// TestAutoLayersPerDevice: --gpu-layers auto fits every device's own free
+// memory (the load dialog's fit), not their sum: with one small device,
+// an equal layer split gets fewer layers than the same memory on one
+// device would hold, and growing the small device's memory (or giving it
+// a smaller share) gets more; devices too small for one layer are an
+// error.
+func TestAutoLayersPerDevice(t *testing.T) {
+	path := fixtures.Path(t, "models/tinystories-656K/TinyStories-656K-Q4_0.gguf")
+	h, err := readHeader(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	const ctx = 256
 	blocks := int(h.Info().BlockCount)
-	est := func(n int) uint64 { return hub.EstimateMemory(h, hub.EstimateOptions{Context: 256, GPULayers: n}).VRAM }
-	if got := fitLayers(h, 256, est(1)-1); got != 0 {
-		t.Errorf("below one layer's estimate: %d layers", got)
+	est := func(n int) int64 {
+		return int64(hub.EstimateMemory(h, hub.EstimateOptions{Context: ctx, GPULayers: n}).VRAM)
 	}
-	for n := 1; n <= blocks+1; n++ {
-		if got := fitLayers(h, 256, est(n)); got != n {
-			t.Errorf("budget of %d layers' estimate: fit %d", n, got)
+	auto := func(split string, caps ...int64) (int, error) {
+		var devs []device.Device
+		for i, c := range caps {
+			devs = append(devs, device.NewStandIn(fmt.Sprintf("cpu:%d", i), c, 32))
 		}
+		g := gpuFlags{layers: "auto", mode: "layer", group: 2}
+		shares, err := parseShares(split)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g.autoLayers(path, ctx, devs, shares)
+	}
+	// one device: the largest count whose estimate fits 90% of it
+	for n := 1; n <= blocks+1; n++ {
+		got, err := auto("", int64(float64(est(n))/(1-autoMargin))+1)
+		if err != nil || got != n {
+			t.Errorf("one device sized for %d layers: %d, %v", n, got, err)
+		}
+	}
+	big := int64(float64(est(blocks+1)) / (1 - autoMargin) * 2)
+	small := big / 8
+	equal, err := auto("1,1", big, small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, _ := auto("1,1", big, big)
+	lopsided, _ := auto("7,1", big, small)
+	if all != blocks+1 || equal >= all || lopsided <= equal {
+		t.Errorf("layers: equal shares on a big and a small device %d, two big devices %d, 7:1 shares %d (of %d)", equal, all, lopsided, blocks+1)
+	}
+	if _, err := auto("1,1", 1<<10, 1<<10); err == nil || !strings.Contains(err.Error(), "auto") {
+		t.Errorf("two 1 KiB devices: %v", err)
 	}
 }
 
