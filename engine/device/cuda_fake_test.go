@@ -19,7 +19,7 @@ import (
 	"flowchat/native/cuda"
 )
 
-// The CUDA device's host logic (engine/device/cuda.go over native/cuda)
+// The CUDA device's host logic (engine/device/gpu.go over native/cuda)
 // runs here against native/cuda's fake driver built with FAKE_KERNELS: the
 // kernels are compiled by the real NVRTC, loaded as modules by the fake,
 // and executed on the host by the CPU shim from the same .cu sources. The
