@@ -122,11 +122,14 @@ func TestShimMatMul(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 42))
 	for _, warp := range warps {
 		h := shimHarness(t, warp)
-		for _, wt := range []WeightType{WeightF32, WeightF16, WeightQ8_0, WeightQ4_0} {
-			for _, shape := range [][3]int{{32, 1, 1}, {33 * 32, 5, 3}, {65 * 32, 3, 9}} {
-				n, rows, cols := shape[0], shape[1], shape[2]
+		for _, wt := range WeightTypes() {
+			for _, shape := range [][3]int{{1, 1, 1}, {33, 5, 3}, {65, 3, 9}} {
+				// n: whole blocks, more blocks or units than lanes; odd for floats.
+				n, rows, cols := shape[0]*max(wt.BlockSize(), 32), shape[1], shape[2]
 				if wt.BlockSize() == 1 {
 					n += 3
+				} else if wt.BlockSize() == 256 {
+					n = (shape[0]/4 + 1) * 256
 				}
 				w, _ := randWeights(r, wt, n, rows)
 				x := randFloats(r, cols*n, 2)
@@ -135,6 +138,34 @@ func TestShimMatMul(t *testing.T) {
 				out := runShim(t, h, wt.Kernel(), Dim3{X: ceilDiv(rows, mmWarps), Y: ceilDiv(cols, mmMaxCols)}, Dim3{X: warp, Y: mmWarps},
 					w, clone32(x), make([]byte, 4*rows*cols), n, rows, cols)
 				checkULP(t, fmt.Sprintf("%v n=%d rows=%d cols=%d warp=%d", wt, n, rows, cols, warp), bytesF32(out[2]), want, 0)
+			}
+		}
+	}
+}
+
+// TestShimMatMulExtremeScales: the unit kernels on rows of random bytes
+// (every code and packed-scale pattern) whose fp16 scales are at fp16's
+// extremes equal the twin bit for bit, ±Inf and NaN sums included.
+func TestShimMatMulExtremeScales(t *testing.T) {
+	r := rand.New(rand.NewPCG(47, 48))
+	for _, warp := range warps {
+		h := shimHarness(t, warp)
+		for _, wt := range WeightTypes() {
+			if weightTypes[wt].unit == nil {
+				continue
+			}
+			n, rows, cols := 5*256, 6, 10
+			w := randomBlocks(r, wt, rows*n/wt.BlockSize(), true)
+			x := randFloats(r, cols*n, 4)
+			want := make([]float32, rows*cols)
+			mmTwin(wt, warp, w, x, want, n, rows, cols)
+			out := runShim(t, h, wt.Kernel(), Dim3{X: ceilDiv(rows, mmWarps), Y: ceilDiv(cols, mmMaxCols)}, Dim3{X: warp, Y: mmWarps},
+				w, clone32(x), make([]byte, 4*rows*cols), n, rows, cols)
+			for i, got := range bytesF32(out[2]) {
+				if !sameBits(got, want[i]) {
+					t.Errorf("%v warp=%d: y[%d] = %g, twin %g", wt, warp, i, got, want[i])
+					break
+				}
 			}
 		}
 	}

@@ -92,7 +92,7 @@ func gpuDo(t *testing.T, c *Context, fn func(g *gpuBufs)) {
 func TestGPUMatMul(t *testing.T) {
 	c, k := gpuKernels(t)
 	r := rand.New(rand.NewPCG(21, 22))
-	for _, wt := range []WeightType{WeightF32, WeightF16, WeightQ8_0, WeightQ4_0} {
+	for _, wt := range WeightTypes() {
 		for _, shape := range [][3]int{{32, 1, 1}, {4096, 37, 1}, {1056, 13, 9}, {2080, 5, 16}} {
 			n, rows, cols := shape[0], shape[1], shape[2]
 			if wt.BlockSize() == 1 {

@@ -38,17 +38,50 @@ const (
 	WeightF16
 	WeightQ8_0 // 32 elements: fp16 d, 32 × int8
 	WeightQ4_0 // 32 elements: fp16 d, 16 bytes of nibbles, value d·(q − 8)
+	WeightBF16
+	WeightQ4_1 // 32 elements: fp16 d, m, 16 bytes of nibbles, value d·q + m
+	WeightQ5_0
+	WeightQ5_1
+	WeightIQ4_NL
+	WeightQ2_K // 256-element super-blocks, read in 32-element units
+	WeightQ3_K
+	WeightQ4_K
+	WeightQ5_K
+	WeightQ6_K
 )
+
+// unitFunc writes the 32 weights of unit j of a block (twin_quant.go).
+type unitFunc func(blk []byte, j int, w *[32]float32)
 
 var weightTypes = [...]struct {
 	name        string
 	kernel      string
-	block, size int // elements and bytes per block
+	block, size int      // elements and bytes per block
+	unit        unitFunc // nil: not a unit kernel (float types, Q8_0, Q4_0)
 }{
-	WeightF32:  {"F32", "mm_f32", 1, 4},
-	WeightF16:  {"F16", "mm_f16", 1, 2},
-	WeightQ8_0: {"Q8_0", "mm_q8_0", 32, 34},
-	WeightQ4_0: {"Q4_0", "mm_q4_0", 32, 18},
+	WeightF32:    {"F32", "mm_f32", 1, 4, nil},
+	WeightF16:    {"F16", "mm_f16", 1, 2, nil},
+	WeightQ8_0:   {"Q8_0", "mm_q8_0", 32, 34, nil},
+	WeightQ4_0:   {"Q4_0", "mm_q4_0", 32, 18, nil},
+	WeightBF16:   {"BF16", "mm_bf16", 1, 2, nil},
+	WeightQ4_1:   {"Q4_1", "mm_q4_1", 32, 20, unitQ4_1},
+	WeightQ5_0:   {"Q5_0", "mm_q5_0", 32, 22, unitQ5_0},
+	WeightQ5_1:   {"Q5_1", "mm_q5_1", 32, 24, unitQ5_1},
+	WeightIQ4_NL: {"IQ4_NL", "mm_iq4_nl", 32, 18, unitIQ4_NL},
+	WeightQ2_K:   {"Q2_K", "mm_q2_k", 256, 84, unitQ2_K},
+	WeightQ3_K:   {"Q3_K", "mm_q3_k", 256, 110, unitQ3_K},
+	WeightQ4_K:   {"Q4_K", "mm_q4_k", 256, 144, unitQ4_K},
+	WeightQ5_K:   {"Q5_K", "mm_q5_k", 256, 176, unitQ5_K},
+	WeightQ6_K:   {"Q6_K", "mm_q6_k", 256, 210, unitQ6_K},
+}
+
+// WeightTypes lists every weight type the matrix kernels read.
+func WeightTypes() []WeightType {
+	ts := make([]WeightType, len(weightTypes))
+	for i := range ts {
+		ts[i] = WeightType(i)
+	}
+	return ts
 }
 
 func (t WeightType) String() string { return weightTypes[t].name }
@@ -83,7 +116,7 @@ func mmTwin(t WeightType, warp int, w []byte, x []float32, y []float32, n, rows,
 func mmLane(t WeightType, warp, lane int, row []byte, x []float32) float32 {
 	var acc float32
 	switch t {
-	case WeightF32, WeightF16:
+	case WeightF32, WeightF16, WeightBF16:
 		for i := lane; i < len(x); i += warp {
 			acc = fmaf(floatWeight(t, row, i), x[i], acc)
 		}
@@ -107,13 +140,38 @@ func mmLane(t WeightType, warp, lane int, row []byte, x []float32) float32 {
 			}
 			acc = fmaf(halfToFloat(le16(blk)), s, acc)
 		}
+	default:
+		acc = unitLane(t, warp, lane, row, x)
+	}
+	return acc
+}
+
+// unitLane is a unit kernel's lane: units (32 elements) lane, lane + W, …
+// of the row, each dequantized as engine/ggml does, its Σ w_j·x_j taken by
+// fmaf in j order and added to the accumulator.
+func unitLane(t WeightType, warp, lane int, row []byte, x []float32) float32 {
+	wt := weightTypes[t]
+	per := wt.block / 32
+	var acc float32
+	var w [32]float32
+	for u := lane; u < len(x)/32; u += warp {
+		wt.unit(row[u/per*wt.size:], u%per, &w)
+		xu := x[u*32:]
+		var s float32
+		for j := range 32 {
+			s = fmaf(w[j], xu[j], s)
+		}
+		acc += s
 	}
 	return acc
 }
 
 func floatWeight(t WeightType, row []byte, i int) float32 {
-	if t == WeightF16 {
+	switch t {
+	case WeightF16:
 		return halfToFloat(le16(row[2*i:]))
+	case WeightBF16:
+		return bf16ToFloat(le16(row[2*i:]))
 	}
 	return math.Float32frombits(binary.LittleEndian.Uint32(row[4*i:]))
 }

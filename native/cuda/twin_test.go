@@ -19,6 +19,21 @@ var warps = []int{32, 64}
 
 var ggmlType = map[WeightType]ggml.Type{
 	WeightF32: ggml.F32, WeightF16: ggml.F16, WeightQ8_0: ggml.Q8_0, WeightQ4_0: ggml.Q4_0,
+	WeightBF16: ggml.BF16, WeightQ4_1: ggml.Q4_1, WeightQ5_0: ggml.Q5_0, WeightQ5_1: ggml.Q5_1,
+	WeightIQ4_NL: ggml.IQ4_NL, WeightQ2_K: ggml.Q2_K, WeightQ3_K: ggml.Q3_K, WeightQ4_K: ggml.Q4_K,
+	WeightQ5_K: ggml.Q5_K, WeightQ6_K: ggml.Q6_K,
+}
+
+// matSizes are row lengths for t: odd ones for float types, whole blocks
+// with a tail of lanes (more blocks or units than a warp has lanes) else.
+func matSizes(t WeightType) []int {
+	switch t.BlockSize() {
+	case 1:
+		return []int{1, 7, 31, 33, 257, 1000}
+	case 32:
+		return []int{32, 96, 33 * 32, 65 * 32}
+	}
+	return []int{256, 3 * 256, 9 * 256}
 }
 
 func randFloats(r *rand.Rand, n int, scale float32) []float32 {
@@ -47,12 +62,8 @@ func randWeights(r *rand.Rand, t WeightType, n, rows int) ([]byte, []float32) {
 // float64 dot product of the dequantized weights, relative to Σ|w·x|.
 func TestMatMulTwin(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, wt := range []WeightType{WeightF32, WeightF16, WeightQ8_0, WeightQ4_0} {
-		sizes := []int{1, 7, 31, 33, 257, 1000}
-		if wt.BlockSize() > 1 {
-			sizes = []int{32, 96, 33 * 32, 65 * 32}
-		}
-		for _, n := range sizes {
+	for _, wt := range WeightTypes() {
+		for _, n := range matSizes(wt) {
 			for _, rc := range [][2]int{{1, 1}, {5, 3}, {13, 8}, {3, 9}, {2, 16}} {
 				rows, cols := rc[0], rc[1]
 				w, deq := randWeights(r, wt, n, rows)

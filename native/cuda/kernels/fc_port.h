@@ -66,6 +66,13 @@ FC_DEVICE float fc_half_to_float(fc_u16 h) {
 // address (GGML block scales are 2-byte aligned, never 4).
 FC_DEVICE fc_u16 fc_load_u16(const fc_u8* p) { return *(const fc_u16*)p; }
 
+// fc_load_u32 reads a little-endian 32-bit value at a 2-byte aligned
+// address (the high bits of Q5_0/Q5_1 follow a 2-byte scale).
+FC_DEVICE fc_u32 fc_load_u32(const fc_u8* p) { return fc_load_u16(p) | (fc_u32)fc_load_u16(p + 2) << 16; }
+
+// fc_bf16_to_float widens a bfloat16 value (a float32's high half) exactly.
+FC_DEVICE float fc_bf16_to_float(fc_u16 h) { return __uint_as_float((fc_u32)h << 16); }
+
 // Butterfly reductions: after the loop every lane holds the same value
 // (a + b == b + a exactly), summed in the order v[l] + v[l ^ m] for
 // m = W/2, W/4, …, 1. twin.go's warpSum is this loop.

@@ -18,6 +18,7 @@
 #define __forceinline__ inline
 #define __restrict__
 #define __shared__ static
+#define __constant__
 #define __launch_bounds__(n)
 
 using std::min;
