@@ -16,6 +16,7 @@ import (
 
 	"github.com/ebitengine/purego"
 
+	"flowchat/engine/ggml"
 	"flowchat/native/cuda"
 )
 
@@ -216,9 +217,23 @@ func randWeights(rng *rand.Rand, wt WeightType, n, rows int) []byte {
 					b = append(b, byte(rng.IntN(256)))
 				}
 			}
+		default: // the other types as ggml's reference quantizer makes them
+			gt := ggmlTypeOf(wt)
+			row := make([]byte, gt.RowSize(n))
+			ggml.QuantizeRow(gt, randFloats(rng, n), row)
+			b = append(b, row...)
 		}
 	}
 	return b
+}
+
+func ggmlTypeOf(wt WeightType) ggml.Type {
+	for gt, t := range kernelTypes {
+		if t == wt {
+			return gt
+		}
+	}
+	panic(fmt.Sprintf("no GGML type for %v", wt))
 }
 
 func randFloats(rng *rand.Rand, n int) []float32 {
@@ -242,9 +257,13 @@ type op struct {
 }
 
 func kernelOps(rng *rand.Rand) []op {
-	const n, rows, cols = 96, 13, 3
+	const rows, cols = 13, 3
 	var ops []op
-	for _, wt := range []WeightType{F32, F16, Q8_0, Q4_0} {
+	for _, wt := range cuda.WeightTypes() {
+		n := 96
+		if wt.BlockSize() > 32 {
+			n = 512
+		}
 		ops = append(ops, op{name: fmt.Sprintf("MatMul/%v", wt),
 			bufs: [][]byte{randWeights(rng, wt, n, rows), f32b(randFloats(rng, n*cols)), make([]byte, 4*rows*cols)},
 			run:  func(d Device, m []Mem) error { return d.MatMul(wt, m[0], m[1], m[2], n, rows, cols) }})

@@ -31,27 +31,35 @@ type WeightType = cuda.WeightType
 
 // Weight types the kernels read as they are stored.
 const (
-	F32  = cuda.WeightF32
-	F16  = cuda.WeightF16
-	Q8_0 = cuda.WeightQ8_0
-	Q4_0 = cuda.WeightQ4_0
+	F32    = cuda.WeightF32
+	F16    = cuda.WeightF16
+	BF16   = cuda.WeightBF16
+	Q8_0   = cuda.WeightQ8_0
+	Q4_0   = cuda.WeightQ4_0
+	Q4_1   = cuda.WeightQ4_1
+	Q5_0   = cuda.WeightQ5_0
+	Q5_1   = cuda.WeightQ5_1
+	IQ4_NL = cuda.WeightIQ4_NL
+	Q2_K   = cuda.WeightQ2_K
+	Q3_K   = cuda.WeightQ3_K
+	Q4_K   = cuda.WeightQ4_K
+	Q5_K   = cuda.WeightQ5_K
+	Q6_K   = cuda.WeightQ6_K
 )
 
+// kernelTypes maps GGML types to the kernels' weight types.
+var kernelTypes = map[ggml.Type]WeightType{
+	ggml.F32: F32, ggml.F16: F16, ggml.BF16: BF16, ggml.Q8_0: Q8_0, ggml.Q4_0: Q4_0,
+	ggml.Q4_1: Q4_1, ggml.Q5_0: Q5_0, ggml.Q5_1: Q5_1, ggml.IQ4_NL: IQ4_NL,
+	ggml.Q2_K: Q2_K, ggml.Q3_K: Q3_K, ggml.Q4_K: Q4_K, ggml.Q5_K: Q5_K, ggml.Q6_K: Q6_K,
+}
+
 // KernelType maps a GGML type to the kernels' weight type; ok is false for
-// types no kernel reads yet (they are converted at upload, see
-// engine/model's device weights).
+// types no kernel reads yet (Inferflow's formats, Q8_1, Q8_K: they are
+// converted at upload, see engine/model's device weights).
 func KernelType(t ggml.Type) (wt WeightType, ok bool) {
-	switch t {
-	case ggml.F32:
-		return F32, true
-	case ggml.F16:
-		return F16, true
-	case ggml.Q8_0:
-		return Q8_0, true
-	case ggml.Q4_0:
-		return Q4_0, true
-	}
-	return 0, false
+	wt, ok = kernelTypes[t]
+	return wt, ok
 }
 
 // Mem is a range of device memory: an allocation's handle, an offset and a

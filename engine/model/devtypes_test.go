@@ -1,0 +1,71 @@
+package model
+
+import (
+	"math"
+	"testing"
+
+	"flowchat/engine/device"
+	"flowchat/engine/fixtures"
+	"flowchat/engine/ggml"
+	"flowchat/engine/quant"
+)
+
+// TestDeviceWeightTypes: rand-llama-gqa with every matrix converted by
+// ggml's quantizer to each GGML type the kernels read (the head too), on a
+// stand-in: every block's matrices are uploaded in that type, not
+// converted (a kernel-native matrix takes exactly its stored bytes, which
+// is what the memory estimate counts), and the logits of the prompt and 4
+// decode steps stay within the quantized bound of the CPU engine's on
+// the same weights (the CPU quantizes activations; the device does not).
+func TestDeviceWeightTypes(t *testing.T) {
+	for _, typ := range []ggml.Type{ggml.BF16, ggml.Q4_1, ggml.Q5_0, ggml.Q5_1, ggml.IQ4_NL,
+		ggml.Q2_K, ggml.Q3_K, ggml.Q4_K, ggml.Q5_K, ggml.Q6_K} {
+		t.Run(typ.String(), func(t *testing.T) {
+			m := loadFixture(t, "arch/rand-llama-gqa-F32.gguf")
+			r, err := m.Requantize(quant.Options{Type: typ, SetOutput: true, OutputType: typ, Threads: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range r.Tensors {
+				if c.Kept == "" && c.To != typ {
+					t.Fatalf("%s became %v, not %v: %s", c.Name, c.To, typ, c.Note)
+				}
+			}
+			p := prompt(m)
+			want, toks := forcedLogits(t, m, p, len(p), 4, nil)
+			d := device.NewStandIn("standin", 0, 32)
+			place(t, m, LastLayers(m.NLayer, m.NLayer+1, d))
+			wt, _ := device.KernelType(typ)
+			var native int64
+			for l := range m.NLayer {
+				L, sh := &m.Layers[l], m.off.w[l].shards[0]
+				for _, x := range []struct {
+					w  *Weight
+					dl devLinear
+				}{{L.Attn.Q.W, sh.q}, {L.Attn.K.W, sh.k}, {L.Attn.V.W, sh.v}, {L.Attn.O.W, sh.o},
+					{L.FFN.Gate.W, sh.gate}, {L.FFN.Up.W, sh.up}, {L.FFN.Down.W, sh.dn}} {
+					if x.w.Type == typ && x.dl.t != wt {
+						t.Errorf("block %d: a %v matrix was uploaded as %v", l, typ, x.dl.t)
+					}
+					if got, want := DeviceMatrixBytes(x.w.Type, x.w.Cols, x.w.Rows), int64(len(x.w.Data)); got != want {
+						t.Errorf("block %d: %v matrix counted as %d device bytes, stores %d", l, x.w.Type, got, want)
+					}
+					native += int64(len(x.w.Data))
+				}
+			}
+			if native == 0 || d.Allocated() < native {
+				t.Errorf("device holds %d bytes, the blocks' matrices alone %d", d.Allocated(), native)
+			}
+			got, _ := forcedLogits(t, m, p, len(p), 4, toks)
+			worst := 0.0
+			for i := range want {
+				e := fixtures.RelRMS(got[i], want[i])
+				worst = max(worst, e)
+				if e > 5e-2 || math.IsNaN(e) {
+					t.Errorf("step %d: rel RMS %.3g > 5e-2", i, e)
+				}
+			}
+			t.Logf("worst rel RMS %.3g", worst)
+		})
+	}
+}
