@@ -13,9 +13,8 @@ import (
 )
 
 // deviceFixtures are decoder-only fixtures whose blocks the device layer
-// runs, with their weight types: F32, F16, Q8_0 and Q4_0 are read by the
-// kernels as stored; Q4_K (and the mix's other types) are converted to
-// F16 at upload.
+// runs, with their weight types, all read by the kernels as stored
+// (TestDeviceWeightTypes covers every other GGML type).
 var deviceFixtures = []string{
 	"models/stories260K/stories260K-F32.gguf",
 	"models/stories260K/stories260K-F16.gguf",
@@ -25,6 +24,7 @@ var deviceFixtures = []string{
 	"arch/rand-llama-gqa-Q8_0.gguf",
 	"arch/rand-llama-gqa-Q4_0.gguf",
 	"arch/rand-llama-gqa-Q4_K.gguf",
+	"arch/rand-llama-gqa-Q6_K.gguf",
 }
 
 var devPrompt = []int32{1, 403, 407, 261, 378, 317, 269, 274, 287, 263, 377, 267}
