@@ -48,6 +48,15 @@ const (
 	WeightQ4_K
 	WeightQ5_K
 	WeightQ6_K
+	WeightQ8_B32 // Inferflow's min–max formats (engine/quant), 32 or 64 weights a block
+	WeightQ8_B64
+	WeightQ6_B64
+	WeightQ5_B64
+	WeightQ4_B32
+	WeightQ4_B64
+	WeightQ3H_B64
+	WeightQ3_B32
+	WeightQ2_B32
 )
 
 // unitFunc writes the 32 weights of unit j of a block (twin_quant.go).
@@ -73,6 +82,16 @@ var weightTypes = [...]struct {
 	WeightQ4_K:   {"Q4_K", "mm_q4_k", 256, 144, unitQ4_K},
 	WeightQ5_K:   {"Q5_K", "mm_q5_k", 256, 176, unitQ5_K},
 	WeightQ6_K:   {"Q6_K", "mm_q6_k", 256, 210, unitQ6_K},
+
+	WeightQ8_B32:  {"Q8_B32", "mm_if_q8_b32", 32, 36, inferflow{32, [3]int{8}, false}.unit},
+	WeightQ8_B64:  {"Q8_B64", "mm_if_q8_b64", 64, 68, inferflow{64, [3]int{8}, false}.unit},
+	WeightQ6_B64:  {"Q6_B64", "mm_if_q6_b64", 64, 52, inferflow{64, [3]int{4, 2}, false}.unit},
+	WeightQ5_B64:  {"Q5_B64", "mm_if_q5_b64", 64, 44, inferflow{64, [3]int{4, 1}, false}.unit},
+	WeightQ4_B32:  {"Q4_B32", "mm_if_q4_b32", 32, 20, inferflow{32, [3]int{4}, false}.unit},
+	WeightQ4_B64:  {"Q4_B64", "mm_if_q4_b64", 64, 36, inferflow{64, [3]int{4}, false}.unit},
+	WeightQ3H_B64: {"Q3H_B64", "mm_if_q3h_b64", 64, 32, inferflow{64, [3]int{4, 2, 1}, true}.unit},
+	WeightQ3_B32:  {"Q3_B32", "mm_if_q3_b32", 32, 16, inferflow{32, [3]int{2, 1}, false}.unit},
+	WeightQ2_B32:  {"Q2_B32", "mm_if_q2_b32", 32, 12, inferflow{32, [3]int{2}, false}.unit},
 }
 
 // WeightTypes lists every weight type the matrix kernels read.

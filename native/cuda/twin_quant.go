@@ -166,3 +166,45 @@ func le32(b []byte) uint32 {
 
 // bf16ToFloat widens bfloat16 (the high half of a float32) exactly.
 func bf16ToFloat(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
+
+// inferflow is one of Inferflow's min–max block formats (engine/quant): an
+// fp16 lo and d, then the codes in bit planes of widths w[0], w[1], w[2]
+// (0: none) at shifts 0, w[0], w[0]+w[1]. A plane of width b over c codes
+// is n = c·b/8 bytes; byte j holds codes j, j+n, j+2n, … at bit offsets
+// 0, b, 2b, …. Q3H stores pairs: code q₂ᵢ·11 + q₂ᵢ₊₁ for 64 weights.
+// w_i = q_i·d + lo.
+type inferflow struct {
+	block int
+	w     [3]int
+	pairs bool
+}
+
+// code is code i of a block's planes p.
+func (f inferflow) code(p []byte, codes, i int) int {
+	c, shift := 0, 0
+	for _, b := range f.w {
+		if b == 0 {
+			break
+		}
+		n := codes * b / 8
+		c |= int(p[i%n]>>(uint(i/n)*uint(b))&(1<<b-1)) << shift
+		p, shift = p[n:], shift+b
+	}
+	return c
+}
+
+func (f inferflow) unit(blk []byte, u int, w *[32]float32) {
+	lo, d := f16At(blk), f16At(blk[2:])
+	p := blk[4:]
+	if !f.pairs {
+		for l := range 32 {
+			w[l] = float32(float32(f.code(p, f.block, 32*u+l))*d) + lo
+		}
+		return
+	}
+	for l := range 16 {
+		c := f.code(p, f.block/2, 16*u+l)
+		w[2*l] = float32(float32(c/11)*d) + lo
+		w[2*l+1] = float32(float32(c%11)*d) + lo
+	}
+}

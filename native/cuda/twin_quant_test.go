@@ -35,6 +35,8 @@ func dequantTwin(t WeightType, row []byte, n int) []float32 {
 var scaleFields = map[WeightType][]int{
 	WeightQ4_1: {0, 2}, WeightQ5_0: {0}, WeightQ5_1: {0, 2}, WeightIQ4_NL: {0},
 	WeightQ2_K: {80, 82}, WeightQ3_K: {108}, WeightQ4_K: {0, 2}, WeightQ5_K: {0, 2}, WeightQ6_K: {208},
+	WeightQ8_B32: {0, 2}, WeightQ8_B64: {0, 2}, WeightQ6_B64: {0, 2}, WeightQ5_B64: {0, 2}, WeightQ4_B32: {0, 2},
+	WeightQ4_B64: {0, 2}, WeightQ3H_B64: {0, 2}, WeightQ3_B32: {0, 2}, WeightQ2_B32: {0, 2},
 }
 
 // extremeHalves are scales at the edges of fp16: zero and negative zero,

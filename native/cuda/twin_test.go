@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"flowchat/engine/ggml"
+	"flowchat/engine/quant" // also registers Inferflow's formats as ggml types
 )
 
 // The CPU half of the kernel tests: each Go twin against engine/ggml's
@@ -22,6 +23,9 @@ var ggmlType = map[WeightType]ggml.Type{
 	WeightBF16: ggml.BF16, WeightQ4_1: ggml.Q4_1, WeightQ5_0: ggml.Q5_0, WeightQ5_1: ggml.Q5_1,
 	WeightIQ4_NL: ggml.IQ4_NL, WeightQ2_K: ggml.Q2_K, WeightQ3_K: ggml.Q3_K, WeightQ4_K: ggml.Q4_K,
 	WeightQ5_K: ggml.Q5_K, WeightQ6_K: ggml.Q6_K,
+	WeightQ8_B32: quant.Q8_B32, WeightQ8_B64: quant.Q8_B64, WeightQ6_B64: quant.Q6_B64,
+	WeightQ5_B64: quant.Q5_B64, WeightQ4_B32: quant.Q4_B32, WeightQ4_B64: quant.Q4_B64,
+	WeightQ3H_B64: quant.Q3H_B64, WeightQ3_B32: quant.Q3_B32, WeightQ2_B32: quant.Q2_B32,
 }
 
 // matSizes are row lengths for t: odd ones for float types, whole blocks
@@ -32,6 +36,8 @@ func matSizes(t WeightType) []int {
 		return []int{1, 7, 31, 33, 257, 1000}
 	case 32:
 		return []int{32, 96, 33 * 32, 65 * 32}
+	case 64:
+		return []int{64, 3 * 64, 33 * 64}
 	}
 	return []int{256, 3 * 256, 9 * 256}
 }

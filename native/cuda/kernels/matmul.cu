@@ -386,3 +386,82 @@ FC_KERNEL void __launch_bounds__(FC_WARP_SIZE * MM_WARPS)
 mm_q6_k(const fc_u8* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y, int n, int rows, int cols) {
 	mm_units<mm_q6_k_t>(W, X, Y, n, rows, cols);
 }
+
+// Inferflow's min–max block formats (engine/quant): fp16 lo, fp16 d, then
+// the codes in up to three bit planes of widths W0, W1, W2 (0: none) at
+// shifts 0, W0, W0+W1. A plane of width b over c codes is c·b/8 bytes;
+// its byte j holds codes j, j+n, j+2n, … at bit offsets 0, b, 2b, ….
+// w = q·d + lo. PAIRS (Q3H): each code is q₂ᵢ·11 + q₂ᵢ₊₁, two weights.
+template <int BLOCK, int BYTES, int W0, int W1, int W2, bool PAIRS>
+struct mm_if_t {
+	enum { bytes = BYTES, per = BLOCK / 32, codes = PAIRS ? BLOCK / 2 : BLOCK };
+	FC_DEVICE int field(const fc_u8* p, int i, int b) {
+		const int n = codes * b / 8;
+		return (p[i % n] >> ((i / n) * b)) & ((1 << b) - 1);
+	}
+	FC_DEVICE int code(const fc_u8* p, int i) {
+		int c = field(p, i, W0);
+		if (W1) c |= field(p + codes * W0 / 8, i, W1) << W0;
+		if (W2) c |= field(p + codes * (W0 + W1) / 8, i, W2) << (W0 + W1);
+		return c;
+	}
+	FC_DEVICE void unit(const fc_u8* b, int u, float* w) {
+		const float lo = fc_half_to_float(fc_load_u16(b)), d = fc_half_to_float(fc_load_u16(b + 2));
+		if (!PAIRS) {
+#pragma unroll
+			for (int l = 0; l < 32; l++) w[l] = (float)code(b + 4, 32 * u + l) * d + lo;
+		} else {
+#pragma unroll
+			for (int l = 0; l < 16; l++) {
+				const int c = code(b + 4, 16 * u + l);
+				w[2 * l] = (float)(c / 11) * d + lo;
+				w[2 * l + 1] = (float)(c % 11) * d + lo;
+			}
+		}
+	}
+};
+
+FC_KERNEL void __launch_bounds__(FC_WARP_SIZE * MM_WARPS)
+mm_if_q8_b32(const fc_u8* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y, int n, int rows, int cols) {
+	mm_units<mm_if_t<32, 36, 8, 0, 0, false> >(W, X, Y, n, rows, cols);
+}
+
+FC_KERNEL void __launch_bounds__(FC_WARP_SIZE * MM_WARPS)
+mm_if_q8_b64(const fc_u8* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y, int n, int rows, int cols) {
+	mm_units<mm_if_t<64, 68, 8, 0, 0, false> >(W, X, Y, n, rows, cols);
+}
+
+FC_KERNEL void __launch_bounds__(FC_WARP_SIZE * MM_WARPS)
+mm_if_q6_b64(const fc_u8* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y, int n, int rows, int cols) {
+	mm_units<mm_if_t<64, 52, 4, 2, 0, false> >(W, X, Y, n, rows, cols);
+}
+
+FC_KERNEL void __launch_bounds__(FC_WARP_SIZE * MM_WARPS)
+mm_if_q5_b64(const fc_u8* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y, int n, int rows, int cols) {
+	mm_units<mm_if_t<64, 44, 4, 1, 0, false> >(W, X, Y, n, rows, cols);
+}
+
+FC_KERNEL void __launch_bounds__(FC_WARP_SIZE * MM_WARPS)
+mm_if_q4_b32(const fc_u8* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y, int n, int rows, int cols) {
+	mm_units<mm_if_t<32, 20, 4, 0, 0, false> >(W, X, Y, n, rows, cols);
+}
+
+FC_KERNEL void __launch_bounds__(FC_WARP_SIZE * MM_WARPS)
+mm_if_q4_b64(const fc_u8* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y, int n, int rows, int cols) {
+	mm_units<mm_if_t<64, 36, 4, 0, 0, false> >(W, X, Y, n, rows, cols);
+}
+
+FC_KERNEL void __launch_bounds__(FC_WARP_SIZE * MM_WARPS)
+mm_if_q3h_b64(const fc_u8* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y, int n, int rows, int cols) {
+	mm_units<mm_if_t<64, 32, 4, 2, 1, true> >(W, X, Y, n, rows, cols);
+}
+
+FC_KERNEL void __launch_bounds__(FC_WARP_SIZE * MM_WARPS)
+mm_if_q3_b32(const fc_u8* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y, int n, int rows, int cols) {
+	mm_units<mm_if_t<32, 16, 2, 1, 0, false> >(W, X, Y, n, rows, cols);
+}
+
+FC_KERNEL void __launch_bounds__(FC_WARP_SIZE * MM_WARPS)
+mm_if_q2_b32(const fc_u8* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y, int n, int rows, int cols) {
+	mm_units<mm_if_t<32, 12, 2, 0, 0, false> >(W, X, Y, n, rows, cols);
+}
