@@ -15,6 +15,7 @@ import (
 	"fmt"
 
 	"flowchat/engine/ggml"
+	"flowchat/engine/quant"
 	"flowchat/native/cuda"
 )
 
@@ -45,6 +46,16 @@ const (
 	Q4_K   = cuda.WeightQ4_K
 	Q5_K   = cuda.WeightQ5_K
 	Q6_K   = cuda.WeightQ6_K
+	// Inferflow's formats (engine/quant).
+	Q8_B32  = cuda.WeightQ8_B32
+	Q8_B64  = cuda.WeightQ8_B64
+	Q6_B64  = cuda.WeightQ6_B64
+	Q5_B64  = cuda.WeightQ5_B64
+	Q4_B32  = cuda.WeightQ4_B32
+	Q4_B64  = cuda.WeightQ4_B64
+	Q3H_B64 = cuda.WeightQ3H_B64
+	Q3_B32  = cuda.WeightQ3_B32
+	Q2_B32  = cuda.WeightQ2_B32
 )
 
 // kernelTypes maps GGML types to the kernels' weight types.
@@ -52,11 +63,15 @@ var kernelTypes = map[ggml.Type]WeightType{
 	ggml.F32: F32, ggml.F16: F16, ggml.BF16: BF16, ggml.Q8_0: Q8_0, ggml.Q4_0: Q4_0,
 	ggml.Q4_1: Q4_1, ggml.Q5_0: Q5_0, ggml.Q5_1: Q5_1, ggml.IQ4_NL: IQ4_NL,
 	ggml.Q2_K: Q2_K, ggml.Q3_K: Q3_K, ggml.Q4_K: Q4_K, ggml.Q5_K: Q5_K, ggml.Q6_K: Q6_K,
+	quant.Q8_B32: Q8_B32, quant.Q8_B64: Q8_B64, quant.Q6_B64: Q6_B64, quant.Q5_B64: Q5_B64,
+	quant.Q4_B32: Q4_B32, quant.Q4_B64: Q4_B64, quant.Q3H_B64: Q3H_B64, quant.Q3_B32: Q3_B32,
+	quant.Q2_B32: Q2_B32,
 }
 
-// KernelType maps a GGML type to the kernels' weight type; ok is false for
-// types no kernel reads yet (Inferflow's formats, Q8_1, Q8_K: they are
-// converted at upload, see engine/model's device weights).
+// KernelType maps a GGML type (or an Inferflow format's) to the kernels'
+// weight type; ok is false for the types no kernel reads (Q8_1 and Q8_K,
+// activation types: converted at upload, see engine/model's device
+// weights).
 func KernelType(t ggml.Type) (wt WeightType, ok bool) {
 	wt, ok = kernelTypes[t]
 	return wt, ok

@@ -11,7 +11,8 @@ import (
 )
 
 // TestDeviceWeightTypes: rand-llama-gqa with every matrix converted by
-// ggml's quantizer to each GGML type the kernels read (the head too), on a
+// the reference quantizers to each type the kernels read (GGML's and
+// Inferflow's formats; the head too), on a
 // stand-in: every block's matrices are uploaded in that type, not
 // converted (a kernel-native matrix takes exactly its stored bytes, which
 // is what the memory estimate counts), and the logits of the prompt and 4
@@ -19,7 +20,9 @@ import (
 // the same weights (the CPU quantizes activations; the device does not).
 func TestDeviceWeightTypes(t *testing.T) {
 	for _, typ := range []ggml.Type{ggml.BF16, ggml.Q4_1, ggml.Q5_0, ggml.Q5_1, ggml.IQ4_NL,
-		ggml.Q2_K, ggml.Q3_K, ggml.Q4_K, ggml.Q5_K, ggml.Q6_K} {
+		ggml.Q2_K, ggml.Q3_K, ggml.Q4_K, ggml.Q5_K, ggml.Q6_K,
+		quant.Q8_B32, quant.Q8_B64, quant.Q6_B64, quant.Q5_B64, quant.Q4_B32, quant.Q4_B64,
+		quant.Q3H_B64, quant.Q3_B32, quant.Q2_B32} {
 		t.Run(typ.String(), func(t *testing.T) {
 			m := loadFixture(t, "arch/rand-llama-gqa-F32.gguf")
 			r, err := m.Requantize(quant.Options{Type: typ, SetOutput: true, OutputType: typ, Threads: 2})
@@ -37,6 +40,7 @@ func TestDeviceWeightTypes(t *testing.T) {
 			place(t, m, LastLayers(m.NLayer, m.NLayer+1, d))
 			wt, _ := device.KernelType(typ)
 			var native int64
+			converted := 0
 			for l := range m.NLayer {
 				L, sh := &m.Layers[l], m.off.w[l].shards[0]
 				for _, x := range []struct {
@@ -44,14 +48,20 @@ func TestDeviceWeightTypes(t *testing.T) {
 					dl devLinear
 				}{{L.Attn.Q.W, sh.q}, {L.Attn.K.W, sh.k}, {L.Attn.V.W, sh.v}, {L.Attn.O.W, sh.o},
 					{L.FFN.Gate.W, sh.gate}, {L.FFN.Up.W, sh.up}, {L.FFN.Down.W, sh.dn}} {
-					if x.w.Type == typ && x.dl.t != wt {
-						t.Errorf("block %d: a %v matrix was uploaded as %v", l, typ, x.dl.t)
+					if x.w.Type == typ {
+						converted++
+						if x.dl.t != wt {
+							t.Errorf("block %d: a %v matrix was uploaded as %v", l, typ, x.dl.t)
+						}
 					}
 					if got, want := DeviceMatrixBytes(x.w.Type, x.w.Cols, x.w.Rows), int64(len(x.w.Data)); got != want {
 						t.Errorf("block %d: %v matrix counted as %d device bytes, stores %d", l, x.w.Type, got, want)
 					}
 					native += int64(len(x.w.Data))
 				}
+			}
+			if converted == 0 {
+				t.Fatalf("no block matrix is %v", typ)
 			}
 			if native == 0 || d.Allocated() < native {
 				t.Errorf("device holds %d bytes, the blocks' matrices alone %d", d.Allocated(), native)
