@@ -208,11 +208,36 @@ func TestShimNormActAttn(t *testing.T) {
 		const nKV, hd, nHead, nKVHead = 301, 72, 8, 2
 		stride := nKVHead*hd + 5
 		q, kc, vc := randFloats(r, nHead*hd, 1), randFloats(r, nKV*stride, 1), randFloats(r, nKV*stride, 1)
-		want = make([]float32, nHead*hd)
-		attnTwin(warp, q, kc, vc, want, nKV, hd, nHead, nKVHead, stride, 0.125)
-		out = runShim(t, h, "attn_decode_f32", Dim3{X: nHead}, Dim3{X: attnThreads}, clone32(q), clone32(kc), clone32(vc),
-			make([]byte, 4*nHead*nKV), make([]byte, 4*nHead*hd), nKV, hd, nHead, nKVHead, stride, float32(0.125))
-		checkULP(t, name("attn_decode"), bytesF32(out[4]), want, 0)
+		for _, kvt := range []WeightType{WeightF32, WeightF16} {
+			kb, vb := make([]byte, kvt.RowBytes(len(kc))), make([]byte, kvt.RowBytes(len(vc)))
+			kvStoreTwin(kvt, kb, kc)
+			kvStoreTwin(kvt, vb, vc)
+			want = make([]float32, nHead*hd)
+			attnTwin(warp, kvt, q, kb, vb, want, nKV, hd, nHead, nKVHead, stride, 0.125)
+			kernel, _, _ := KVKernels(kvt)
+			out = runShim(t, h, kernel, Dim3{X: nHead}, Dim3{X: attnThreads}, clone32(q), kb, vb,
+				make([]byte, 4*nHead*nKV), make([]byte, 4*nHead*hd), nKV, hd, nHead, nKVHead, stride, float32(0.125))
+			checkULP(t, name(kernel), bytesF32(out[4]), want, 0)
+		}
+	}
+}
+
+// TestShimStoreKV: kv_store_f16 rounds every float32 bit pattern class
+// (normals, the half-subnormal range, overflow, ties, Inf, NaN) as the
+// twin does.
+func TestShimStoreKV(t *testing.T) {
+	x := halfEdgeFloats(rand.New(rand.NewPCG(49, 50)), 5000)
+	want := make([]byte, 2*len(x))
+	kvStoreTwin(WeightF16, want, x)
+	for _, warp := range warps {
+		out := runShim(t, shimHarness(t, warp), "kv_store_f16", Dim3{X: 7}, Dim3{X: attnThreads}, clone32(x), make([]byte, 2*len(x)), len(x))
+		if !bytes.Equal(out[1], want) {
+			for i := range x {
+				if g, w := le16(out[1][2*i:]), le16(want[2*i:]); g != w {
+					t.Fatalf("warp=%d: kv_store_f16(%g = %#08x) = %#04x, twin %#04x", warp, x[i], math.Float32bits(x[i]), g, w)
+				}
+			}
+		}
 	}
 }
 

@@ -114,6 +114,19 @@ func (t WeightType) BlockSize() int { return weightTypes[t].block }
 // RowBytes is the size of a row of n elements (n a multiple of BlockSize).
 func (t WeightType) RowBytes(n int) int { return n / weightTypes[t].block * weightTypes[t].size }
 
+// KVKernels names the decode attention kernel and the row-store kernel
+// for a device KV cache of t; ok is false for the types no device cache
+// is kept in. F32 rows are stored by a device copy (store is "").
+func KVKernels(t WeightType) (attn, store string, ok bool) {
+	switch t {
+	case WeightF32:
+		return "attn_decode_f32", "", true
+	case WeightF16:
+		return "attn_decode_f16", "kv_store_f16", true
+	}
+	return "", "", false
+}
+
 // mmTwin is mm_<t>: y[c·rows + r] = Σ_i w[r][i] · x[c·n + i].
 func mmTwin(t WeightType, warp int, w []byte, x []float32, y []float32, n, rows, cols int) {
 	if n%t.BlockSize() != 0 || len(w) < rows*t.RowBytes(n) || len(x) < cols*n || len(y) < cols*rows {
@@ -297,8 +310,9 @@ func softmaxRow(warp int, x, part []float32) float32 {
 	return 1 / blockSumF(part, warp)
 }
 
-// attnTwin is attn_decode_f32 for one query token.
-func attnTwin(warp int, q, k, v, out []float32, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) {
+// attnTwin is attn_decode_<t> for one query token: k and v hold the cache
+// as t (F32 or F16), each element widened exactly as it is read.
+func attnTwin(warp int, t WeightType, q []float32, k, v []byte, out []float32, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) {
 	lanes := make([]float32, warp)
 	part := make([]float32, attnThreads)
 	s := make([]float32, nKV)
@@ -306,11 +320,11 @@ func attnTwin(warp int, q, k, v, out []float32, nKV, headDim, nHead, nKVHead, kv
 		g := h / (nHead / nKVHead)
 		qh := q[h*headDim : (h+1)*headDim]
 		for j := range nKV {
-			kj := k[j*kvStride+g*headDim:]
+			kj := j*kvStride + g*headDim
 			for l := range lanes {
 				var d float32
 				for i := l; i < headDim; i += warp {
-					d = fmaf(qh[i], kj[i], d)
+					d = fmaf(qh[i], floatWeight(t, k, kj+i), d)
 				}
 				lanes[l] = d
 			}
@@ -320,9 +334,24 @@ func attnTwin(warp int, q, k, v, out []float32, nKV, headDim, nHead, nKVHead, kv
 		for i := range headDim {
 			var acc float32
 			for j := range nKV {
-				acc = fmaf(s[j], v[j*kvStride+g*headDim+i], acc)
+				acc = fmaf(s[j], floatWeight(t, v, j*kvStride+g*headDim+i), acc)
 			}
 			out[h*headDim+i] = acc * inv
+		}
+	}
+}
+
+// kvStoreTwin is the cache's row store of n floats as t: kv_store_f16
+// for F16 (binary16, to nearest even), a copy for F32.
+func kvStoreTwin(t WeightType, dst []byte, src []float32) {
+	for i, f := range src {
+		switch t {
+		case WeightF16:
+			binary.LittleEndian.PutUint16(dst[2*i:], floatToHalf(f))
+		case WeightF32:
+			binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(f))
+		default:
+			panic(fmt.Sprintf("cuda: a KV cache of %v", t))
 		}
 	}
 }

@@ -271,14 +271,73 @@ func TestAttnTwin(t *testing.T) {
 		k, v := randFloats(r, nKV*stride, 1), randFloats(r, nKV*stride, 1)
 		scale := float32(1 / math.Sqrt(float64(hd)))
 		want := attnRef(q, k, v, nKV, hd, nHead, nKVHead, stride, scale)
+		// An F16 cache holds ggml's rounding of the same rows.
+		k16, v16 := halfRound(k), halfRound(v)
+		want16 := attnRef(q, k16, v16, nKV, hd, nHead, nKVHead, stride, scale)
 		for _, warp := range warps {
-			got := make([]float32, nHead*hd)
-			attnTwin(warp, q, k, v, got, nKV, hd, nHead, nKVHead, stride, scale)
-			for i := range want {
-				if math.Abs(float64(got[i])-want[i]) > 2e-6 {
-					t.Fatalf("attn nKV=%d hd=%d warp=%d: out[%d] = %g, want %g", nKV, hd, warp, i, got[i], want[i])
+			for _, kvt := range []WeightType{WeightF32, WeightF16} {
+				kb, vb := make([]byte, kvt.RowBytes(len(k))), make([]byte, kvt.RowBytes(len(v)))
+				kvStoreTwin(kvt, kb, k)
+				kvStoreTwin(kvt, vb, v)
+				got := make([]float32, nHead*hd)
+				attnTwin(warp, kvt, q, kb, vb, got, nKV, hd, nHead, nKVHead, stride, scale)
+				ref := want
+				if kvt == WeightF16 {
+					ref = want16
+				}
+				for i := range ref {
+					if math.Abs(float64(got[i])-ref[i]) > 2e-6 {
+						t.Fatalf("attn %v nKV=%d hd=%d warp=%d: out[%d] = %g, want %g", kvt, nKV, hd, warp, i, got[i], ref[i])
+					}
 				}
 			}
+		}
+	}
+}
+
+// halfRound is x through ggml's float32 → fp16 → float32.
+func halfRound(x []float32) []float32 {
+	out := make([]float32, len(x))
+	for i, v := range x {
+		out[i] = ggml.FP16ToFP32(ggml.FP32ToFP16(v))
+	}
+	return out
+}
+
+// halfEdgeFloats are n floats around binary16's edges: random bit
+// patterns, values near its normal and subnormal ranges, exact ties
+// between halves, its largest finite and the overflow boundary, ±0,
+// ±Inf and NaNs.
+func halfEdgeFloats(r *rand.Rand, n int) []float32 {
+	x := []float32{0, float32(math.Copysign(0, -1)), 65504, 65519.99, 65520, -65520, 1e-8, 2.98e-8, 5.96e-8, 6.1e-5,
+		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), math.Float32frombits(0xffc00001)}
+	for len(x) < n {
+		switch r.IntN(4) {
+		case 0:
+			x = append(x, math.Float32frombits(r.Uint32()))
+		case 1: // within ±2^(−30 … 17)
+			x = append(x, float32(math.Ldexp(r.Float64()*2-1, r.IntN(48)-30)))
+		case 2: // a tie: a half's value plus half its last place
+			h := uint16(r.IntN(0x7c00))
+			a, b := float64(halfToFloat(h)), float64(halfToFloat(h+1))
+			x = append(x, float32((a+b)/2))
+		default: // a subnormal half's neighbourhood
+			x = append(x, float32(float64(r.IntN(2048))*math.Ldexp(1, -25)))
+		}
+	}
+	return x
+}
+
+// TestFloatToHalf: the twin of fc_float_to_half is ggml's FP32ToFP16 on
+// every non-NaN input, and NaN is 0x7fff.
+func TestFloatToHalf(t *testing.T) {
+	for _, f := range halfEdgeFloats(rand.New(rand.NewPCG(15, 16)), 200000) {
+		got, want := floatToHalf(f), ggml.FP32ToFP16(f)
+		if f != f {
+			want = 0x7fff
+		}
+		if got != want {
+			t.Fatalf("floatToHalf(%g = %#08x) = %#04x, ggml %#04x", f, math.Float32bits(f), got, want)
 		}
 	}
 }

@@ -145,12 +145,31 @@ func (k *Kernels) Softmax(s *Stream, x DevicePtr, n, rows int) error {
 }
 
 // AttnDecode is one query token's attention over nKV cached positions
-// (see attn.cu); scratch holds nHead·nKV floats.
-func (k *Kernels) AttnDecode(s *Stream, q, kc, vc, scratch, out DevicePtr, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) error {
+// of a cache of type t, F32 or F16 (see attn.cu); scratch holds
+// nHead·nKV floats.
+func (k *Kernels) AttnDecode(s *Stream, t WeightType, q, kc, vc, scratch, out DevicePtr, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) error {
 	if nKVHead <= 0 || nHead%nKVHead != 0 {
 		return fmt.Errorf("hip: %d query heads over %d KV heads", nHead, nKVHead)
 	}
+	name, _, ok := cuda.KVKernels(t)
+	if !ok {
+		return fmt.Errorf("hip: no attention kernel for a %v KV cache", t)
+	}
 	k.args.Reset().Ptr(q).Ptr(kc).Ptr(vc).Ptr(scratch).Ptr(out).
 		I32(nKV).I32(headDim).I32(nHead).I32(nKVHead).I32(kvStride).F32(scale)
-	return k.launch("attn_decode_f32", Dim3{X: nHead}, Dim3{X: attnThreads}, s)
+	return k.launch(name, Dim3{X: nHead}, Dim3{X: attnThreads}, s)
+}
+
+// StoreKV writes n floats from x into a KV cache of type t at y: a device
+// copy for F32, kv_store_f16's rounding for F16.
+func (k *Kernels) StoreKV(s *Stream, t WeightType, x, y DevicePtr, n int) error {
+	_, name, ok := cuda.KVKernels(t)
+	switch {
+	case !ok:
+		return fmt.Errorf("hip: no KV cache of %v", t)
+	case name == "":
+		return k.c.CopyDevice(s, y, x, 4*n)
+	}
+	k.args.Reset().Ptr(x).Ptr(y).I32(n)
+	return k.launch(name, Dim3{X: min(ceilDiv(n, attnThreads), 65535)}, Dim3{X: attnThreads}, s)
 }
