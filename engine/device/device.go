@@ -124,9 +124,23 @@ type Kernels interface {
 	SiLUMul(h, g, u Mem, n int) error
 	// Add: y += x over n floats.
 	Add(y, x Mem, n int) error
+	// StoreKV writes n floats of x into a KV cache of type kv (F32 or F16;
+	// KVTypes) at y: a copy, or F16's rounding to nearest even.
+	StoreKV(kv WeightType, x, y Mem, n int) error
 	// Attn is one query token's attention over nKV cached rows of kvStride
-	// floats; scratch holds nHead·nKV floats.
-	Attn(q, k, v, scratch, out Mem, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) error
+	// elements of type kv; scratch holds nHead·nKV floats.
+	Attn(kv WeightType, q, k, v, scratch, out Mem, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) error
+}
+
+// KVType is the device KV cache's element type for a host cache of t (a
+// State's or KVPool's KV type): F16 caches are F16 on the device too
+// (the same rounding: the device's F16 rows are the host's bit for bit),
+// anything else (F32, Q8_0 for now) is F32 there.
+func KVType(t ggml.Type) WeightType {
+	if t == ggml.F16 {
+		return F16
+	}
+	return F32
 }
 
 // Device is one accelerator (or a stand-in for one). A Device is used by

@@ -43,7 +43,8 @@ type nativeKernels[P ~uint64, S any] interface {
 	RoPE(s *S, x, pos P, tokens, rowStride, nHeads, headDim, nRot int, base float64, freqScale float32, neox bool) error
 	SiLUMul(s *S, h, g, u P, n int) error
 	Add(s *S, y, x P, n int) error
-	AttnDecode(s *S, q, kc, vc, scratch, out P, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) error
+	StoreKV(s *S, t WeightType, x, y P, n int) error
+	AttnDecode(s *S, t WeightType, q, kc, vc, scratch, out P, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) error
 }
 
 // OpenCUDA opens CUDA device ordinal and compiles (or takes from the
@@ -186,8 +187,12 @@ func (d *gpu[P, S]) Add(y, x Mem, n int) error {
 	return d.ctx.Do(func() error { return d.k.Add(d.s, at[P](y), at[P](x), n) })
 }
 
-func (d *gpu[P, S]) Attn(q, k, v, scratch, out Mem, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) error {
+func (d *gpu[P, S]) StoreKV(kv WeightType, x, y Mem, n int) error {
+	return d.ctx.Do(func() error { return d.k.StoreKV(d.s, kv, at[P](x), at[P](y), n) })
+}
+
+func (d *gpu[P, S]) Attn(kv WeightType, q, k, v, scratch, out Mem, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) error {
 	return d.ctx.Do(func() error {
-		return d.k.AttnDecode(d.s, at[P](q), at[P](k), at[P](v), at[P](scratch), at[P](out), nKV, headDim, nHead, nKVHead, kvStride, scale)
+		return d.k.AttnDecode(d.s, kv, at[P](q), at[P](k), at[P](v), at[P](scratch), at[P](out), nKV, headDim, nHead, nKVHead, kvStride, scale)
 	})
 }

@@ -79,3 +79,45 @@ func TestDeviceWeightTypes(t *testing.T) {
 		})
 	}
 }
+
+// TestDeviceKVF16: a session whose cache is F16 keeps an F16 cache on the
+// device (half the bytes of F32), written by the device's rounding, which
+// is the host's bit for bit; so the device run stays within TestDevice-
+// MatchesCPU's float bound of the CPU engine's F16-cache run. Paged
+// batches over an F16 pool (gathers, a fork's row copies) equal solo F16
+// runs bit for bit.
+func TestDeviceKVF16(t *testing.T) {
+	for _, file := range []string{"models/stories260K/stories260K-F32.gguf", "arch/rand-llama-gqa-F32.gguf"} {
+		t.Run(file, func(t *testing.T) {
+			m := loadFixture(t, file)
+			p := prompt(m)
+			f16State := func() *State {
+				s := m.NewState(64, 16)
+				if err := s.SetKVType(ggml.F16); err != nil {
+					t.Fatal(err)
+				}
+				return s
+			}
+			want, toks := stateLogits(t, f16State(), p, len(p), 6, nil)
+			d := device.NewStandIn("standin", 0, 32)
+			place(t, m, LastLayers(m.NLayer, m.NLayer+1, d))
+			s := f16State()
+			got, _ := stateLogits(t, s, p, len(p), 6, toks)
+			if s.dkv == nil || s.dkv.t != device.F16 {
+				t.Fatal("the device cache is not F16")
+			}
+			if k, kd := s.dkv.k[0][0], m.off.w[0].shards[0].kvDim(m.HeadDim); k.Bytes() != 64*2*kd {
+				t.Errorf("block 0's device keys take %d bytes, want 64 rows × %d halves", k.Bytes(), kd)
+			}
+			for i := range want {
+				if e := fixtures.RelRMS(got[i], want[i]); e > 1e-4 || math.IsNaN(e) {
+					t.Errorf("step %d: rel RMS %.3g > 1e-4", i, e)
+				}
+				if argmax(got[i]) != argmax(want[i]) {
+					t.Errorf("step %d: greedy token %d, CPU %d", i, argmax(got[i]), argmax(want[i]))
+				}
+			}
+			pagedBatchCheckKV(t, m, ggml.F16)
+		})
+	}
+}
