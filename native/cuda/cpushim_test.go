@@ -222,6 +222,32 @@ func TestShimNormActAttn(t *testing.T) {
 	}
 }
 
+// TestShimKVQ8_0: kv_store_q8_0 and attn_decode_q8_0 equal their twins
+// bit for bit (GQA, 4 query heads on each of 2 KV heads of 64).
+func TestShimKVQ8_0(t *testing.T) {
+	r := rand.New(rand.NewPCG(51, 52))
+	const nKV, hd, nHead, nKVHead = 133, 64, 8, 2
+	stride := nKVHead * hd
+	q, kc, vc := randFloats(r, nHead*hd, 1), randFloats(r, nKV*stride, 2), randFloats(r, nKV*stride, 2)
+	clear(kc[:32])
+	kb, vb := make([]byte, WeightQ8_0.RowBytes(len(kc))), make([]byte, WeightQ8_0.RowBytes(len(vc)))
+	kvStoreTwin(WeightQ8_0, kb, kc)
+	kvStoreTwin(WeightQ8_0, vb, vc)
+	want := make([]float32, nHead*hd)
+	attnTwin(32, WeightQ8_0, q, kb, vb, want, nKV, hd, nHead, nKVHead, stride, 0.125)
+	for _, warp := range warps {
+		h := shimHarness(t, warp)
+		out := runShim(t, h, "kv_store_q8_0", Dim3{X: 3}, Dim3{X: attnThreads}, clone32(kc), make([]byte, len(kb)), len(kc))
+		if !bytes.Equal(out[1], kb) {
+			t.Errorf("warp=%d: kv_store_q8_0's blocks differ from the twin's", warp)
+		}
+		attnTwin(warp, WeightQ8_0, q, kb, vb, want, nKV, hd, nHead, nKVHead, stride, 0.125)
+		out = runShim(t, h, "attn_decode_q8_0", Dim3{X: nHead}, Dim3{X: attnThreads}, clone32(q), kb, vb,
+			make([]byte, 4*nHead*nKV), make([]byte, 4*nHead*hd), nKV, hd, nHead, nKVHead, stride, float32(0.125))
+		checkULP(t, fmt.Sprintf("attn_decode_q8_0 warp=%d", warp), bytesF32(out[4]), want, 0)
+	}
+}
+
 // TestShimStoreKV: kv_store_f16 rounds every float32 bit pattern class
 // (normals, the half-subnormal range, overflow, ties, Inf, NaN) as the
 // twin does.

@@ -123,8 +123,22 @@ func KVKernels(t WeightType) (attn, store string, ok bool) {
 		return "attn_decode_f32", "", true
 	case WeightF16:
 		return "attn_decode_f16", "kv_store_f16", true
+	case WeightQ8_0:
+		return "attn_decode_q8_0", "kv_store_q8_0", true
 	}
 	return "", "", false
+}
+
+// KVWhole reports whether every count in ns (elements) is whole blocks
+// of a KV cache of t: Q8_0 caches hold rows, heads and stores of whole
+// 32-element blocks.
+func KVWhole(t WeightType, ns ...int) bool {
+	for _, n := range ns {
+		if n%t.BlockSize() != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // mmTwin is mm_<t>: y[c·rows + r] = Σ_i w[r][i] · x[c·n + i].
@@ -311,7 +325,7 @@ func softmaxRow(warp int, x, part []float32) float32 {
 }
 
 // attnTwin is attn_decode_<t> for one query token: k and v hold the cache
-// as t (F32 or F16), each element widened exactly as it is read.
+// as t (F32, F16 or Q8_0), each element widened exactly as it is read.
 func attnTwin(warp int, t WeightType, q []float32, k, v []byte, out []float32, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) {
 	lanes := make([]float32, warp)
 	part := make([]float32, attnThreads)
@@ -324,7 +338,7 @@ func attnTwin(warp int, t WeightType, q []float32, k, v []byte, out []float32, n
 			for l := range lanes {
 				var d float32
 				for i := l; i < headDim; i += warp {
-					d = fmaf(qh[i], floatWeight(t, k, kj+i), d)
+					d = fmaf(qh[i], kvAt(t, k, kj+i), d)
 				}
 				lanes[l] = d
 			}
@@ -334,16 +348,32 @@ func attnTwin(warp int, t WeightType, q []float32, k, v []byte, out []float32, n
 		for i := range headDim {
 			var acc float32
 			for j := range nKV {
-				acc = fmaf(s[j], floatWeight(t, v, j*kvStride+g*headDim+i), acc)
+				acc = fmaf(s[j], kvAt(t, v, j*kvStride+g*headDim+i), acc)
 			}
 			out[h*headDim+i] = acc * inv
 		}
 	}
 }
 
+// kvAt is element i of a cache of type t: attn_load.
+func kvAt(t WeightType, b []byte, i int) float32 {
+	if t == WeightQ8_0 {
+		blk := b[i/32*34:]
+		return float32(int8(blk[2+i%32])) * halfToFloat(le16(blk))
+	}
+	return floatWeight(t, b, i)
+}
+
 // kvStoreTwin is the cache's row store of n floats as t: kv_store_f16
-// for F16 (binary16, to nearest even), a copy for F32.
+// for F16 (binary16, to nearest even), kv_store_q8_0 for Q8_0, a copy
+// for F32.
 func kvStoreTwin(t WeightType, dst []byte, src []float32) {
+	if t == WeightQ8_0 {
+		for b := range len(src) / 32 {
+			storeQ8_0(dst[34*b:34*b+34], src[32*b:32*b+32])
+		}
+		return
+	}
 	for i, f := range src {
 		switch t {
 		case WeightF16:
@@ -353,5 +383,22 @@ func kvStoreTwin(t WeightType, dst []byte, src []float32) {
 		default:
 			panic(fmt.Sprintf("cuda: a KV cache of %v", t))
 		}
+	}
+}
+
+// storeQ8_0 is one block of kv_store_q8_0.
+func storeQ8_0(y []byte, x []float32) {
+	var amax float32
+	for _, v := range x {
+		amax = fmaxf(amax, float32(math.Abs(float64(v))))
+	}
+	d := amax / 127
+	var id float32
+	if amax != 0 {
+		id = 127 / amax
+	}
+	binary.LittleEndian.PutUint16(y, floatToHalf(d))
+	for j, v := range x {
+		y[2+j] = byte(int8(int(math.RoundToEven(float64(v * id)))))
 	}
 }

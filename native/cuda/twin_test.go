@@ -423,3 +423,50 @@ func TestKernelConstants(t *testing.T) {
 		}
 	}
 }
+
+// TestKVStoreQ8_0: the Q8_0 cache's row store is the CPU cache's
+// (ggml.QuantizeActivation) bit for bit, zero blocks and ties included.
+func TestKVStoreQ8_0(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	x := randFloats(r, 64*32, 3)
+	clear(x[64:96]) // a block of zeros
+	for i := 96; i < 128; i++ {
+		x[i] = float32(i-112) * 0.5 // amax 7.5: x·(127/amax) lands on halves
+	}
+	got, want := make([]byte, WeightQ8_0.RowBytes(len(x))), make([]byte, WeightQ8_0.RowBytes(len(x)))
+	kvStoreTwin(WeightQ8_0, got, x)
+	ggml.QuantizeActivation(ggml.Q8_0, x, want)
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("byte %d (block %d) = %#02x, ggml %#02x", i, i/34, got[i], want[i])
+		}
+	}
+}
+
+// TestAttnTwinQ8_0: attention over a Q8_0 cache against a float64
+// softmax attention over the rows ggml dequantizes from it.
+func TestAttnTwinQ8_0(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 20))
+	for _, shape := range [][3]int{{1, 64, 1}, {37, 96, 2}, {300, 128, 4}} {
+		nKV, hd, nKVHead := shape[0], shape[1], shape[2]
+		const nHead = 8
+		stride := nKVHead * hd
+		q, k, v := randFloats(r, nHead*hd, 1), randFloats(r, nKV*stride, 1), randFloats(r, nKV*stride, 1)
+		kb, vb := make([]byte, WeightQ8_0.RowBytes(len(k))), make([]byte, WeightQ8_0.RowBytes(len(v)))
+		kvStoreTwin(WeightQ8_0, kb, k)
+		kvStoreTwin(WeightQ8_0, vb, v)
+		ggml.DequantizeRow(ggml.Q8_0, kb, k)
+		ggml.DequantizeRow(ggml.Q8_0, vb, v)
+		scale := float32(1 / math.Sqrt(float64(hd)))
+		want := attnRef(q, k, v, nKV, hd, nHead, nKVHead, stride, scale)
+		for _, warp := range warps {
+			got := make([]float32, nHead*hd)
+			attnTwin(warp, WeightQ8_0, q, kb, vb, got, nKV, hd, nHead, nKVHead, stride, scale)
+			for i := range want {
+				if math.Abs(float64(got[i])-want[i]) > 2e-6 {
+					t.Fatalf("attn Q8_0 nKV=%d hd=%d warp=%d: out[%d] = %g, want %g", nKV, hd, warp, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}

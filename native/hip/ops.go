@@ -145,7 +145,7 @@ func (k *Kernels) Softmax(s *Stream, x DevicePtr, n, rows int) error {
 }
 
 // AttnDecode is one query token's attention over nKV cached positions
-// of a cache of type t, F32 or F16 (see attn.cu); scratch holds
+// of a cache of type t, F32, F16 or Q8_0 (see attn.cu); scratch holds
 // nHead·nKV floats.
 func (k *Kernels) AttnDecode(s *Stream, t WeightType, q, kc, vc, scratch, out DevicePtr, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) error {
 	if nKVHead <= 0 || nHead%nKVHead != 0 {
@@ -155,18 +155,24 @@ func (k *Kernels) AttnDecode(s *Stream, t WeightType, q, kc, vc, scratch, out De
 	if !ok {
 		return fmt.Errorf("hip: no attention kernel for a %v KV cache", t)
 	}
+	if !cuda.KVWhole(t, headDim, kvStride) {
+		return fmt.Errorf("hip: %v KV rows of %d with heads of %d are not whole blocks", t, kvStride, headDim)
+	}
 	k.args.Reset().Ptr(q).Ptr(kc).Ptr(vc).Ptr(scratch).Ptr(out).
 		I32(nKV).I32(headDim).I32(nHead).I32(nKVHead).I32(kvStride).F32(scale)
 	return k.launch(name, Dim3{X: nHead}, Dim3{X: attnThreads}, s)
 }
 
 // StoreKV writes n floats from x into a KV cache of type t at y: a device
-// copy for F32, kv_store_f16's rounding for F16.
+// copy for F32, kv_store_f16's rounding for F16, kv_store_q8_0's blocks
+// for Q8_0.
 func (k *Kernels) StoreKV(s *Stream, t WeightType, x, y DevicePtr, n int) error {
 	_, name, ok := cuda.KVKernels(t)
 	switch {
 	case !ok:
 		return fmt.Errorf("hip: no KV cache of %v", t)
+	case !cuda.KVWhole(t, n):
+		return fmt.Errorf("hip: %d floats are not whole %v blocks", n, t)
 	case name == "":
 		return k.c.CopyDevice(s, y, x, 4*n)
 	}
