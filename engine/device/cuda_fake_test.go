@@ -288,8 +288,8 @@ func kernelOps(rng *rand.Rand) []op {
 		run: func(d Device, m []Mem) error { return d.Add(m[0].Floats(10, 500), m[1].Floats(301, 500), 500) }})
 	const nKV, hd, nHead, nKVHead = 9, 32, 4, 2
 	kvStride := nKVHead * hd
-	for _, kv := range []WeightType{F32, F16} {
-		const nStore = 1000
+	for _, kv := range []WeightType{F32, F16, Q8_0} {
+		const nStore = 1024
 		ops = append(ops, op{name: fmt.Sprintf("StoreKV/%v", kv), copyOnly: kv == F32,
 			bufs: [][]byte{f32b(randFloats(rng, nStore)), make([]byte, kv.RowBytes(nStore))},
 			run:  func(d Device, m []Mem) error { return d.StoreKV(kv, m[0], m[1], nStore) }})

@@ -124,8 +124,9 @@ type Kernels interface {
 	SiLUMul(h, g, u Mem, n int) error
 	// Add: y += x over n floats.
 	Add(y, x Mem, n int) error
-	// StoreKV writes n floats of x into a KV cache of type kv (F32 or F16;
-	// KVTypes) at y: a copy, or F16's rounding to nearest even.
+	// StoreKV writes n floats of x into a KV cache of type kv (F32, F16 or
+	// Q8_0; see KVType) at y: a copy, F16's rounding to nearest even, or
+	// Q8_0 blocks as the CPU's cache quantizes them.
 	StoreKV(kv WeightType, x, y Mem, n int) error
 	// Attn is one query token's attention over nKV cached rows of kvStride
 	// elements of type kv; scratch holds nHead·nKV floats.
@@ -133,12 +134,16 @@ type Kernels interface {
 }
 
 // KVType is the device KV cache's element type for a host cache of t (a
-// State's or KVPool's KV type): F16 caches are F16 on the device too
-// (the same rounding: the device's F16 rows are the host's bit for bit),
-// anything else (F32, Q8_0 for now) is F32 there.
-func KVType(t ggml.Type) WeightType {
-	if t == ggml.F16 {
+// State's or KVPool's KV type) and heads of headDim: F16 and Q8_0 caches
+// are kept so on the device too (rows written by StoreKV, the host's rows
+// bit for bit), Q8_0 only when heads are whole 32-element blocks (F32
+// otherwise); F32 stays F32.
+func KVType(t ggml.Type, headDim int) WeightType {
+	switch {
+	case t == ggml.F16:
 		return F16
+	case t == ggml.Q8_0 && cuda.KVWhole(Q8_0, headDim):
+		return Q8_0
 	}
 	return F32
 }

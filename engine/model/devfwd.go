@@ -36,7 +36,7 @@ type devBufs struct {
 // of the block, K and V of the shard's KV heads for every storage row of
 // the cache (a State's nCtx rows, or a KVPool's blocks·blockTokens),
 // indexed like the host cache, in rows of t (device.KVType of the host
-// cache's type: F16 for an F16 cache, else F32).
+// cache's type: F16 or Q8_0 as the host's, else F32).
 type devKV struct {
 	t    device.WeightType
 	k, v [][]device.Mem // per layer, per shard; nil for host blocks
@@ -135,13 +135,13 @@ func (s *State) devCache() (*devKV, error) {
 	if s.kvp != nil {
 		return s.kvp.devCache()
 	}
-	if t := device.KVType(s.KVType()); s.dkv != nil && s.dkv.t != t {
+	if t := device.KVType(s.KVType(), s.m.HeadDim); s.dkv != nil && s.dkv.t != t {
 		s.dkvMem.free() // the cache type changed while empty (SetKVType)
 		s.dkv = nil
 	}
 	if s.dkv == nil {
 		var err error
-		s.dkv, s.dkvMem, err = newDevKV(s.m, s.nCtx, device.KVType(s.KVType()))
+		s.dkv, s.dkvMem, err = newDevKV(s.m, s.nCtx, device.KVType(s.KVType(), s.m.HeadDim))
 		if err != nil {
 			return nil, err
 		}
@@ -153,7 +153,7 @@ func (s *State) devCache() (*devKV, error) {
 func (p *KVPool) devCache() (*devKV, error) {
 	if p.dkv == nil {
 		var err error
-		p.dkv, p.dkvMem, err = newDevKV(p.m, p.blocks*p.blockTokens, device.KVType(p.kvType()))
+		p.dkv, p.dkvMem, err = newDevKV(p.m, p.blocks*p.blockTokens, device.KVType(p.kvType(), p.m.HeadDim))
 		if err != nil {
 			return nil, err
 		}

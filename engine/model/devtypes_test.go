@@ -80,44 +80,59 @@ func TestDeviceWeightTypes(t *testing.T) {
 	}
 }
 
-// TestDeviceKVF16: a session whose cache is F16 keeps an F16 cache on the
-// device (half the bytes of F32), written by the device's rounding, which
-// is the host's bit for bit; so the device run stays within TestDevice-
-// MatchesCPU's float bound of the CPU engine's F16-cache run. Paged
-// batches over an F16 pool (gathers, a fork's row copies) equal solo F16
-// runs bit for bit.
-func TestDeviceKVF16(t *testing.T) {
-	for _, file := range []string{"models/stories260K/stories260K-F32.gguf", "arch/rand-llama-gqa-F32.gguf"} {
-		t.Run(file, func(t *testing.T) {
-			m := loadFixture(t, file)
-			p := prompt(m)
-			f16State := func() *State {
-				s := m.NewState(64, 16)
-				if err := s.SetKVType(ggml.F16); err != nil {
-					t.Fatal(err)
+// TestDeviceKVTypes: a session whose cache is F16 or Q8_0 keeps its
+// cache so on the device (Q8_0 where heads are whole blocks), written by
+// the device's StoreKV, which gives the host's rows bit for bit; so the
+// device run stays within TestDeviceMatchesCPU's float bound of the CPU
+// engine's run with the same cache type. Paged batches over such a pool
+// (gathers, a fork's row copies) equal solo runs bit for bit.
+func TestDeviceKVTypes(t *testing.T) {
+	quantized := false
+	for _, kv := range []ggml.Type{ggml.F16, ggml.Q8_0} {
+		for _, file := range []string{"models/stories260K/stories260K-F32.gguf", "arch/rand-llama-gqa-F32.gguf"} {
+			t.Run(kv.String()+"/"+file, func(t *testing.T) {
+				m := loadFixture(t, file)
+				if m.kvDim()%kv.BlockSize() != 0 {
+					t.Skipf("K rows of %d are not whole %v blocks", m.kvDim(), kv)
 				}
-				return s
-			}
-			want, toks := stateLogits(t, f16State(), p, len(p), 6, nil)
-			d := device.NewStandIn("standin", 0, 32)
-			place(t, m, LastLayers(m.NLayer, m.NLayer+1, d))
-			s := f16State()
-			got, _ := stateLogits(t, s, p, len(p), 6, toks)
-			if s.dkv == nil || s.dkv.t != device.F16 {
-				t.Fatal("the device cache is not F16")
-			}
-			if k, kd := s.dkv.k[0][0], m.off.w[0].shards[0].kvDim(m.HeadDim); k.Bytes() != 64*2*kd {
-				t.Errorf("block 0's device keys take %d bytes, want 64 rows × %d halves", k.Bytes(), kd)
-			}
-			for i := range want {
-				if e := fixtures.RelRMS(got[i], want[i]); e > 1e-4 || math.IsNaN(e) {
-					t.Errorf("step %d: rel RMS %.3g > 1e-4", i, e)
+				p := prompt(m)
+				state := func(kv ggml.Type) *State {
+					s := m.NewState(64, 16)
+					if err := s.SetKVType(kv); err != nil {
+						t.Fatal(err)
+					}
+					return s
 				}
-				if argmax(got[i]) != argmax(want[i]) {
-					t.Errorf("step %d: greedy token %d, CPU %d", i, argmax(got[i]), argmax(want[i]))
+				dt := device.KVType(kv, m.HeadDim)
+				host := kv // the CPU run to compare with: the device's cache type
+				if dt == device.F32 {
+					host = ggml.F32 // heads of stories260K are not whole Q8_0 blocks
 				}
-			}
-			pagedBatchCheckKV(t, m, ggml.F16)
-		})
+				want, toks := stateLogits(t, state(host), p, len(p), 6, nil)
+				d := device.NewStandIn("standin", 0, 32)
+				place(t, m, LastLayers(m.NLayer, m.NLayer+1, d))
+				s := state(kv)
+				got, _ := stateLogits(t, s, p, len(p), 6, toks)
+				if s.dkv == nil || s.dkv.t != dt {
+					t.Fatalf("the device cache is not %v", dt)
+				}
+				quantized = quantized || dt == device.Q8_0
+				if k, kd := s.dkv.k[0][0], m.off.w[0].shards[0].kvDim(m.HeadDim); k.Bytes() != 64*dt.RowBytes(kd) {
+					t.Errorf("block 0's device keys take %d bytes, want 64 rows of %d %v elements", k.Bytes(), kd, dt)
+				}
+				for i := range want {
+					if e := fixtures.RelRMS(got[i], want[i]); e > 1e-4 || math.IsNaN(e) {
+						t.Errorf("step %d: rel RMS %.3g > 1e-4", i, e)
+					}
+					if argmax(got[i]) != argmax(want[i]) {
+						t.Errorf("step %d: greedy token %d, CPU %d", i, argmax(got[i]), argmax(want[i]))
+					}
+				}
+				pagedBatchCheckKV(t, m, kv)
+			})
+		}
+	}
+	if !quantized {
+		t.Error("no fixture ran a Q8_0 device cache")
 	}
 }
