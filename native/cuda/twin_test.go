@@ -99,6 +99,9 @@ func checkMM(t *testing.T, name string, deq, x, y []float32, n, rows, cols int) 
 				mag += math.Abs(p)
 			}
 			got := float64(y[c*rows+rr])
+			if mag > math.MaxFloat32/4 || math.IsNaN(want) {
+				continue // float32 overflows somewhere in the sum (extreme scales)
+			}
 			if math.Abs(got-want) > 1e-6*mag+1e-30 {
 				t.Errorf("%s: y[%d][%d] = %g, want %g (|w·x| %g)", name, c, rr, got, want, mag)
 				return

@@ -401,13 +401,13 @@ struct mm_if_t {
 	}
 	FC_DEVICE int code(const fc_u8* p, int i) {
 		int c = field(p, i, W0);
-		if (W1) c |= field(p + codes * W0 / 8, i, W1) << W0;
-		if (W2) c |= field(p + codes * (W0 + W1) / 8, i, W2) << (W0 + W1);
+		if constexpr (W1 > 0) c |= field(p + codes * W0 / 8, i, W1) << W0;
+		if constexpr (W2 > 0) c |= field(p + codes * (W0 + W1) / 8, i, W2) << (W0 + W1);
 		return c;
 	}
 	FC_DEVICE void unit(const fc_u8* b, int u, float* w) {
 		const float lo = fc_half_to_float(fc_load_u16(b)), d = fc_half_to_float(fc_load_u16(b + 2));
-		if (!PAIRS) {
+		if constexpr (!PAIRS) {
 #pragma unroll
 			for (int l = 0; l < 32; l++) w[l] = (float)code(b + 4, 32 * u + l) * d + lo;
 		} else {
