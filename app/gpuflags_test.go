@@ -23,7 +23,7 @@ import (
 // overhead (a CUDA context) has no stand-in counterpart.
 func TestEstimateMatchesDevice(t *testing.T) {
 	const ctx, batch = 128, 64
-	for _, file := range []string{"models/stories260K/stories260K-F32.gguf", "models/tinystories-656K/TinyStories-656K-Q4_0.gguf", "arch/rand-llama-gqa-Q8_0.gguf"} {
+	for _, file := range []string{"models/stories260K/stories260K-F32.gguf", "models/tinystories-656K/TinyStories-656K-Q4_0.gguf", "arch/rand-llama-gqa-Q8_0.gguf", "arch/rand-llama-gqa-Q4_K.gguf", "arch/rand-llama-gqa-Q6_K.gguf"} {
 		path := fixtures.Path(t, file)
 		h, err := readHeader(path)
 		if err != nil {

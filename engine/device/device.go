@@ -15,6 +15,7 @@ import (
 	"fmt"
 
 	"flowchat/engine/ggml"
+	"flowchat/engine/quant"
 	"flowchat/native/cuda"
 )
 
@@ -31,27 +32,49 @@ type WeightType = cuda.WeightType
 
 // Weight types the kernels read as they are stored.
 const (
-	F32  = cuda.WeightF32
-	F16  = cuda.WeightF16
-	Q8_0 = cuda.WeightQ8_0
-	Q4_0 = cuda.WeightQ4_0
+	F32    = cuda.WeightF32
+	F16    = cuda.WeightF16
+	BF16   = cuda.WeightBF16
+	Q8_0   = cuda.WeightQ8_0
+	Q4_0   = cuda.WeightQ4_0
+	Q4_1   = cuda.WeightQ4_1
+	Q5_0   = cuda.WeightQ5_0
+	Q5_1   = cuda.WeightQ5_1
+	IQ4_NL = cuda.WeightIQ4_NL
+	Q2_K   = cuda.WeightQ2_K
+	Q3_K   = cuda.WeightQ3_K
+	Q4_K   = cuda.WeightQ4_K
+	Q5_K   = cuda.WeightQ5_K
+	Q6_K   = cuda.WeightQ6_K
+	// Inferflow's formats (engine/quant).
+	Q8_B32  = cuda.WeightQ8_B32
+	Q8_B64  = cuda.WeightQ8_B64
+	Q6_B64  = cuda.WeightQ6_B64
+	Q5_B64  = cuda.WeightQ5_B64
+	Q4_B32  = cuda.WeightQ4_B32
+	Q4_B64  = cuda.WeightQ4_B64
+	Q3H_B64 = cuda.WeightQ3H_B64
+	Q3_B32  = cuda.WeightQ3_B32
+	Q2_B32  = cuda.WeightQ2_B32
 )
 
-// KernelType maps a GGML type to the kernels' weight type; ok is false for
-// types no kernel reads yet (they are converted at upload, see
-// engine/model's device weights).
+// kernelTypes maps GGML types to the kernels' weight types.
+var kernelTypes = map[ggml.Type]WeightType{
+	ggml.F32: F32, ggml.F16: F16, ggml.BF16: BF16, ggml.Q8_0: Q8_0, ggml.Q4_0: Q4_0,
+	ggml.Q4_1: Q4_1, ggml.Q5_0: Q5_0, ggml.Q5_1: Q5_1, ggml.IQ4_NL: IQ4_NL,
+	ggml.Q2_K: Q2_K, ggml.Q3_K: Q3_K, ggml.Q4_K: Q4_K, ggml.Q5_K: Q5_K, ggml.Q6_K: Q6_K,
+	quant.Q8_B32: Q8_B32, quant.Q8_B64: Q8_B64, quant.Q6_B64: Q6_B64, quant.Q5_B64: Q5_B64,
+	quant.Q4_B32: Q4_B32, quant.Q4_B64: Q4_B64, quant.Q3H_B64: Q3H_B64, quant.Q3_B32: Q3_B32,
+	quant.Q2_B32: Q2_B32,
+}
+
+// KernelType maps a GGML type (or an Inferflow format's) to the kernels'
+// weight type; ok is false for the types no kernel reads (Q8_1 and Q8_K,
+// activation types: converted at upload, see engine/model's device
+// weights).
 func KernelType(t ggml.Type) (wt WeightType, ok bool) {
-	switch t {
-	case ggml.F32:
-		return F32, true
-	case ggml.F16:
-		return F16, true
-	case ggml.Q8_0:
-		return Q8_0, true
-	case ggml.Q4_0:
-		return Q4_0, true
-	}
-	return 0, false
+	wt, ok = kernelTypes[t]
+	return wt, ok
 }
 
 // Mem is a range of device memory: an allocation's handle, an offset and a
@@ -101,9 +124,28 @@ type Kernels interface {
 	SiLUMul(h, g, u Mem, n int) error
 	// Add: y += x over n floats.
 	Add(y, x Mem, n int) error
+	// StoreKV writes n floats of x into a KV cache of type kv (F32, F16 or
+	// Q8_0; see KVType) at y: a copy, F16's rounding to nearest even, or
+	// Q8_0 blocks as the CPU's cache quantizes them.
+	StoreKV(kv WeightType, x, y Mem, n int) error
 	// Attn is one query token's attention over nKV cached rows of kvStride
-	// floats; scratch holds nHead·nKV floats.
-	Attn(q, k, v, scratch, out Mem, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) error
+	// elements of type kv; scratch holds nHead·nKV floats.
+	Attn(kv WeightType, q, k, v, scratch, out Mem, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) error
+}
+
+// KVType is the device KV cache's element type for a host cache of t (a
+// State's or KVPool's KV type) and heads of headDim: F16 and Q8_0 caches
+// are kept so on the device too (rows written by StoreKV, the host's rows
+// bit for bit), Q8_0 only when heads are whole 32-element blocks (F32
+// otherwise); F32 stays F32.
+func KVType(t ggml.Type, headDim int) WeightType {
+	switch {
+	case t == ggml.F16:
+		return F16
+	case t == ggml.Q8_0 && cuda.KVWhole(Q8_0, headDim):
+		return Q8_0
+	}
+	return F32
 }
 
 // Device is one accelerator (or a stand-in for one). A Device is used by

@@ -139,7 +139,12 @@ func (d *StandIn) Add(y, x Mem, n int) error {
 	return nil
 }
 
-func (d *StandIn) Attn(q, k, v, scratch, out Mem, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) error {
-	d.tw.AttnDecode(d.floats(q), d.floats(k), d.floats(v), d.floats(out), nKV, headDim, nHead, nKVHead, kvStride, scale)
+func (d *StandIn) StoreKV(kv WeightType, x, y Mem, n int) error {
+	d.tw.StoreKV(kv, d.bytes(y), d.floats(x)[:n])
+	return nil
+}
+
+func (d *StandIn) Attn(kv WeightType, q, k, v, scratch, out Mem, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) error {
+	d.tw.AttnDecode(kv, d.floats(q), d.bytes(k), d.bytes(v), d.floats(out), nKV, headDim, nHead, nKVHead, kvStride, scale)
 	return nil
 }

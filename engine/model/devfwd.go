@@ -35,9 +35,17 @@ type devBufs struct {
 // devKV is a KV cache's device half: per block on a device and per shard
 // of the block, K and V of the shard's KV heads for every storage row of
 // the cache (a State's nCtx rows, or a KVPool's blocks·blockTokens),
-// indexed like the host cache.
+// indexed like the host cache, in rows of t (device.KVType of the host
+// cache's type: F16 or Q8_0 as the host's, else F32).
 type devKV struct {
+	t    device.WeightType
 	k, v [][]device.Mem // per layer, per shard; nil for host blocks
+}
+
+// rows is rows [r, r+n) of a cache m of kd-element rows.
+func (kv *devKV) rows(m device.Mem, kd, r, n int) device.Mem {
+	rb := kv.t.RowBytes(kd)
+	return m.Slice(r*rb, n*rb)
 }
 
 // memList frees device memory; a cleanup owns one so that it does not
@@ -127,9 +135,13 @@ func (s *State) devCache() (*devKV, error) {
 	if s.kvp != nil {
 		return s.kvp.devCache()
 	}
+	if t := device.KVType(s.KVType(), s.m.HeadDim); s.dkv != nil && s.dkv.t != t {
+		s.dkvMem.free() // the cache type changed while empty (SetKVType)
+		s.dkv = nil
+	}
 	if s.dkv == nil {
 		var err error
-		s.dkv, s.dkvMem, err = newDevKV(s.m, s.nCtx)
+		s.dkv, s.dkvMem, err = newDevKV(s.m, s.nCtx, device.KVType(s.KVType(), s.m.HeadDim))
 		if err != nil {
 			return nil, err
 		}
@@ -141,7 +153,7 @@ func (s *State) devCache() (*devKV, error) {
 func (p *KVPool) devCache() (*devKV, error) {
 	if p.dkv == nil {
 		var err error
-		p.dkv, p.dkvMem, err = newDevKV(p.m, p.blocks*p.blockTokens)
+		p.dkv, p.dkvMem, err = newDevKV(p.m, p.blocks*p.blockTokens, device.KVType(p.kvType(), p.m.HeadDim))
 		if err != nil {
 			return nil, err
 		}
@@ -150,16 +162,16 @@ func (p *KVPool) devCache() (*devKV, error) {
 	return p.dkv, nil
 }
 
-func newDevKV(m *Model, rows int) (*devKV, *memList, error) {
+func newDevKV(m *Model, rows int, t device.WeightType) (*devKV, *memList, error) {
 	o := m.off
-	kv := &devKV{k: make([][]device.Mem, m.NLayer), v: make([][]device.Mem, m.NLayer)}
+	kv := &devKV{t: t, k: make([][]device.Mem, m.NLayer), v: make([][]device.Mem, m.NLayer)}
 	l := &memList{devs: o.Devices}
 	for layer := range o.w {
 		for _, sh := range o.w[layer].shards {
-			k, err := devAlloc(o, l, sh.Device, 4*rows*sh.kvDim(m.HeadDim))
+			k, err := devAlloc(o, l, sh.Device, rows*t.RowBytes(sh.kvDim(m.HeadDim)))
 			var v device.Mem
 			if err == nil {
-				v, err = devAlloc(o, l, sh.Device, 4*rows*sh.nKV*m.HeadDimV)
+				v, err = devAlloc(o, l, sh.Device, rows*t.RowBytes(sh.nKV*m.HeadDimV))
 			}
 			if err != nil {
 				l.free()
@@ -179,10 +191,10 @@ func (p *KVPool) copyDevRows(dst, src, n int) {
 	}
 	for l := range o.w {
 		for i, sh := range o.w[l].shards {
-			kd, d := sh.kvDim(p.m.HeadDim), o.Devices[sh.Device]
-			err := d.Copy(p.dkv.k[l][i].Floats(dst*kd, n*kd), p.dkv.k[l][i].Floats(src*kd, n*kd))
+			kd, d, kv := sh.kvDim(p.m.HeadDim), o.Devices[sh.Device], p.dkv
+			err := d.Copy(kv.rows(kv.k[l][i], kd, dst, n), kv.rows(kv.k[l][i], kd, src, n))
 			if err == nil {
-				err = d.Copy(p.dkv.v[l][i].Floats(dst*kd, n*kd), p.dkv.v[l][i].Floats(src*kd, n*kd))
+				err = d.Copy(kv.rows(kv.v[l][i], kd, dst, n), kv.rows(kv.v[l][i], kd, src, n))
 			}
 			if err != nil && o.err == nil {
 				o.err = fmt.Errorf("copying KV rows on %s: %w", d.Name(), err)
@@ -318,18 +330,18 @@ func (s *State) devAttention(l, si int, b *devBufs, q, k, v, out device.Mem) err
 		kc, vc := kv.k[l][si], kv.v[l][si]
 		for j := range g.Tokens {
 			r, t := g.Seq.row(g.Seq.pos+j), g.row0+j
-			if err := d.Copy(kc.Floats(r*kd, kd), k.Floats(t*kd, kd)); err != nil {
+			if err := d.StoreKV(kv.t, k.Floats(t*kd, kd), kv.rows(kc, kd, r, 1), kd); err != nil {
 				return err
 			}
-			if err := d.Copy(vc.Floats(r*kd, kd), v.Floats(t*kd, kd)); err != nil {
+			if err := d.StoreKV(kv.t, v.Floats(t*kd, kd), kv.rows(vc, kd, r, 1), kd); err != nil {
 				return err
 			}
 		}
 		for j := range g.Tokens {
 			n, t := g.Seq.pos+j+1, g.row0+j
-			kr, vr, err := s.devKeys(g.Seq, kc, vc, sh.Device, kd, b, n)
+			kr, vr, err := s.devKeys(g.Seq, kv, kc, vc, sh.Device, kd, b, n)
 			if err == nil {
-				err = d.Attn(q.Floats(t*qd, qd), kr, vr, b.scratch.Floats(0, sh.nHead*n), out.Floats(t*od, od),
+				err = d.Attn(kv.t, q.Floats(t*qd, qd), kr, vr, b.scratch.Floats(0, sh.nHead*n), out.Floats(t*od, od),
 					n, m.HeadDim, sh.nHead, sh.nKV, kd, m.attnScale)
 			}
 			if err != nil {
@@ -340,12 +352,13 @@ func (s *State) devAttention(l, si int, b *devBufs, q, k, v, out device.Mem) err
 	return nil
 }
 
-// devKeys returns the device K and V rows (kd floats each, caches kc and
-// vc) of positions [0, n) of seq as consecutive rows: the cache itself
-// when they are stored so, else copies of their runs in b.kg, b.vg.
-func (s *State) devKeys(seq *State, kc, vc device.Mem, di, kd int, b *devBufs, n int) (kr, vr device.Mem, err error) {
+// devKeys returns the device K and V rows (kd elements each, caches kc
+// and vc of kv) of positions [0, n) of seq as consecutive rows: the cache
+// itself when they are stored so, else copies of their runs in b.kg, b.vg
+// (sized for float32 rows, the widest).
+func (s *State) devKeys(seq *State, kv *devKV, kc, vc device.Mem, di, kd int, b *devBufs, n int) (kr, vr device.Mem, err error) {
 	if r, run := seq.run(0, n); run == n {
-		return kc.Floats(r*kd, n*kd), vc.Floats(r*kd, n*kd), nil
+		return kv.rows(kc, kd, r, n), kv.rows(vc, kd, r, n), nil
 	}
 	o, d := s.m.off, s.m.off.Devices[di]
 	if b.kg.Bytes() == 0 {
@@ -358,15 +371,15 @@ func (s *State) devKeys(seq *State, kc, vc device.Mem, di, kd int, b *devBufs, n
 	}
 	for j := 0; j < n; {
 		r, run := seq.run(j, n)
-		if err = d.Copy(b.kg.Floats(j*kd, run*kd), kc.Floats(r*kd, run*kd)); err == nil {
-			err = d.Copy(b.vg.Floats(j*kd, run*kd), vc.Floats(r*kd, run*kd))
+		if err = d.Copy(kv.rows(b.kg, kd, j, run), kv.rows(kc, kd, r, run)); err == nil {
+			err = d.Copy(kv.rows(b.vg, kd, j, run), kv.rows(vc, kd, r, run))
 		}
 		if err != nil {
 			return kr, vr, err
 		}
 		j += run
 	}
-	return b.kg.Floats(0, n*kd), b.vg.Floats(0, n*kd), nil
+	return kv.rows(b.kg, kd, 0, n), kv.rows(b.vg, kd, 0, n), nil
 }
 
 // devOutput computes the wanted rows' logits on the head's device (x is

@@ -345,9 +345,10 @@ func (u uploader) put(b []byte) (device.Mem, error) {
 
 func (u uploader) vector(v []float32) (device.Mem, error) { return u.put(ggml.F32Bytes(v)) }
 
-// linear uploads a matrix in its own type when a kernel reads it, else
-// converted to F16 (K-quants and the other types: dequantized once, so
-// the device holds 2 bytes per weight for them; DeviceMatrixBytes says so).
+// linear uploads a matrix in its own type when a kernel reads it (every
+// GGML type but Q8_1 and Q8_K), else converted to F16 (Inferflow's
+// formats: dequantized once, so the device holds 2 bytes per weight for
+// them; DeviceMatrixBytes says so).
 func (u uploader) linear(w *Weight) (devLinear, error) { return u.part(w, 0, w.Rows, 0, w.Cols) }
 
 // part uploads rows [r0, r1) and columns [c0, c1) of w: in w's own type

@@ -13,9 +13,8 @@ import (
 )
 
 // deviceFixtures are decoder-only fixtures whose blocks the device layer
-// runs, with their weight types: F32, F16, Q8_0 and Q4_0 are read by the
-// kernels as stored; Q4_K (and the mix's other types) are converted to
-// F16 at upload.
+// runs, with their weight types, all read by the kernels as stored
+// (TestDeviceWeightTypes covers every other GGML type).
 var deviceFixtures = []string{
 	"models/stories260K/stories260K-F32.gguf",
 	"models/stories260K/stories260K-F16.gguf",
@@ -25,6 +24,7 @@ var deviceFixtures = []string{
 	"arch/rand-llama-gqa-Q8_0.gguf",
 	"arch/rand-llama-gqa-Q4_0.gguf",
 	"arch/rand-llama-gqa-Q4_K.gguf",
+	"arch/rand-llama-gqa-Q6_K.gguf",
 }
 
 var devPrompt = []int32{1, 403, 407, 261, 378, 317, 269, 274, 287, 263, 377, 267}
@@ -42,7 +42,12 @@ func genLogits(t *testing.T, m *Model, prompt []int32, chunk, steps int) [][]flo
 // also returns the tokens decoded.
 func forcedLogits(t *testing.T, m *Model, prompt []int32, chunk, steps int, forced []int32) ([][]float32, []int32) {
 	t.Helper()
-	s := m.NewState(64, 16)
+	return stateLogits(t, m.NewState(64, 16), prompt, chunk, steps, forced)
+}
+
+// stateLogits is forcedLogits on the fresh State s.
+func stateLogits(t *testing.T, s *State, prompt []int32, chunk, steps int, forced []int32) ([][]float32, []int32) {
+	t.Helper()
 	var out [][]float32
 	var last []float32
 	for i := 0; i < len(prompt); i += chunk {
@@ -198,16 +203,28 @@ func TestDevicePagedBatch(t *testing.T) {
 
 // pagedBatchCheck is TestDevicePagedBatch under m's placement; it returns
 // the pool.
-func pagedBatchCheck(t *testing.T, m *Model) *KVPool {
+func pagedBatchCheck(t *testing.T, m *Model) *KVPool { return pagedBatchCheckKV(t, m, ggml.F32) }
+
+// pagedBatchCheckKV is pagedBatchCheck with a pool (and solo States) of
+// cache type kv.
+func pagedBatchCheckKV(t *testing.T, m *Model, kv ggml.Type) *KVPool {
 	t.Helper()
 	pa, pb := prompt(m), prompt(m)[:7]
-	pool, err := m.NewKVPool(PoolOptions{Blocks: 32, BlockTokens: 4, Ctx: 64})
+	pool, err := m.NewKVPool(PoolOptions{Blocks: 32, BlockTokens: 4, Ctx: 64, KVType: kv})
 	if err != nil {
 		t.Fatal(err)
 	}
 	batch := pool.NewBatch(32)
 	a, b := pool.NewSeq(), pool.NewSeq()
-	want := [][][]float32{genLogits(t, m, pa, len(pa), 3), genLogits(t, m, pb, len(pb), 3)}
+	solo := func(p []int32, steps int) [][]float32 {
+		s := m.NewState(64, 16)
+		if err := s.SetKVType(kv); err != nil {
+			t.Fatal(err)
+		}
+		lg, _ := stateLogits(t, s, p, len(p), steps, nil)
+		return lg
+	}
+	want := [][][]float32{solo(pa, 3), solo(pb, 3)}
 	seqs := []*State{a, b}
 	toks := [][]int32{pa, pb}
 	// Prompts in chunks of 4, alternating: the blocks interleave.
@@ -256,7 +273,7 @@ func pagedBatchCheck(t *testing.T, m *Model) *KVPool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref := genLogits(t, m, pa, len(pa), 4)
+	ref := solo(pa, 4)
 	sameBits(t, "fork", [][]float32{lg}, [][]float32{ref[4]})
 	return pool
 }

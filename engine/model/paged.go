@@ -167,12 +167,14 @@ func (p *KVPool) Available() int { return len(p.free) + p.prefix.lruLen }
 func (p *KVPool) InUse() int { return p.blocks - p.Available() }
 
 // BlockBytes is the memory of one block: keys and values of every layer.
-func (p *KVPool) BlockBytes() int64 {
-	t := ggml.F32
+func (p *KVPool) BlockBytes() int64 { return int64(p.blockTokens) * p.m.KVBytesPerToken(p.kvType()) }
+
+// kvType is the pool's cache element type: F32, F16 or Q8_0.
+func (p *KVPool) kvType() ggml.Type {
 	if p.kv != nil {
-		t = p.kv.typ
+		return p.kv.typ
 	}
-	return int64(p.blockTokens) * p.m.KVBytesPerToken(t)
+	return ggml.F32
 }
 
 // KVBytesPerToken is the KV cache memory of one position of one sequence

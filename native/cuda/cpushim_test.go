@@ -122,11 +122,14 @@ func TestShimMatMul(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 42))
 	for _, warp := range warps {
 		h := shimHarness(t, warp)
-		for _, wt := range []WeightType{WeightF32, WeightF16, WeightQ8_0, WeightQ4_0} {
-			for _, shape := range [][3]int{{32, 1, 1}, {33 * 32, 5, 3}, {65 * 32, 3, 9}} {
-				n, rows, cols := shape[0], shape[1], shape[2]
+		for _, wt := range WeightTypes() {
+			for _, shape := range [][3]int{{1, 1, 1}, {33, 5, 3}, {65, 3, 9}} {
+				// n: whole blocks, more blocks or units than lanes; odd for floats.
+				n, rows, cols := shape[0]*max(wt.BlockSize(), 32), shape[1], shape[2]
 				if wt.BlockSize() == 1 {
 					n += 3
+				} else if wt.BlockSize() == 256 {
+					n = (shape[0]/4 + 1) * 256
 				}
 				w, _ := randWeights(r, wt, n, rows)
 				x := randFloats(r, cols*n, 2)
@@ -135,6 +138,34 @@ func TestShimMatMul(t *testing.T) {
 				out := runShim(t, h, wt.Kernel(), Dim3{X: ceilDiv(rows, mmWarps), Y: ceilDiv(cols, mmMaxCols)}, Dim3{X: warp, Y: mmWarps},
 					w, clone32(x), make([]byte, 4*rows*cols), n, rows, cols)
 				checkULP(t, fmt.Sprintf("%v n=%d rows=%d cols=%d warp=%d", wt, n, rows, cols, warp), bytesF32(out[2]), want, 0)
+			}
+		}
+	}
+}
+
+// TestShimMatMulExtremeScales: the unit kernels on rows of random bytes
+// (every code and packed-scale pattern) whose fp16 scales are at fp16's
+// extremes equal the twin bit for bit, ±Inf and NaN sums included.
+func TestShimMatMulExtremeScales(t *testing.T) {
+	r := rand.New(rand.NewPCG(47, 48))
+	for _, warp := range warps {
+		h := shimHarness(t, warp)
+		for _, wt := range WeightTypes() {
+			if weightTypes[wt].unit == nil {
+				continue
+			}
+			n, rows, cols := 5*256, 6, 10
+			w := randomBlocks(r, wt, rows*n/wt.BlockSize(), true)
+			x := randFloats(r, cols*n, 4)
+			want := make([]float32, rows*cols)
+			mmTwin(wt, warp, w, x, want, n, rows, cols)
+			out := runShim(t, h, wt.Kernel(), Dim3{X: ceilDiv(rows, mmWarps), Y: ceilDiv(cols, mmMaxCols)}, Dim3{X: warp, Y: mmWarps},
+				w, clone32(x), make([]byte, 4*rows*cols), n, rows, cols)
+			for i, got := range bytesF32(out[2]) {
+				if !sameBits(got, want[i]) {
+					t.Errorf("%v warp=%d: y[%d] = %g, twin %g", wt, warp, i, got, want[i])
+					break
+				}
 			}
 		}
 	}
@@ -177,11 +208,62 @@ func TestShimNormActAttn(t *testing.T) {
 		const nKV, hd, nHead, nKVHead = 301, 72, 8, 2
 		stride := nKVHead*hd + 5
 		q, kc, vc := randFloats(r, nHead*hd, 1), randFloats(r, nKV*stride, 1), randFloats(r, nKV*stride, 1)
-		want = make([]float32, nHead*hd)
-		attnTwin(warp, q, kc, vc, want, nKV, hd, nHead, nKVHead, stride, 0.125)
-		out = runShim(t, h, "attn_decode_f32", Dim3{X: nHead}, Dim3{X: attnThreads}, clone32(q), clone32(kc), clone32(vc),
+		for _, kvt := range []WeightType{WeightF32, WeightF16} {
+			kb, vb := make([]byte, kvt.RowBytes(len(kc))), make([]byte, kvt.RowBytes(len(vc)))
+			kvStoreTwin(kvt, kb, kc)
+			kvStoreTwin(kvt, vb, vc)
+			want = make([]float32, nHead*hd)
+			attnTwin(warp, kvt, q, kb, vb, want, nKV, hd, nHead, nKVHead, stride, 0.125)
+			kernel, _, _ := KVKernels(kvt)
+			out = runShim(t, h, kernel, Dim3{X: nHead}, Dim3{X: attnThreads}, clone32(q), kb, vb,
+				make([]byte, 4*nHead*nKV), make([]byte, 4*nHead*hd), nKV, hd, nHead, nKVHead, stride, float32(0.125))
+			checkULP(t, name(kernel), bytesF32(out[4]), want, 0)
+		}
+	}
+}
+
+// TestShimKVQ8_0: kv_store_q8_0 and attn_decode_q8_0 equal their twins
+// bit for bit (GQA, 4 query heads on each of 2 KV heads of 64).
+func TestShimKVQ8_0(t *testing.T) {
+	r := rand.New(rand.NewPCG(51, 52))
+	const nKV, hd, nHead, nKVHead = 133, 64, 8, 2
+	stride := nKVHead * hd
+	q, kc, vc := randFloats(r, nHead*hd, 1), randFloats(r, nKV*stride, 2), randFloats(r, nKV*stride, 2)
+	clear(kc[:32])
+	kb, vb := make([]byte, WeightQ8_0.RowBytes(len(kc))), make([]byte, WeightQ8_0.RowBytes(len(vc)))
+	kvStoreTwin(WeightQ8_0, kb, kc)
+	kvStoreTwin(WeightQ8_0, vb, vc)
+	want := make([]float32, nHead*hd)
+	attnTwin(32, WeightQ8_0, q, kb, vb, want, nKV, hd, nHead, nKVHead, stride, 0.125)
+	for _, warp := range warps {
+		h := shimHarness(t, warp)
+		out := runShim(t, h, "kv_store_q8_0", Dim3{X: 3}, Dim3{X: attnThreads}, clone32(kc), make([]byte, len(kb)), len(kc))
+		if !bytes.Equal(out[1], kb) {
+			t.Errorf("warp=%d: kv_store_q8_0's blocks differ from the twin's", warp)
+		}
+		attnTwin(warp, WeightQ8_0, q, kb, vb, want, nKV, hd, nHead, nKVHead, stride, 0.125)
+		out = runShim(t, h, "attn_decode_q8_0", Dim3{X: nHead}, Dim3{X: attnThreads}, clone32(q), kb, vb,
 			make([]byte, 4*nHead*nKV), make([]byte, 4*nHead*hd), nKV, hd, nHead, nKVHead, stride, float32(0.125))
-		checkULP(t, name("attn_decode"), bytesF32(out[4]), want, 0)
+		checkULP(t, fmt.Sprintf("attn_decode_q8_0 warp=%d", warp), bytesF32(out[4]), want, 0)
+	}
+}
+
+// TestShimStoreKV: kv_store_f16 rounds every float32 bit pattern class
+// (normals, the half-subnormal range, overflow, ties, Inf, NaN) as the
+// twin does.
+func TestShimStoreKV(t *testing.T) {
+	x := halfEdgeFloats(rand.New(rand.NewPCG(49, 50)), 5000)
+	want := make([]byte, 2*len(x))
+	kvStoreTwin(WeightF16, want, x)
+	for _, warp := range warps {
+		out := runShim(t, shimHarness(t, warp), "kv_store_f16", Dim3{X: 7}, Dim3{X: attnThreads}, clone32(x), make([]byte, 2*len(x)), len(x))
+		if !bytes.Equal(out[1], want) {
+			for i := range x {
+				if g, w := le16(out[1][2*i:]), le16(want[2*i:]); g != w {
+					t.Fatalf("warp=%d: kv_store_f16(%g = %#08x) = %#04x, twin %#04x", warp, x[i], math.Float32bits(x[i]), g, w)
+				}
+			}
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -65,8 +66,10 @@ func (g *gpuBufs) upload(b []byte) DevicePtr {
 
 func (g *gpuBufs) f32(x []float32) DevicePtr { return g.upload(f32Bytes(x)) }
 
-func (g *gpuBufs) download(dst []float32, p DevicePtr) {
-	must(g.t, g.c.CopyToHost(g.s, f32Bytes(dst), p))
+func (g *gpuBufs) download(dst []float32, p DevicePtr) { g.downloadBytes(f32Bytes(dst), p) }
+
+func (g *gpuBufs) downloadBytes(dst []byte, p DevicePtr) {
+	must(g.t, g.c.CopyToHost(g.s, dst, p))
 	must(g.t, g.c.SyncStream(g.s))
 }
 
@@ -92,7 +95,7 @@ func gpuDo(t *testing.T, c *Context, fn func(g *gpuBufs)) {
 func TestGPUMatMul(t *testing.T) {
 	c, k := gpuKernels(t)
 	r := rand.New(rand.NewPCG(21, 22))
-	for _, wt := range []WeightType{WeightF32, WeightF16, WeightQ8_0, WeightQ4_0} {
+	for _, wt := range WeightTypes() {
 		for _, shape := range [][3]int{{32, 1, 1}, {4096, 37, 1}, {1056, 13, 9}, {2080, 5, 16}} {
 			n, rows, cols := shape[0], shape[1], shape[2]
 			if wt.BlockSize() == 1 {
@@ -182,15 +185,28 @@ func TestGPUAttnDecode(t *testing.T) {
 		q := randFloats(r, nHead*hd, 1)
 		kc, vc := randFloats(r, nKV*stride, 1), randFloats(r, nKV*stride, 1)
 		scale := float32(1 / math.Sqrt(float64(hd)))
-		want := make([]float32, nHead*hd)
-		attnTwin(cudaWarp, q, kc, vc, want, nKV, hd, nHead, nKVHead, stride, scale)
-		got := make([]float32, nHead*hd)
-		gpuDo(t, c, func(g *gpuBufs) {
-			do, ds := g.f32(got), g.f32(make([]float32, nHead*nKV))
-			must(t, k.AttnDecode(g.s, g.f32(q), g.f32(kc), g.f32(vc), ds, do, nKV, hd, nHead, nKVHead, stride, scale))
-			g.download(got, do)
-		})
-		checkULP(t, fmt.Sprintf("attn nKV=%d hd=%d heads %d/%d", nKV, hd, nHead, nKVHead), got, want, 0)
+		for _, kvt := range []WeightType{WeightF32, WeightF16} {
+			kb, vb := make([]byte, kvt.RowBytes(len(kc))), make([]byte, kvt.RowBytes(len(vc)))
+			kvStoreTwin(kvt, kb, kc)
+			kvStoreTwin(kvt, vb, vc)
+			want := make([]float32, nHead*hd)
+			attnTwin(cudaWarp, kvt, q, kb, vb, want, nKV, hd, nHead, nKVHead, stride, scale)
+			got := make([]float32, nHead*hd)
+			gotK := make([]byte, len(kb))
+			gpuDo(t, c, func(g *gpuBufs) {
+				do, ds := g.f32(got), g.f32(make([]float32, nHead*nKV))
+				dk, dv := g.upload(make([]byte, len(kb))), g.upload(make([]byte, len(vb)))
+				must(t, k.StoreKV(g.s, kvt, g.f32(kc), dk, len(kc)))
+				must(t, k.StoreKV(g.s, kvt, g.f32(vc), dv, len(vc)))
+				must(t, k.AttnDecode(g.s, kvt, g.f32(q), dk, dv, ds, do, nKV, hd, nHead, nKVHead, stride, scale))
+				g.download(got, do)
+				g.downloadBytes(gotK, dk)
+			})
+			if !bytes.Equal(gotK, kb) {
+				t.Errorf("StoreKV %v: the cache's bytes differ from the twin's", kvt)
+			}
+			checkULP(t, fmt.Sprintf("attn %v nKV=%d hd=%d heads %d/%d", kvt, nKV, hd, nHead, nKVHead), got, want, 0)
+		}
 	}
 }
 

@@ -13,10 +13,6 @@ import (
 //go:embed kernels/*.cu kernels/*.h
 var kernelFS embed.FS
 
-// KernelFS returns the kernel sources (kernels/*.cu, kernels/*.h), for the
-// HIP backend, which compiles the same files with hipRTC.
-func KernelFS() fs.FS { return kernelFS }
-
 // KernelSources returns every kernel translation unit, each with all of our
 // headers, sorted by name.
 func KernelSources() []Source {
@@ -51,11 +47,14 @@ func KernelSource(name string) (Source, bool) {
 	return Source{}, false
 }
 
-// kernelNames lists the FC_KERNEL functions of a source (the name before
-// the parameter list, after any __launch_bounds__).
-func kernelNames(src Source) []string {
+// kernelNames lists the FC_KERNEL functions of a source.
+func kernelNames(src Source) []string { return KernelNames(src.Code) }
+
+// KernelNames lists the FC_KERNEL functions of a kernel source's code: the
+// name on the line after "FC_KERNEL void …", before the parameter list.
+func KernelNames(code string) []string {
 	var names []string
-	lines := strings.Split(src.Code, "\n")
+	lines := strings.Split(code, "\n")
 	for i, l := range lines {
 		if !strings.HasPrefix(l, "FC_KERNEL ") || i+1 >= len(lines) {
 			continue

@@ -1,9 +1,6 @@
 package cuda
 
-import (
-	"fmt"
-	"math"
-)
+import "fmt"
 
 // Kernels is every kernel of kernels/*.cu loaded into one context, with a
 // launcher per operation that fixes the grid and block shapes the kernel
@@ -64,77 +61,77 @@ func (k *Kernels) Unload() {
 // Function returns a loaded kernel by name, for occupancy queries.
 func (k *Kernels) Function(name string) *Function { return k.fn[name] }
 
-func (k *Kernels) launch(name string, grid, block Dim3, s *Stream) error {
-	f := k.fn[name]
-	if f == nil {
-		return fmt.Errorf("cuda: kernel %s not loaded", name)
+// run queues l on s; errors name the backend.
+func (k *Kernels) run(s *Stream, l Launch, err error) error {
+	if err != nil {
+		return fmt.Errorf("cuda: %w", err)
 	}
-	return k.c.Launch(f, grid, block, 0, s, &k.args)
+	if l.Kernel == "" {
+		return k.c.CopyDevice(s, DevicePtr(l.Params[1]), DevicePtr(l.Params[0]), l.Copy)
+	}
+	f := k.fn[l.Kernel]
+	if f == nil {
+		return fmt.Errorf("cuda: kernel %s not loaded", l.Kernel)
+	}
+	k.args.Reset()
+	for _, v := range l.Params[:l.N] {
+		k.args.add(v)
+	}
+	return k.c.Launch(f, l.Grid, l.Block, 0, s, &k.args)
 }
 
 // cudaWarp is FC_WARP_SIZE for NVIDIA devices.
 const cudaWarp = 32
 
-func ceilDiv(a, b int) int { return (a + b - 1) / b }
+// The launchers queue one operation each on a stream and return at once
+// (launches.go has their shapes).
 
 // MatMul: y[c·rows + r] = Σ_i W[r][i]·x[c·n + i] for rows weight rows of
 // type t (n elements each, GGML layout) and cols float32 columns.
 func (k *Kernels) MatMul(s *Stream, t WeightType, w, x, y DevicePtr, n, rows, cols int) error {
-	if n%t.BlockSize() != 0 {
-		return fmt.Errorf("cuda: %v row of %d elements is not whole blocks", t, n)
-	}
-	k.args.Reset().Ptr(w).Ptr(x).Ptr(y).I32(n).I32(rows).I32(cols)
-	return k.launch(t.Kernel(), Dim3{X: ceilDiv(rows, mmWarps), Y: ceilDiv(cols, mmMaxCols)}, Dim3{X: k.warp, Y: mmWarps}, s)
+	l, err := MatMulLaunch(k.warp, t, uint64(w), uint64(x), uint64(y), n, rows, cols)
+	return k.run(s, l, err)
 }
 
 // RMSNorm normalizes rows of n floats from x into y (which may be x), with
 // the gain g unless g is 0.
 func (k *Kernels) RMSNorm(s *Stream, x, g, y DevicePtr, n, rows int, eps float32) error {
-	k.args.Reset().Ptr(x).Ptr(g).Ptr(y).I32(n).F32(eps)
-	return k.launch("rms_norm_f32", Dim3{X: rows}, Dim3{X: normThreads}, s)
+	return k.run(s, RMSNormLaunch(uint64(x), uint64(g), uint64(y), n, rows, eps), nil)
 }
 
 // RoPE rotates, in place, nHeads heads of headDim floats in each of tokens
 // rows of rowStride floats at x, for the int32 positions at pos.
 func (k *Kernels) RoPE(s *Stream, x, pos DevicePtr, tokens, rowStride, nHeads, headDim, nRot int, base float64, freqScale float32, neox bool) error {
-	neoxArg := 0
-	if neox {
-		neoxArg = 1
-	}
-	k.args.Reset().Ptr(x).Ptr(pos).I32(rowStride).I32(headDim).I32(nRot).
-		F32(ropeThetaScale(base, nRot)).F32(freqScale).I32(neoxArg)
-	return k.launch("rope_f32", Dim3{X: nHeads, Y: tokens}, Dim3{X: ropeThreads}, s)
+	return k.run(s, RoPELaunch(uint64(x), uint64(pos), tokens, rowStride, nHeads, headDim, nRot, base, freqScale, neox), nil)
 }
-
-// ropeThetaScale is the factor between consecutive rotation frequencies,
-// base^(−2/nRot), as rope_f32 takes it.
-func ropeThetaScale(base float64, nRot int) float32 { return float32(math.Pow(base, -2/float64(nRot))) }
 
 // SiLUMul sets h = silu(g)·u over n floats.
 func (k *Kernels) SiLUMul(s *Stream, h, g, u DevicePtr, n int) error {
-	k.args.Reset().Ptr(h).Ptr(g).Ptr(u).I32(n)
-	return k.launch("silu_mul_f32", Dim3{X: min(ceilDiv(n, actThreads), 65535)}, Dim3{X: actThreads}, s)
+	return k.run(s, SiLUMulLaunch(uint64(h), uint64(g), uint64(u), n), nil)
 }
 
 // Add sets y += x over n floats (the residual connection).
 func (k *Kernels) Add(s *Stream, y, x DevicePtr, n int) error {
-	k.args.Reset().Ptr(y).Ptr(x).I32(n)
-	return k.launch("add_f32", Dim3{X: min(ceilDiv(n, actThreads), 65535)}, Dim3{X: actThreads}, s)
+	return k.run(s, AddLaunch(uint64(y), uint64(x), n), nil)
 }
 
 // Softmax normalizes rows of n floats in place.
 func (k *Kernels) Softmax(s *Stream, x DevicePtr, n, rows int) error {
-	k.args.Reset().Ptr(x).I32(n)
-	return k.launch("softmax_f32", Dim3{X: rows}, Dim3{X: actThreads}, s)
+	return k.run(s, SoftmaxLaunch(uint64(x), n, rows), nil)
 }
 
 // AttnDecode is one query token's attention over nKV cached positions
-// (see attn.cu); scratch holds nHead·nKV floats.
-func (k *Kernels) AttnDecode(s *Stream, q, kc, vc, scratch, out DevicePtr, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) error {
-	if nKVHead <= 0 || nHead%nKVHead != 0 {
-		return fmt.Errorf("cuda: %d query heads over %d KV heads", nHead, nKVHead)
-	}
-	k.args.Reset().Ptr(q).Ptr(kc).Ptr(vc).Ptr(scratch).Ptr(out).
-		I32(nKV).I32(headDim).I32(nHead).I32(nKVHead).I32(kvStride).F32(scale)
-	return k.launch("attn_decode_f32", Dim3{X: nHead}, Dim3{X: attnThreads}, s)
+// of a cache of type t, F32, F16 or Q8_0 (see attn.cu); scratch holds
+// nHead·nKV floats.
+func (k *Kernels) AttnDecode(s *Stream, t WeightType, q, kc, vc, scratch, out DevicePtr, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) error {
+	l, err := AttnDecodeLaunch(t, uint64(q), uint64(kc), uint64(vc), uint64(scratch), uint64(out), nKV, headDim, nHead, nKVHead, kvStride, scale)
+	return k.run(s, l, err)
+}
+
+// StoreKV writes n floats from x into a KV cache of type t at y: a device
+// copy for F32, kv_store_f16's rounding for F16, kv_store_q8_0's blocks
+// for Q8_0.
+func (k *Kernels) StoreKV(s *Stream, t WeightType, x, y DevicePtr, n int) error {
+	l, err := StoreKVLaunch(t, uint64(x), uint64(y), n)
+	return k.run(s, l, err)
 }

@@ -38,17 +38,69 @@ const (
 	WeightF16
 	WeightQ8_0 // 32 elements: fp16 d, 32 × int8
 	WeightQ4_0 // 32 elements: fp16 d, 16 bytes of nibbles, value d·(q − 8)
+	WeightBF16
+	WeightQ4_1 // 32 elements: fp16 d, m, 16 bytes of nibbles, value d·q + m
+	WeightQ5_0
+	WeightQ5_1
+	WeightIQ4_NL
+	WeightQ2_K // 256-element super-blocks, read in 32-element units
+	WeightQ3_K
+	WeightQ4_K
+	WeightQ5_K
+	WeightQ6_K
+	WeightQ8_B32 // Inferflow's min–max formats (engine/quant), 32 or 64 weights a block
+	WeightQ8_B64
+	WeightQ6_B64
+	WeightQ5_B64
+	WeightQ4_B32
+	WeightQ4_B64
+	WeightQ3H_B64
+	WeightQ3_B32
+	WeightQ2_B32
 )
+
+// unitFunc writes the 32 weights of unit j of a block (twin_quant.go).
+type unitFunc func(blk []byte, j int, w *[32]float32)
 
 var weightTypes = [...]struct {
 	name        string
 	kernel      string
-	block, size int // elements and bytes per block
+	block, size int      // elements and bytes per block
+	unit        unitFunc // nil: not a unit kernel (float types, Q8_0, Q4_0)
 }{
-	WeightF32:  {"F32", "mm_f32", 1, 4},
-	WeightF16:  {"F16", "mm_f16", 1, 2},
-	WeightQ8_0: {"Q8_0", "mm_q8_0", 32, 34},
-	WeightQ4_0: {"Q4_0", "mm_q4_0", 32, 18},
+	WeightF32:    {"F32", "mm_f32", 1, 4, nil},
+	WeightF16:    {"F16", "mm_f16", 1, 2, nil},
+	WeightQ8_0:   {"Q8_0", "mm_q8_0", 32, 34, nil},
+	WeightQ4_0:   {"Q4_0", "mm_q4_0", 32, 18, nil},
+	WeightBF16:   {"BF16", "mm_bf16", 1, 2, nil},
+	WeightQ4_1:   {"Q4_1", "mm_q4_1", 32, 20, unitQ4_1},
+	WeightQ5_0:   {"Q5_0", "mm_q5_0", 32, 22, unitQ5_0},
+	WeightQ5_1:   {"Q5_1", "mm_q5_1", 32, 24, unitQ5_1},
+	WeightIQ4_NL: {"IQ4_NL", "mm_iq4_nl", 32, 18, unitIQ4_NL},
+	WeightQ2_K:   {"Q2_K", "mm_q2_k", 256, 84, unitQ2_K},
+	WeightQ3_K:   {"Q3_K", "mm_q3_k", 256, 110, unitQ3_K},
+	WeightQ4_K:   {"Q4_K", "mm_q4_k", 256, 144, unitQ4_K},
+	WeightQ5_K:   {"Q5_K", "mm_q5_k", 256, 176, unitQ5_K},
+	WeightQ6_K:   {"Q6_K", "mm_q6_k", 256, 210, unitQ6_K},
+
+	WeightQ8_B32:  {"Q8_B32", "mm_if_q8_b32", 32, 36, inferflow{32, [3]int{8}, false}.unit},
+	WeightQ8_B64:  {"Q8_B64", "mm_if_q8_b64", 64, 68, inferflow{64, [3]int{8}, false}.unit},
+	WeightQ6_B64:  {"Q6_B64", "mm_if_q6_b64", 64, 52, inferflow{64, [3]int{4, 2}, false}.unit},
+	WeightQ5_B64:  {"Q5_B64", "mm_if_q5_b64", 64, 44, inferflow{64, [3]int{4, 1}, false}.unit},
+	WeightQ4_B32:  {"Q4_B32", "mm_if_q4_b32", 32, 20, inferflow{32, [3]int{4}, false}.unit},
+	WeightQ4_B64:  {"Q4_B64", "mm_if_q4_b64", 64, 36, inferflow{64, [3]int{4}, false}.unit},
+	WeightQ3H_B64: {"Q3H_B64", "mm_if_q3h_b64", 64, 32, inferflow{64, [3]int{4, 2, 1}, true}.unit},
+	WeightQ3_B32:  {"Q3_B32", "mm_if_q3_b32", 32, 16, inferflow{32, [3]int{2, 1}, false}.unit},
+	WeightQ2_B32:  {"Q2_B32", "mm_if_q2_b32", 32, 12, inferflow{32, [3]int{2}, false}.unit},
+}
+
+// WeightTypes lists every weight type the matrix kernels read.
+func WeightTypes() []WeightType {
+	ts := make([]WeightType, len(weightTypes))
+	for i := range ts {
+		ts[i] = WeightType(i)
+	}
+	return ts
 }
 
 func (t WeightType) String() string { return weightTypes[t].name }
@@ -61,6 +113,33 @@ func (t WeightType) BlockSize() int { return weightTypes[t].block }
 
 // RowBytes is the size of a row of n elements (n a multiple of BlockSize).
 func (t WeightType) RowBytes(n int) int { return n / weightTypes[t].block * weightTypes[t].size }
+
+// KVKernels names the decode attention kernel and the row-store kernel
+// for a device KV cache of t; ok is false for the types no device cache
+// is kept in. F32 rows are stored by a device copy (store is "").
+func KVKernels(t WeightType) (attn, store string, ok bool) {
+	switch t {
+	case WeightF32:
+		return "attn_decode_f32", "", true
+	case WeightF16:
+		return "attn_decode_f16", "kv_store_f16", true
+	case WeightQ8_0:
+		return "attn_decode_q8_0", "kv_store_q8_0", true
+	}
+	return "", "", false
+}
+
+// KVWhole reports whether every count in ns (elements) is whole blocks
+// of a KV cache of t: Q8_0 caches hold rows, heads and stores of whole
+// 32-element blocks.
+func KVWhole(t WeightType, ns ...int) bool {
+	for _, n := range ns {
+		if n%t.BlockSize() != 0 {
+			return false
+		}
+	}
+	return true
+}
 
 // mmTwin is mm_<t>: y[c·rows + r] = Σ_i w[r][i] · x[c·n + i].
 func mmTwin(t WeightType, warp int, w []byte, x []float32, y []float32, n, rows, cols int) {
@@ -83,7 +162,7 @@ func mmTwin(t WeightType, warp int, w []byte, x []float32, y []float32, n, rows,
 func mmLane(t WeightType, warp, lane int, row []byte, x []float32) float32 {
 	var acc float32
 	switch t {
-	case WeightF32, WeightF16:
+	case WeightF32, WeightF16, WeightBF16:
 		for i := lane; i < len(x); i += warp {
 			acc = fmaf(floatWeight(t, row, i), x[i], acc)
 		}
@@ -107,13 +186,38 @@ func mmLane(t WeightType, warp, lane int, row []byte, x []float32) float32 {
 			}
 			acc = fmaf(halfToFloat(le16(blk)), s, acc)
 		}
+	default:
+		acc = unitLane(t, warp, lane, row, x)
+	}
+	return acc
+}
+
+// unitLane is a unit kernel's lane: units (32 elements) lane, lane + W, …
+// of the row, each dequantized as engine/ggml does, its Σ w_j·x_j taken by
+// fmaf in j order and added to the accumulator.
+func unitLane(t WeightType, warp, lane int, row []byte, x []float32) float32 {
+	wt := weightTypes[t]
+	per := wt.block / 32
+	var acc float32
+	var w [32]float32
+	for u := lane; u < len(x)/32; u += warp {
+		wt.unit(row[u/per*wt.size:], u%per, &w)
+		xu := x[u*32:]
+		var s float32
+		for j := range 32 {
+			s = fmaf(w[j], xu[j], s)
+		}
+		acc += s
 	}
 	return acc
 }
 
 func floatWeight(t WeightType, row []byte, i int) float32 {
-	if t == WeightF16 {
+	switch t {
+	case WeightF16:
 		return halfToFloat(le16(row[2*i:]))
+	case WeightBF16:
+		return bf16ToFloat(le16(row[2*i:]))
 	}
 	return math.Float32frombits(binary.LittleEndian.Uint32(row[4*i:]))
 }
@@ -220,8 +324,9 @@ func softmaxRow(warp int, x, part []float32) float32 {
 	return 1 / blockSumF(part, warp)
 }
 
-// attnTwin is attn_decode_f32 for one query token.
-func attnTwin(warp int, q, k, v, out []float32, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) {
+// attnTwin is attn_decode_<t> for one query token: k and v hold the cache
+// as t (F32, F16 or Q8_0), each element widened exactly as it is read.
+func attnTwin(warp int, t WeightType, q []float32, k, v []byte, out []float32, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) {
 	lanes := make([]float32, warp)
 	part := make([]float32, attnThreads)
 	s := make([]float32, nKV)
@@ -229,11 +334,11 @@ func attnTwin(warp int, q, k, v, out []float32, nKV, headDim, nHead, nKVHead, kv
 		g := h / (nHead / nKVHead)
 		qh := q[h*headDim : (h+1)*headDim]
 		for j := range nKV {
-			kj := k[j*kvStride+g*headDim:]
+			kj := j*kvStride + g*headDim
 			for l := range lanes {
 				var d float32
 				for i := l; i < headDim; i += warp {
-					d = fmaf(qh[i], kj[i], d)
+					d = fmaf(qh[i], kvAt(t, k, kj+i), d)
 				}
 				lanes[l] = d
 			}
@@ -243,9 +348,57 @@ func attnTwin(warp int, q, k, v, out []float32, nKV, headDim, nHead, nKVHead, kv
 		for i := range headDim {
 			var acc float32
 			for j := range nKV {
-				acc = fmaf(s[j], v[j*kvStride+g*headDim+i], acc)
+				acc = fmaf(s[j], kvAt(t, v, j*kvStride+g*headDim+i), acc)
 			}
 			out[h*headDim+i] = acc * inv
 		}
+	}
+}
+
+// kvAt is element i of a cache of type t: attn_load.
+func kvAt(t WeightType, b []byte, i int) float32 {
+	if t == WeightQ8_0 {
+		blk := b[i/32*34:]
+		return float32(int8(blk[2+i%32])) * halfToFloat(le16(blk))
+	}
+	return floatWeight(t, b, i)
+}
+
+// kvStoreTwin is the cache's row store of n floats as t: kv_store_f16
+// for F16 (binary16, to nearest even), kv_store_q8_0 for Q8_0, a copy
+// for F32.
+func kvStoreTwin(t WeightType, dst []byte, src []float32) {
+	if t == WeightQ8_0 {
+		for b := range len(src) / 32 {
+			storeQ8_0(dst[34*b:34*b+34], src[32*b:32*b+32])
+		}
+		return
+	}
+	for i, f := range src {
+		switch t {
+		case WeightF16:
+			binary.LittleEndian.PutUint16(dst[2*i:], floatToHalf(f))
+		case WeightF32:
+			binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(f))
+		default:
+			panic(fmt.Sprintf("cuda: a KV cache of %v", t))
+		}
+	}
+}
+
+// storeQ8_0 is one block of kv_store_q8_0.
+func storeQ8_0(y []byte, x []float32) {
+	var amax float32
+	for _, v := range x {
+		amax = fmaxf(amax, float32(math.Abs(float64(v))))
+	}
+	d := amax / 127
+	var id float32
+	if amax != 0 {
+		id = 127 / amax
+	}
+	binary.LittleEndian.PutUint16(y, floatToHalf(d))
+	for j, v := range x {
+		y[2+j] = byte(int8(int(math.RoundToEven(float64(v * id)))))
 	}
 }

@@ -28,7 +28,11 @@ func (t Twin) SiLUMul(h, g, u []float32) { siluMulTwin(h, g, u) }
 // Add is Add's arithmetic: y += x.
 func (t Twin) Add(y, x []float32) { addTwin(y, x) }
 
-// AttnDecode is AttnDecode's arithmetic for one query token.
-func (t Twin) AttnDecode(q, k, v, out []float32, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) {
-	attnTwin(t.Warp, q, k, v, out, nKV, headDim, nHead, nKVHead, kvStride, scale)
+// AttnDecode is AttnDecode's arithmetic for one query token over a cache
+// of kv (F32 or F16).
+func (t Twin) AttnDecode(kv WeightType, q []float32, k, v []byte, out []float32, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) {
+	attnTwin(t.Warp, kv, q, k, v, out, nKV, headDim, nHead, nKVHead, kvStride, scale)
 }
+
+// StoreKV is StoreKV's arithmetic: n = len(src) floats into dst as kv.
+func (t Twin) StoreKV(kv WeightType, dst []byte, src []float32) { kvStoreTwin(kv, dst, src) }

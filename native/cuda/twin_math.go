@@ -158,3 +158,31 @@ func expGGML(x float32) float32 {
 	}
 	return fmaf(s2, j, s2) * s1
 }
+
+// floatToHalf is fc_float_to_half: binary16 rounded to nearest even,
+// overflow to ±Inf, any NaN 0x7fff (PTX's canonical NaN).
+func floatToHalf(f float32) uint16 {
+	b := math.Float32bits(f)
+	sign, mant := uint16(b>>16)&0x8000, b&0x7fffff
+	exp := int(b>>23) & 0xff
+	switch {
+	case exp == 0xff && mant != 0:
+		return 0x7fff
+	case exp == 0xff, exp-112 >= 0x1f:
+		return sign | 0x7c00
+	case exp > 112: // a normal half; rounding may carry up to Inf
+		return sign | uint16(roundShift(uint32(exp-112)<<23|mant, 13))
+	case exp == 0 || 126-exp > 25:
+		return sign
+	}
+	return sign | uint16(roundShift(mant|0x800000, uint(126-exp)))
+}
+
+// roundShift is m >> s rounded to nearest, ties to even.
+func roundShift(m uint32, s uint) uint32 {
+	q, rest, half := m>>s, m&(1<<s-1), uint32(1)<<(s-1)
+	if rest > half || rest == half && q&1 != 0 {
+		q++
+	}
+	return q
+}

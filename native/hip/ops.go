@@ -2,26 +2,12 @@ package hip
 
 import (
 	"fmt"
-	"math"
 
 	"flowchat/native/cuda"
 )
 
 // WeightType is native/cuda's: the GGML weight types the matrix kernels read.
 type WeightType = cuda.WeightType
-
-// The launch constants of kernels/*.cu (the #defines named beside them;
-// TestLaunchConstants reads the sources to keep them equal). Block sizes
-// are multiples of both wavefront sizes, so every kernel runs unchanged
-// at 32 and 64.
-const (
-	mmWarps     = 4   // MM_WARPS: weight rows (one per wavefront) per block
-	mmMaxCols   = 8   // MM_MAX_COLS: activation columns per block
-	normThreads = 256 // NORM_THREADS
-	ropeThreads = 64  // ROPE_THREADS
-	actThreads  = 256 // ACT_THREADS
-	attnThreads = 128 // ATTN_THREADS
-)
 
 // Kernels is every kernel loaded for one device, with one launcher per
 // operation, as native/cuda's Kernels: launchers queue work on a stream,
@@ -87,70 +73,74 @@ func (k *Kernels) Unload() {
 // Function returns a loaded kernel by name, for occupancy queries.
 func (k *Kernels) Function(name string) *Function { return k.fn[name] }
 
-func (k *Kernels) launch(name string, grid, block Dim3, s *Stream) error {
-	f := k.fn[name]
-	if f == nil {
-		return fmt.Errorf("hip: kernel %s not loaded", name)
+// run queues l on s; errors name the backend.
+func (k *Kernels) run(s *Stream, l cuda.Launch, err error) error {
+	if err != nil {
+		return fmt.Errorf("hip: %w", err)
 	}
-	return k.c.Launch(f, grid, block, 0, s, &k.args)
+	if l.Kernel == "" {
+		return k.c.CopyDevice(s, DevicePtr(l.Params[1]), DevicePtr(l.Params[0]), l.Copy)
+	}
+	f := k.fn[l.Kernel]
+	if f == nil {
+		return fmt.Errorf("hip: kernel %s not loaded", l.Kernel)
+	}
+	k.args.Reset()
+	for _, v := range l.Params[:l.N] {
+		k.args.add(v)
+	}
+	return k.c.Launch(f, Dim3(l.Grid), Dim3(l.Block), 0, s, &k.args)
 }
 
-func ceilDiv(a, b int) int { return (a + b - 1) / b }
+// The launchers queue one operation each on a stream and return at once
+// (native/cuda's launches.go has their shapes).
 
 // MatMul: y[c·rows + r] = Σ_i W[r][i]·x[c·n + i] for rows weight rows of
 // type t (n elements each, GGML layout) and cols float32 columns.
 func (k *Kernels) MatMul(s *Stream, t WeightType, w, x, y DevicePtr, n, rows, cols int) error {
-	if n%t.BlockSize() != 0 {
-		return fmt.Errorf("hip: %v row of %d elements is not whole blocks", t, n)
-	}
-	k.args.Reset().Ptr(w).Ptr(x).Ptr(y).I32(n).I32(rows).I32(cols)
-	return k.launch(t.Kernel(), Dim3{X: ceilDiv(rows, mmWarps), Y: ceilDiv(cols, mmMaxCols)}, Dim3{X: k.warp, Y: mmWarps}, s)
+	l, err := cuda.MatMulLaunch(k.warp, t, uint64(w), uint64(x), uint64(y), n, rows, cols)
+	return k.run(s, l, err)
 }
 
 // RMSNorm normalizes rows of n floats from x into y (which may be x), with
 // the gain g unless g is 0.
 func (k *Kernels) RMSNorm(s *Stream, x, g, y DevicePtr, n, rows int, eps float32) error {
-	k.args.Reset().Ptr(x).Ptr(g).Ptr(y).I32(n).F32(eps)
-	return k.launch("rms_norm_f32", Dim3{X: rows}, Dim3{X: normThreads}, s)
+	return k.run(s, cuda.RMSNormLaunch(uint64(x), uint64(g), uint64(y), n, rows, eps), nil)
 }
 
 // RoPE rotates, in place, nHeads heads of headDim floats in each of tokens
 // rows of rowStride floats at x, for the int32 positions at pos.
 func (k *Kernels) RoPE(s *Stream, x, pos DevicePtr, tokens, rowStride, nHeads, headDim, nRot int, base float64, freqScale float32, neox bool) error {
-	neoxArg := 0
-	if neox {
-		neoxArg = 1
-	}
-	k.args.Reset().Ptr(x).Ptr(pos).I32(rowStride).I32(headDim).I32(nRot).
-		F32(float32(math.Pow(base, -2/float64(nRot)))).F32(freqScale).I32(neoxArg)
-	return k.launch("rope_f32", Dim3{X: nHeads, Y: tokens}, Dim3{X: ropeThreads}, s)
+	return k.run(s, cuda.RoPELaunch(uint64(x), uint64(pos), tokens, rowStride, nHeads, headDim, nRot, base, freqScale, neox), nil)
 }
 
 // SiLUMul sets h = silu(g)·u over n floats.
 func (k *Kernels) SiLUMul(s *Stream, h, g, u DevicePtr, n int) error {
-	k.args.Reset().Ptr(h).Ptr(g).Ptr(u).I32(n)
-	return k.launch("silu_mul_f32", Dim3{X: min(ceilDiv(n, actThreads), 65535)}, Dim3{X: actThreads}, s)
+	return k.run(s, cuda.SiLUMulLaunch(uint64(h), uint64(g), uint64(u), n), nil)
 }
 
 // Add sets y += x over n floats (the residual connection).
 func (k *Kernels) Add(s *Stream, y, x DevicePtr, n int) error {
-	k.args.Reset().Ptr(y).Ptr(x).I32(n)
-	return k.launch("add_f32", Dim3{X: min(ceilDiv(n, actThreads), 65535)}, Dim3{X: actThreads}, s)
+	return k.run(s, cuda.AddLaunch(uint64(y), uint64(x), n), nil)
 }
 
 // Softmax normalizes rows of n floats in place.
 func (k *Kernels) Softmax(s *Stream, x DevicePtr, n, rows int) error {
-	k.args.Reset().Ptr(x).I32(n)
-	return k.launch("softmax_f32", Dim3{X: rows}, Dim3{X: actThreads}, s)
+	return k.run(s, cuda.SoftmaxLaunch(uint64(x), n, rows), nil)
 }
 
 // AttnDecode is one query token's attention over nKV cached positions
-// (see attn.cu); scratch holds nHead·nKV floats.
-func (k *Kernels) AttnDecode(s *Stream, q, kc, vc, scratch, out DevicePtr, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) error {
-	if nKVHead <= 0 || nHead%nKVHead != 0 {
-		return fmt.Errorf("hip: %d query heads over %d KV heads", nHead, nKVHead)
-	}
-	k.args.Reset().Ptr(q).Ptr(kc).Ptr(vc).Ptr(scratch).Ptr(out).
-		I32(nKV).I32(headDim).I32(nHead).I32(nKVHead).I32(kvStride).F32(scale)
-	return k.launch("attn_decode_f32", Dim3{X: nHead}, Dim3{X: attnThreads}, s)
+// of a cache of type t, F32, F16 or Q8_0 (see attn.cu); scratch holds
+// nHead·nKV floats.
+func (k *Kernels) AttnDecode(s *Stream, t WeightType, q, kc, vc, scratch, out DevicePtr, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) error {
+	l, err := cuda.AttnDecodeLaunch(t, uint64(q), uint64(kc), uint64(vc), uint64(scratch), uint64(out), nKV, headDim, nHead, nKVHead, kvStride, scale)
+	return k.run(s, l, err)
+}
+
+// StoreKV writes n floats from x into a KV cache of type t at y: a device
+// copy for F32, kv_store_f16's rounding for F16, kv_store_q8_0's blocks
+// for Q8_0.
+func (k *Kernels) StoreKV(s *Stream, t WeightType, x, y DevicePtr, n int) error {
+	l, err := cuda.StoreKVLaunch(t, uint64(x), uint64(y), n)
+	return k.run(s, l, err)
 }

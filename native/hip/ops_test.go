@@ -1,39 +1,26 @@
 package hip
 
 import (
-	"regexp"
-	"strconv"
 	"testing"
+
+	"flowchat/native/cuda"
 )
 
-// TestLaunchConstants: the launchers' constants equal the sources'
-// #defines, and every block size is whole wavefronts at 32 and 64 with at
-// most one wavefront's worth of wavefronts (fc_block_sum's limit).
-func TestLaunchConstants(t *testing.T) {
-	want := map[string]int{"MM_WARPS": mmWarps, "MM_MAX_COLS": mmMaxCols, "NORM_THREADS": normThreads,
-		"ROPE_THREADS": ropeThreads, "ACT_THREADS": actThreads, "ATTN_THREADS": attnThreads}
-	re := regexp.MustCompile(`(?m)^#define (\w+) (\d+)$`)
-	seen := map[string]bool{}
-	for _, src := range KernelSources() {
-		for _, m := range re.FindAllStringSubmatch(src.Code, -1) {
-			v, _ := strconv.Atoi(m[2])
-			if w, ok := want[m[1]]; ok {
-				seen[m[1]] = true
-				if v != w {
-					t.Errorf("%s: %s is %d, launcher uses %d", src.Name, m[1], v, w)
-				}
-			}
-		}
-	}
-	for name := range want {
-		if !seen[name] {
-			t.Errorf("%s not found in the kernel sources", name)
-		}
-	}
-	for _, threads := range []int{normThreads, ropeThreads, actThreads, attnThreads} {
-		for _, w := range []int{32, 64} {
+// TestLaunchesWholeWavefronts: every launch the launchers make (native/
+// cuda's, whose constants TestKernelConstants holds to the sources'
+// #defines) has blocks of whole wavefronts at 32 and 64, with at most one
+// wavefront's worth of wavefronts (fc_block_sum's limit).
+func TestLaunchesWholeWavefronts(t *testing.T) {
+	for _, w := range []int{32, 64} {
+		mm, _ := cuda.MatMulLaunch(w, cuda.WeightQ4_K, 0, 0, 0, 4096, 100, 3)
+		attn, _ := cuda.AttnDecodeLaunch(cuda.WeightF16, 0, 0, 0, 0, 0, 10, 128, 32, 8, 1024, 1)
+		store, _ := cuda.StoreKVLaunch(cuda.WeightQ8_0, 0, 0, 1024)
+		for _, l := range []cuda.Launch{mm, attn, store, cuda.RMSNormLaunch(0, 0, 0, 4096, 2, 1e-5),
+			cuda.RoPELaunch(0, 0, 3, 4096, 32, 128, 128, 1e4, 1, false), cuda.SiLUMulLaunch(0, 0, 0, 1000),
+			cuda.AddLaunch(0, 0, 1000), cuda.SoftmaxLaunch(0, 100, 2)} {
+			threads := max(l.Block.X, 1) * max(l.Block.Y, 1)
 			if threads%w != 0 || threads/w > w {
-				t.Errorf("block of %d threads at wavefront %d", threads, w)
+				t.Errorf("%s: block of %d threads at wavefront %d", l.Kernel, threads, w)
 			}
 		}
 	}

@@ -62,9 +62,37 @@ FC_DEVICE float fc_half_to_float(fc_u16 h) {
 }
 #endif
 
+// fc_float_to_half rounds a float to IEEE binary16, to nearest even
+// (overflow to ±Inf; any NaN becomes 0x7fff, PTX's canonical NaN). CUDA:
+// inline PTX; HIP: clang's _Float16 conversion (also to nearest even);
+// the CPU shim brings its own.
+#if defined(FC_CPU_SHIM)
+FC_DEVICE fc_u16 fc_float_to_half(float f) { return fc_shim_float_to_half(f); }
+#elif defined(FC_HIP)
+FC_DEVICE fc_u16 fc_float_to_half(float f) {
+	if (f != f) return 0x7fff;
+	union { _Float16 f; fc_u16 u; } c;
+	c.f = (_Float16)f;
+	return c.u;
+}
+#else
+FC_DEVICE fc_u16 fc_float_to_half(float f) {
+	fc_u16 h;
+	asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+	return h;
+}
+#endif
+
 // fc_load_u16 reads a little-endian 16-bit value at a 2-byte aligned
 // address (GGML block scales are 2-byte aligned, never 4).
 FC_DEVICE fc_u16 fc_load_u16(const fc_u8* p) { return *(const fc_u16*)p; }
+
+// fc_load_u32 reads a little-endian 32-bit value at a 2-byte aligned
+// address (the high bits of Q5_0/Q5_1 follow a 2-byte scale).
+FC_DEVICE fc_u32 fc_load_u32(const fc_u8* p) { return fc_load_u16(p) | (fc_u32)fc_load_u16(p + 2) << 16; }
+
+// fc_bf16_to_float widens a bfloat16 value (a float32's high half) exactly.
+FC_DEVICE float fc_bf16_to_float(fc_u16 h) { return __uint_as_float((fc_u32)h << 16); }
 
 // Butterfly reductions: after the loop every lane holds the same value
 // (a + b == b + a exactly), summed in the order v[l] + v[l ^ m] for

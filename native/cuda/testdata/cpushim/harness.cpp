@@ -15,6 +15,7 @@
 #include "norm.cu"
 #include "rope.cu"
 #include "launch.h"
+#include "kernels.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -48,8 +49,7 @@ template <typename... P> static void call(void (*k)(P...)) { callWith(k, std::in
 
 #define KERNEL(name) {#name, [] { call(name); }}
 static const std::map<std::string, void (*)()> kernels = {
-	KERNEL(mm_f32), KERNEL(mm_f16), KERNEL(mm_q8_0), KERNEL(mm_q4_0), KERNEL(rms_norm_f32),
-	KERNEL(rope_f32), KERNEL(silu_mul_f32), KERNEL(add_f32), KERNEL(softmax_f32), KERNEL(attn_decode_f32),
+	FC_SHIM_KERNELS,
 };
 
 int main(int argc, char** argv) {

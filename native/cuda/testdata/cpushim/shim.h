@@ -18,6 +18,7 @@
 #define __forceinline__ inline
 #define __restrict__
 #define __shared__ static
+#define __constant__
 #define __launch_bounds__(n)
 
 using std::min;
@@ -58,4 +59,23 @@ static inline float fc_shim_half_to_float(uint16_t h) {
 	if (e != 0) return __uint_as_float(sign | (e + 112) << 23 | m << 13);
 	float v = (float)m * (1.0f / 16777216.0f);
 	return sign ? -v : v;
+}
+
+// fc_shim_float_to_half rounds to binary16, to nearest even; NaN is 0x7fff.
+static inline uint16_t fc_shim_float_to_half(float f) {
+	uint32_t b = __float_as_uint(f), sign = (b >> 16) & 0x8000, mant = b & 0x7fffff;
+	int exp = (int)((b >> 23) & 0xff);
+	if (exp == 0xff) return mant ? 0x7fff : (uint16_t)(sign | 0x7c00);
+	int e = exp - 112;
+	if (e > 0) {
+		if (e >= 0x1f) return (uint16_t)(sign | 0x7c00);
+		uint32_t h = (uint32_t)e << 10 | mant >> 13, rest = mant & 0x1fff;
+		if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) h++; // may carry into the exponent, up to Inf
+		return (uint16_t)(sign | h);
+	}
+	unsigned s = (unsigned)(126 - exp);
+	if (exp == 0 || s > 25) return (uint16_t)sign;
+	uint32_t m = mant | 0x800000, q = m >> s, rest = m & ((1u << s) - 1), half = 1u << (s - 1);
+	if (rest > half || (rest == half && (q & 1))) q++;
+	return (uint16_t)(sign | q);
 }

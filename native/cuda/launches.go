@@ -1,0 +1,138 @@
+package cuda
+
+import (
+	"fmt"
+	"math"
+)
+
+// A Launch is one kernel launch as kernels/*.cu document it: the kernel,
+// its grid and block, and its parameters in order as 64-bit words (a
+// device address, or the 32 bits of an int or a float32). Both backends'
+// launchers (this package's Kernels and native/hip's) run these, so each
+// operation's shapes and checks are written once; only the warp size
+// differs between devices. An empty Kernel is a plain device copy of
+// Copy bytes from parameter 0 to parameter 1 (StoreKV into an F32 cache).
+type Launch struct {
+	Kernel      string
+	Grid, Block Dim3
+	Params      [maxLaunchParams]uint64
+	N           int // parameters used
+	Copy        int
+}
+
+const maxLaunchParams = 12
+
+// ptrs, ints and f32 append parameters: device addresses, ints, a float.
+func (l *Launch) ptrs(ps ...uint64) *Launch {
+	for _, p := range ps {
+		l.Params[l.N] = p
+		l.N++
+	}
+	return l
+}
+
+func (l *Launch) ints(vs ...int) *Launch {
+	for _, v := range vs {
+		l.Params[l.N] = uint64(uint32(int32(v)))
+		l.N++
+	}
+	return l
+}
+
+func (l *Launch) f32(v float32) *Launch {
+	l.Params[l.N] = uint64(math.Float32bits(v))
+	l.N++
+	return l
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// gridFor is a grid-stride kernel's grid for n items, threads a block.
+func gridFor(n, threads int) Dim3 { return Dim3{X: min(ceilDiv(n, threads), 65535)} }
+
+// MatMulLaunch is MatMul's launch (matmul.cu) at warp size warp.
+func MatMulLaunch(warp int, t WeightType, w, x, y uint64, n, rows, cols int) (Launch, error) {
+	if n%t.BlockSize() != 0 {
+		return Launch{}, fmt.Errorf("%v row of %d elements is not whole blocks", t, n)
+	}
+	l := Launch{Kernel: t.Kernel(), Grid: Dim3{X: ceilDiv(rows, mmWarps), Y: ceilDiv(cols, mmMaxCols)}, Block: Dim3{X: warp, Y: mmWarps}}
+	l.ptrs(w, x, y).ints(n, rows, cols)
+	return l, nil
+}
+
+// RMSNormLaunch is RMSNorm's launch (norm.cu); g is 0 for no gain.
+func RMSNormLaunch(x, g, y uint64, n, rows int, eps float32) Launch {
+	l := Launch{Kernel: "rms_norm_f32", Grid: Dim3{X: rows}, Block: Dim3{X: normThreads}}
+	l.ptrs(x, g, y).ints(n).f32(eps)
+	return l
+}
+
+// RoPELaunch is RoPE's launch (rope.cu).
+func RoPELaunch(x, pos uint64, tokens, rowStride, nHeads, headDim, nRot int, base float64, freqScale float32, neox bool) Launch {
+	neoxArg := 0
+	if neox {
+		neoxArg = 1
+	}
+	l := Launch{Kernel: "rope_f32", Grid: Dim3{X: nHeads, Y: tokens}, Block: Dim3{X: ropeThreads}}
+	l.ptrs(x, pos).ints(rowStride, headDim, nRot).f32(ropeThetaScale(base, nRot)).f32(freqScale).ints(neoxArg)
+	return l
+}
+
+// ropeThetaScale is the factor between consecutive rotation frequencies,
+// base^(−2/nRot), as rope_f32 takes it.
+func ropeThetaScale(base float64, nRot int) float32 { return float32(math.Pow(base, -2/float64(nRot))) }
+
+// SiLUMulLaunch is SiLUMul's launch (act.cu): h = silu(g)·u over n floats.
+func SiLUMulLaunch(h, g, u uint64, n int) Launch {
+	l := Launch{Kernel: "silu_mul_f32", Grid: gridFor(n, actThreads), Block: Dim3{X: actThreads}}
+	l.ptrs(h, g, u).ints(n)
+	return l
+}
+
+// AddLaunch is Add's launch (act.cu): y += x over n floats.
+func AddLaunch(y, x uint64, n int) Launch {
+	l := Launch{Kernel: "add_f32", Grid: gridFor(n, actThreads), Block: Dim3{X: actThreads}}
+	l.ptrs(y, x).ints(n)
+	return l
+}
+
+// SoftmaxLaunch is Softmax's launch (act.cu): rows of n floats in place.
+func SoftmaxLaunch(x uint64, n, rows int) Launch {
+	l := Launch{Kernel: "softmax_f32", Grid: Dim3{X: rows}, Block: Dim3{X: actThreads}}
+	l.ptrs(x).ints(n)
+	return l
+}
+
+// AttnDecodeLaunch is AttnDecode's launch (attn.cu) for a cache of t.
+func AttnDecodeLaunch(t WeightType, q, kc, vc, scratch, out uint64, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) (Launch, error) {
+	name, _, ok := KVKernels(t)
+	switch {
+	case nKVHead <= 0 || nHead%nKVHead != 0:
+		return Launch{}, fmt.Errorf("%d query heads over %d KV heads", nHead, nKVHead)
+	case !ok:
+		return Launch{}, fmt.Errorf("no attention kernel for a %v KV cache", t)
+	case !KVWhole(t, headDim, kvStride):
+		return Launch{}, fmt.Errorf("%v KV rows of %d with heads of %d are not whole blocks", t, kvStride, headDim)
+	}
+	l := Launch{Kernel: name, Grid: Dim3{X: nHead}, Block: Dim3{X: attnThreads}}
+	l.ptrs(q, kc, vc, scratch, out).ints(nKV, headDim, nHead, nKVHead, kvStride).f32(scale)
+	return l, nil
+}
+
+// StoreKVLaunch is StoreKV's launch (attn.cu): n floats at x into a cache
+// of t at y; for F32 a copy.
+func StoreKVLaunch(t WeightType, x, y uint64, n int) (Launch, error) {
+	_, name, ok := KVKernels(t)
+	switch {
+	case !ok:
+		return Launch{}, fmt.Errorf("no KV cache of %v", t)
+	case !KVWhole(t, n):
+		return Launch{}, fmt.Errorf("%d floats are not whole %v blocks", n, t)
+	}
+	l := Launch{Kernel: name, Grid: gridFor(n, attnThreads), Block: Dim3{X: attnThreads}}
+	if name == "" {
+		l.Copy = 4 * n
+	}
+	l.ptrs(x, y).ints(n)
+	return l, nil
+}

@@ -1,0 +1,13 @@
+// kernels.h: every kernel of ../../kernels, for the harness and the fake
+// driver's kernel table (each defines KERNEL(name) before using the list;
+// TestShimKnowsEveryKernel checks that none is missing).
+#pragma once
+
+#define FC_SHIM_KERNELS                                                                                  \
+	KERNEL(mm_f32), KERNEL(mm_f16), KERNEL(mm_bf16), KERNEL(mm_q8_0), KERNEL(mm_q4_0), KERNEL(mm_q4_1), \
+	KERNEL(mm_q5_0), KERNEL(mm_q5_1), KERNEL(mm_iq4_nl), KERNEL(mm_q2_k), KERNEL(mm_q3_k),              \
+	KERNEL(mm_q4_k), KERNEL(mm_q5_k), KERNEL(mm_q6_k), KERNEL(mm_if_q8_b32), KERNEL(mm_if_q8_b64),      \
+	KERNEL(mm_if_q6_b64), KERNEL(mm_if_q5_b64), KERNEL(mm_if_q4_b32), KERNEL(mm_if_q4_b64),             \
+	KERNEL(mm_if_q3h_b64), KERNEL(mm_if_q3_b32), KERNEL(mm_if_q2_b32), KERNEL(rms_norm_f32), KERNEL(rope_f32), \
+	KERNEL(silu_mul_f32), KERNEL(add_f32), KERNEL(softmax_f32), KERNEL(attn_decode_f32),     \
+	KERNEL(attn_decode_f16), KERNEL(kv_store_f16), KERNEL(attn_decode_q8_0), KERNEL(kv_store_q8_0)
