@@ -49,7 +49,7 @@ func (m *modelFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&m.ctx, "ctx", 0, "context length in tokens (default: the model's, at most 4096)")
 	fs.IntVar(&m.ctx, "c", 0, "shorthand for --ctx")
 	fs.StringVar(&m.quant, "quant", "", "re-quantize the weight matrices at load: an Inferflow level (Q8, Q6, Q5, Q4, Q3H, Q3, Q2, or e.g. Q4_B32) or a GGML type (Q8_0, Q4_0, Q4_K, …)")
-	fs.StringVar(&m.kvType, "kv-type", "F32", "KV cache type: F32, F16 or Q8_0")
+	fs.StringVar(&m.kvType, "kv-type", "", "KV cache type: F32, F16 or Q8_0 (default: F32 on the CPU, F16 when layers are offloaded to a GPU)")
 	fs.StringVar(&m.kvBudget, "kv-budget", "", "KV cache memory shared by all sequences, e.g. 2G or 512M (default: enough for 8 full contexts, at most half the free RAM)")
 	m.gpu.register(fs)
 	fs.BoolVar(&m.mmap, "mmap", false, "read weights from the file mapping instead of copying them into huge pages (faster load, slower decode)")
@@ -87,6 +87,9 @@ func (m *modelFlags) load() (*engine.Model, error) {
 	}
 	if opt.GPU, err = m.gpu.options(path, m.ctx); err != nil {
 		return nil, err
+	}
+	if m.kvType == "" && opt.GPU != nil {
+		opt.KVType = ggml.F16 // the device cache's type (issue 15), as llama.cpp's default
 	}
 	mod, err := engine.Load(path, opt)
 	if err != nil || !m.sd.on() {
