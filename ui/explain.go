@@ -124,6 +124,7 @@ func newExplainView(a *App) *explainView {
 	v.follow.Checked = a.settings.ExplainLive
 	v.subject.Truncation = fyne.TextTruncateEllipsis
 	v.subject.Importance = widget.LowImportance
+	v.subject.SizeName = theme.SizeNameCaptionText
 	v.summary.Wrapping = fyne.TextWrapWord
 	v.summary.SetText("Load a model to see how each sampling stage shapes the next token.")
 	v.working.Hide()
@@ -132,10 +133,11 @@ func newExplainView(a *App) *explainView {
 	legend.SizeName = theme.SizeNameCaptionText
 	legend.Importance = widget.LowImportance
 	legend.Wrapping = fyne.TextWrapWord
-	// Only the title row is fixed: the texts scroll with the chart, so the
-	// split above can give the sampling settings most of the height.
+	// Only the title row is fixed: the texts scroll with the chart, and
+	// the legend comes after it, so that an 800 px window shows a whole
+	// stage of candidates under the settings.
 	head := container.NewBorder(nil, nil, title, v.follow, v.working)
-	v.content = container.NewBorder(head, nil, nil, nil, container.NewVScroll(container.NewVBox(v.subject, v.summary, legend, v.chart)))
+	v.content = container.NewBorder(head, nil, nil, nil, container.NewVScroll(container.NewVBox(v.summary, v.subject, v.chart, legend)))
 	return v
 }
 

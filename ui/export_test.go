@@ -68,7 +68,12 @@ func (a *App) PresetSelect() *widget.Select        { return a.panel.preset }
 func (a *App) DecodingSelect() *widget.Select      { return a.panel.decoding }
 func (a *App) SamplingError() string               { return visibleText(a.panel.errLabel) }
 func (a *App) SaveUserPreset(name string)          { a.panel.SaveUserPreset(name) }
-func (a *App) DeletePresetButton() *widget.Button  { return a.panel.deletePreset }
+
+// FieldName is a sampling setting's name; SettingHelp is the panel's
+// help line.
+func (a *App) FieldName(key string) fyne.Tappable { return a.panel.fields[key].name }
+func (a *App) SettingHelp() string                { return a.panel.help.Text }
+func (a *App) DeletePresetButton() *widget.Button { return a.panel.deletePreset }
 func (a *App) GroupNote(title string) string {
 	for _, g := range a.panel.groups {
 		if g.g.title == title {

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
 
 	"flowchat/app/presets"
 	"flowchat/ui"
@@ -186,5 +188,33 @@ func TestSamplingGrid(t *testing.T) {
 	}
 	if !h.a.GroupShown("Repetition penalties") || !h.a.GroupShown("Reply") {
 		t.Error("FSD: penalties or reply length hidden")
+	}
+}
+
+// TestChartHasRoom: at 1200×800 the next-token pane under the settings
+// shows its title row, the decision, the question and a stage with at
+// least six of its candidates (it had 135 px: the title and two lines of
+// text); the settings share one help line, which follows the setting
+// pointed at, tapped or moved.
+func TestChartHasRoom(t *testing.T) {
+	h := newHarness(t, scripted("ok"))
+	ts := theme.TextSize()
+	label := widget.NewLabel("x").MinSize().Height
+	// title row and decision (labels), the question (a caption), a stage's
+	// heading and help (2.6 text sizes), rows of 1.5 text sizes
+	rows := (h.a.Panes()["next token"].Size().Height - 2*label - theme.CaptionTextSize()*1.6 - 2.6*ts) / (1.5 * ts)
+	if rows < 6 {
+		t.Errorf("the next-token pane shows %.1f candidate rows at 1200×800, want at least 6", rows)
+	}
+	if got := h.a.SettingHelp(); !strings.Contains(got, "Point at a setting") {
+		t.Errorf("help line at start: %q", got)
+	}
+	test.Tap(h.a.FieldName("top_k"))
+	if got := h.a.SettingHelp(); !strings.HasPrefix(got, "Top-k: ") || !strings.Contains(got, "most probable") {
+		t.Errorf("after tapping Top-k the help line says %q", got)
+	}
+	h.a.Slider("temperature").SetValue(1.3)
+	if got := h.a.SettingHelp(); !strings.HasPrefix(got, "Temperature: ") {
+		t.Errorf("after moving the temperature the help line says %q", got)
 	}
 }
