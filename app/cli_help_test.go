@@ -213,6 +213,18 @@ func TestTermChatPrintsReplyOnce(t *testing.T) {
 	}
 }
 
+// TestTermChatSaysReplyLimit: a reply cut by the reply limit (the demo's
+// stories run past it, ending mid-word) says so on the stats line.
+func TestTermChatSaysReplyLimit(t *testing.T) {
+	c := demoChat(t, 0)
+	if err := c.turn("Once upon a time"); err != nil {
+		t.Fatal(err)
+	}
+	if s := c.errOut.(*bytes.Buffer).String(); !strings.Contains(s, "[24 tokens") || !strings.Contains(s, "the reply limit; -n N sets it") {
+		t.Errorf("stats line %q", s)
+	}
+}
+
 func TestTextRows(t *testing.T) {
 	for _, c := range []struct {
 		text  string
