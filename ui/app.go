@@ -194,7 +194,7 @@ func (a *App) setTabTitle(tab *container.TabItem, name string, n int) {
 // above, and a whole stage of the chart's candidates below.
 func samplingSplit(settings, chart fyne.CanvasObject) fyne.CanvasObject {
 	s := container.NewVSplit(settings, chart)
-	s.Offset = 0.6
+	s.Offset = 0.64
 	return s
 }
 

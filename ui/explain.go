@@ -133,11 +133,11 @@ func newExplainView(a *App) *explainView {
 	legend.SizeName = theme.SizeNameCaptionText
 	legend.Importance = widget.LowImportance
 	legend.Wrapping = fyne.TextWrapWord
-	// Only the title row is fixed: the texts scroll with the chart, and
-	// the legend comes after it, so that an 800 px window shows a whole
-	// stage of candidates under the settings.
-	head := container.NewBorder(nil, nil, title, v.follow, v.working)
-	v.content = container.NewBorder(head, nil, nil, nil, container.NewVScroll(container.NewVBox(v.summary, v.subject, v.chart, legend)))
+	// Only the title row, with the decision in it, is fixed: the question
+	// scrolls with the chart, and the legend comes after it, so that an
+	// 800 px window shows most of a stage under the settings.
+	head := container.NewBorder(nil, nil, title, v.follow, container.NewStack(v.working, v.summary))
+	v.content = container.NewBorder(head, nil, nil, nil, container.NewVScroll(container.NewVBox(v.subject, v.chart, legend)))
 	return v
 }
 

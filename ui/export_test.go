@@ -73,6 +73,11 @@ func (a *App) SaveUserPreset(name string)          { a.panel.SaveUserPreset(name
 // help line.
 func (a *App) FieldName(key string) fyne.Tappable { return a.panel.fields[key].name }
 func (a *App) SettingHelp() string                { return a.panel.help.Text }
+
+// SettingsBottom is where the sampling settings' scroll ends on screen.
+func (a *App) SettingsBottom() float32 {
+	return fyne.CurrentApp().Driver().AbsolutePositionForObject(a.panel.scroll).Y + a.panel.scroll.Size().Height
+}
 func (a *App) DeletePresetButton() *widget.Button { return a.panel.deletePreset }
 func (a *App) GroupNote(title string) string {
 	for _, g := range a.panel.groups {

@@ -33,7 +33,8 @@ type samplingPanel struct {
 	deletePreset *widget.Button
 	decoding     *widget.Select
 	decodingHelp *widget.Label
-	help         *widget.Label // the help of the setting last pointed at or changed
+	help         *widget.Label     // the help of the setting last pointed at or changed
+	scroll       *container.Scroll // the groups of settings
 	seedRandom   *widget.Check
 	seed         *widget.Entry
 	errLabel     *widget.Label
@@ -142,7 +143,8 @@ func (p *samplingPanel) layout() fyne.CanvasObject {
 	// One help line for every setting, fixed under the scroll: a help
 	// under each slider took 150 px of an 800 px window from the
 	// next-token chart below.
-	return container.NewBorder(top, twoLines(p.help), nil, nil, container.NewVScroll(acc))
+	p.scroll = container.NewVScroll(acc)
+	return container.NewBorder(top, twoLines(p.help), nil, nil, p.scroll)
 }
 
 // twoLines keeps room for two lines of l, so that the panel above does
