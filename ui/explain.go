@@ -108,13 +108,13 @@ type explainView struct {
 	follow  *widget.Check
 	subject *widget.Label
 	summary *widget.Label
-	working *widget.ProgressBarInfinite
+	working *widget.Activity
 	chart   *tokenChart
 	content fyne.CanvasObject
 }
 
 func newExplainView(a *App) *explainView {
-	v := &explainView{subject: widget.NewLabel(""), summary: widget.NewLabel(""), working: widget.NewProgressBarInfinite(), chart: newTokenChart()}
+	v := &explainView{subject: widget.NewLabel(""), summary: widget.NewLabel(""), working: widget.NewActivity(), chart: newTokenChart()}
 	// Following a reply costs an explanation per token: a few
 	// milliseconds with a 100k-token vocabulary, so it is opt-in.
 	v.follow = widget.NewCheck("Live", func(on bool) {
@@ -136,7 +136,9 @@ func newExplainView(a *App) *explainView {
 	// Only the title row, with the decision in it, is fixed: the question
 	// scrolls with the chart, and the legend comes after it, so that an
 	// 800 px window shows most of a stage under the settings.
-	head := container.NewBorder(nil, nil, title, v.follow, container.NewStack(v.working, v.summary))
+	// (in a VBox: a long decision or error wraps, and a check stretched
+	// to the row's height takes taps only in its middle)
+	head := container.NewBorder(nil, nil, container.NewVBox(title), container.NewVBox(container.NewHBox(v.working, v.follow)), v.summary)
 	v.content = container.NewBorder(head, nil, nil, nil, container.NewVScroll(container.NewVBox(v.subject, v.chart, legend)))
 	return v
 }
