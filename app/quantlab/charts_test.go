@@ -245,6 +245,12 @@ func TestNumberFormats(t *testing.T) {
 	if got := tab.Rows[1][5]; got != "0.000530 ± 0.000027" {
 		t.Errorf("Q8's KLD cell %q", got)
 	}
+	if got := tab.Rows[0][5]; got != "0 ± 0" {
+		t.Errorf("the base's KLD cell %q", got)
+	}
+	if got := tab.Rows[11][5]; got != "7.40e-07 ± 3.7e-08" {
+		t.Errorf("Q4_K's KLD cell %q", got)
+	}
 	var ppl []string
 	for _, l := range barPlotLabels(PPLBars) {
 		ppl = append(ppl, l)

@@ -137,11 +137,15 @@ func KLD(v float64) string {
 	return decimals(v, sigDecimals(v, 3))
 }
 
-func tinyKLD(v float64) bool { return finite(v) && math.Abs(v) < 1e-5 }
+func tinyKLD(v float64) bool { return v != 0 && finite(v) && math.Abs(v) < 1e-5 }
 
-// kldErr formats a KLD's standard error to the decimals of the KLD.
+// kldErr formats a KLD's standard error to the decimals of the KLD (the
+// base's 0 ± 0 as such).
 func kldErr(v, e float64) string {
-	if tinyKLD(v) {
+	switch {
+	case v == 0 && e == 0:
+		return "0"
+	case tinyKLD(v):
 		return strconv.FormatFloat(e, 'e', 1, 64)
 	}
 	return decimals(e, sigDecimals(v, 3))
