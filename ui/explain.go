@@ -10,6 +10,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 )
@@ -139,8 +140,16 @@ func newExplainView(a *App) *explainView {
 	// (in a VBox: a long decision or error wraps, and a check stretched
 	// to the row's height takes taps only in its middle)
 	head := container.NewBorder(nil, nil, container.NewVBox(title), container.NewVBox(container.NewHBox(v.working, v.follow)), v.summary)
-	v.content = container.NewBorder(head, nil, nil, nil, container.NewVScroll(container.NewVBox(v.subject, v.chart, legend)))
+	v.content = container.NewBorder(head, nil, nil, nil, container.NewVScroll(container.NewVBox(v.subject, inset(v.chart), legend)))
 	return v
+}
+
+// inset lines the chart's text up with the labels' (a label draws its
+// text an inner padding inside its edge; the chart's canvas texts sat at
+// the edge of the pane).
+func inset(o fyne.CanvasObject) fyne.CanvasObject {
+	p := theme.InnerPadding()
+	return container.New(layout.NewCustomPaddedLayout(0, 0, p, p), o)
 }
 
 // SetSubject names the question whose reply the chart is about.

@@ -174,10 +174,11 @@ func (c *codeSegment) CopyCode() {
 func (m *messageView) FinishEdit() { m.finishEdit() }
 
 // Chart hooks.
-func (a *App) Chart() *tokenChart         { return a.next.chart }
-func (a *App) ChartSummary() string       { return a.next.summary.Text }
-func (a *App) FollowCheck() *widget.Check { return a.next.follow }
-func (a *App) ChartSubject() string       { return a.next.subject.Text }
+func (a *App) Chart() *tokenChart                   { return a.next.chart }
+func (a *App) ChartSummary() string                 { return a.next.summary.Text }
+func (a *App) FollowCheck() *widget.Check           { return a.next.follow }
+func (a *App) ChartSubject() string                 { return a.next.subject.Text }
+func (a *App) ChartSubjectLabel() fyne.CanvasObject { return a.next.subject }
 
 // Bar is one drawn candidate of the chart.
 type Bar struct {
