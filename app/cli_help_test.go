@@ -70,7 +70,8 @@ func TestBadFlagsOneLine(t *testing.T) {
 }
 
 // TestEveryCommandHelp: each subcommand's --help shows its synopsis with
-// the positional arguments, and at least one example that names it.
+// the positional arguments, and at least one example that names it, on
+// stdout (as `flowchat --help` does), so that it pipes to less or grep.
 func TestEveryCommandHelp(t *testing.T) {
 	names := []string{"models inspect", "gpu compile"}
 	for n := range commands {
@@ -82,9 +83,9 @@ func TestEveryCommandHelp(t *testing.T) {
 			t.Errorf("%s: no entry with examples in helpTexts", n)
 			continue
 		}
-		_, stderr, code := run(t, append(strings.Fields(n), "--help")...)
-		if code != 0 || !strings.HasPrefix(stderr, "Usage: flowchat "+n+" "+h.args+"\n") || !strings.Contains(stderr, "\nExamples:\n  flowchat "+n) {
-			t.Errorf("%s --help: exit %d:\n%s", n, code, stderr)
+		out, stderr, code := run(t, append(strings.Fields(n), "--help")...)
+		if code != 0 || stderr != "" || !strings.HasPrefix(out, "Usage: flowchat "+n+" "+h.args+"\n") || !strings.Contains(out, "\nExamples:\n  flowchat "+n) {
+			t.Errorf("%s --help: exit %d, stdout:\n%s\nstderr:\n%s", n, code, out, stderr)
 		}
 	}
 }

@@ -25,7 +25,7 @@ func init() {
 }
 
 func cmdChat(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("chat", stderr)
+	fs := newFlags("chat", stdout, stderr)
 	var mf modelFlags
 	var sf samplingFlags
 	var rf remoteFlags
