@@ -190,8 +190,9 @@ func (a *App) setTabTitle(tab *container.TabItem, name string, n int) {
 }
 
 // samplingSplit stacks the settings over the next-token chart: in an
-// 800 px window the common settings (max tokens, temperature to min-p)
-// above, and a whole stage of the chart's candidates below.
+// 800 px window, under the menu bar, the common settings (max tokens,
+// temperature to min-p) whole above, and six of a stage's eight
+// candidates below (TestChartHasRoom).
 func samplingSplit(settings, chart fyne.CanvasObject) fyne.CanvasObject {
 	s := container.NewVSplit(settings, chart)
 	s.Offset = 0.64
