@@ -70,7 +70,8 @@ func TestBadFlagsOneLine(t *testing.T) {
 }
 
 // TestEveryCommandHelp: each subcommand's --help shows its synopsis with
-// the positional arguments, and at least one example that names it.
+// the positional arguments, and at least one example that names it, on
+// stdout (as `flowchat --help` does), so that it pipes to less or grep.
 func TestEveryCommandHelp(t *testing.T) {
 	names := []string{"models inspect", "gpu compile"}
 	for n := range commands {
@@ -82,9 +83,9 @@ func TestEveryCommandHelp(t *testing.T) {
 			t.Errorf("%s: no entry with examples in helpTexts", n)
 			continue
 		}
-		_, stderr, code := run(t, append(strings.Fields(n), "--help")...)
-		if code != 0 || !strings.HasPrefix(stderr, "Usage: flowchat "+n+" "+h.args+"\n") || !strings.Contains(stderr, "\nExamples:\n  flowchat "+n) {
-			t.Errorf("%s --help: exit %d:\n%s", n, code, stderr)
+		out, stderr, code := run(t, append(strings.Fields(n), "--help")...)
+		if code != 0 || stderr != "" || !strings.HasPrefix(out, "Usage: flowchat "+n+" "+h.args+"\n") || !strings.Contains(out, "\nExamples:\n  flowchat "+n) {
+			t.Errorf("%s --help: exit %d, stdout:\n%s\nstderr:\n%s", n, code, out, stderr)
 		}
 	}
 }
@@ -210,6 +211,18 @@ func TestTermChatPrintsReplyOnce(t *testing.T) {
 	erase := fmt.Sprintf("\n\x1b[%dA\r\x1b[J", textRows(reply, 40))
 	if !strings.HasPrefix(out, reply+erase) || len(out) <= len(reply+erase) {
 		t.Errorf("reply %q (%d rows) shown as %q", reply, textRows(reply, 40), out)
+	}
+}
+
+// TestTermChatSaysReplyLimit: a reply cut by the reply limit (the demo's
+// stories run past it, ending mid-word) says so on the stats line.
+func TestTermChatSaysReplyLimit(t *testing.T) {
+	c := demoChat(t, 0)
+	if err := c.turn("Once upon a time"); err != nil {
+		t.Fatal(err)
+	}
+	if s := c.errOut.(*bytes.Buffer).String(); !strings.Contains(s, "[24 tokens") || !strings.Contains(s, "the reply limit; -n N sets it") {
+		t.Errorf("stats line %q", s)
 	}
 }
 

@@ -25,7 +25,7 @@ func init() {
 }
 
 func cmdBench(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", stderr)
+	fs := newFlags("bench", stdout, stderr)
 	model := fs.String("model", "", "model file (GGUF); default: the bundled demo model")
 	fs.StringVar(model, "m", "", "shorthand for --model")
 	pp := fs.String("p", "512", "prompt lengths to test, comma-separated (0 = skip)")

@@ -25,7 +25,7 @@ func init() {
 }
 
 func cmdChat(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("chat", stderr)
+	fs := newFlags("chat", stdout, stderr)
 	var mf modelFlags
 	var sf samplingFlags
 	var rf remoteFlags
@@ -211,6 +211,9 @@ func (c *termChat) turn(user string) error {
 	c.msgs = append(c.msgs, chat.Message{Role: "assistant", Content: reply.String()})
 	c.renderInPlace(reply.String())
 	note := ""
+	if st.StopReason == "length" { // cut mid-sentence: say why
+		note = " — the reply limit; -n N sets it"
+	}
 	if st.StopReason == "context" {
 		note = " — the context is full"
 		if c.policy == policyStop {

@@ -12,7 +12,7 @@ func init() {
 }
 
 func cmdEmbed(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("embed", stderr)
+	fs := newFlags("embed", stdout, stderr)
 	var mf modelFlags
 	mf.register(fs)
 	prompt := fs.String("prompt", "", "the text to embed")

@@ -63,7 +63,7 @@ func cmdGPU(args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "compile" {
 		return cmdGPUCompile(args[1:], stdout, stderr)
 	}
-	fs := newFlags("gpu", stderr)
+	fs := newFlags("gpu", stdout, stderr)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -148,7 +148,7 @@ var (
 var errCompileFailed = errors.New("kernel compilation failed")
 
 func cmdGPUCompile(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("gpu compile", stderr)
+	fs := newFlags("gpu compile", stdout, stderr)
 	archs := fs.String("arch", "", "targets, comma-separated: sm_XY for NVRTC, gfxNNN for hipRTC (default "+strings.Join(defaultCUDAArchs, ",")+"; with --backend hip "+strings.Join(defaultHIPArchs, ",")+")")
 	hipArchs := fs.String("hip-arch", "", "hipRTC targets, comma-separated, e.g. "+strings.Join(defaultHIPArchs, ","))
 	backend := fs.String("backend", "", "cuda or hip: which compiler --arch means when it is left out (default cuda)")

@@ -20,7 +20,7 @@ func init() {
 }
 
 func cmdSearch(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("search", stderr)
+	fs := newFlags("search", stdout, stderr)
 	sort := fs.String("sort", "downloads", "downloads | likes | updated | trending")
 	limit := fs.Int("limit", 20, "results")
 	all := fs.Bool("all", false, "all libraries, not only GGUF")
@@ -55,7 +55,7 @@ func cmdSearch(args []string, stdout, stderr io.Writer) error {
 func modelLibrary() *library.Library { return library.New(filepath.Join(dataDir(), "models")) }
 
 func cmdPull(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("pull", stderr)
+	fs := newFlags("pull", stdout, stderr)
 	ctxLen := fs.Int("ctx", 4096, "context length for the memory estimate")
 	ngl := fs.Int("ngl", 0, "GPU layers for the memory estimate")
 	if err := parse(fs, args); err != nil {

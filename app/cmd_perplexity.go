@@ -72,7 +72,7 @@ func loadRequant(mf *modelFlags, rf *requantFlags, stderr io.Writer) (*engine.Mo
 }
 
 func cmdPerplexity(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("perplexity", stderr)
+	fs := newFlags("perplexity", stdout, stderr)
 	var mf modelFlags
 	var rf requantFlags
 	mf.register(fs)

@@ -15,7 +15,7 @@ func init() {
 }
 
 func cmdQuantize(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("quantize", stderr)
+	fs := newFlags("quantize", stdout, stderr)
 	var rf requantFlags
 	rf.register(fs)
 	threads := fs.Int("threads", 0, "goroutines (default: all cores)")

@@ -60,7 +60,7 @@ func (q *quantlabFlags) register(fs *flag.FlagSet) {
 }
 
 func cmdQuantlab(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("quantlab", stderr)
+	fs := newFlags("quantlab", stdout, stderr)
 	var q quantlabFlags
 	q.register(fs)
 	if err := parse(fs, args); err != nil {

@@ -229,7 +229,7 @@ func cmdRemote(args []string, stdout, stderr io.Writer) error {
 }
 
 func cmdRemoteIn(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlags("remote", stderr)
+	fs := newFlags("remote", stdout, stderr)
 	dialect := fs.String("dialect", "", "add: the server's dialect (default: detect)")
 	keyStdin := fs.Bool("api-key-stdin", false, "add: read the API key from the first line of stdin (default: $FLOWCHAT_API_KEY)")
 	var rf remoteFlags

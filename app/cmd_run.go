@@ -18,7 +18,7 @@ func init() {
 }
 
 func cmdRun(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("run", stderr)
+	fs := newFlags("run", stdout, stderr)
 	var mf modelFlags
 	var sf samplingFlags
 	var rf remoteFlags

@@ -51,13 +51,13 @@ func (f *serveFlags) register(fs interface {
 func cmdServe(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return serveMain(ctx, args, stderr, nil)
+	return serveMain(ctx, args, stdout, stderr, nil)
 }
 
 // serveMain serves until ctx ends; ready, when set, gets the listening
 // address (tests use port 0).
-func serveMain(ctx context.Context, args []string, stderr io.Writer, ready func(addr string)) error {
-	fs := newFlags("serve", stderr)
+func serveMain(ctx context.Context, args []string, stdout, stderr io.Writer, ready func(addr string)) error {
+	fs := newFlags("serve", stdout, stderr)
 	var mf modelFlags
 	var sf serveFlags
 	mf.register(fs)

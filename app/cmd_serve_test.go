@@ -26,7 +26,7 @@ func TestServeCommandMatchesRun(t *testing.T) {
 	errc := make(chan error, 1)
 	var log bytes.Buffer
 	go func() {
-		errc <- serveMain(ctx, []string{"--model", model, "--port", "0", "-t", "1", "--api-key", "k"}, &log, func(a string) { addr <- a })
+		errc <- serveMain(ctx, []string{"--model", model, "--port", "0", "-t", "1", "--api-key", "k"}, &log, &log, func(a string) { addr <- a })
 	}()
 	var base string
 	select {

@@ -27,7 +27,7 @@ var synthPresets = map[string]synthShape{
 }
 
 func cmdSynth(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("synth", stderr)
+	fs := newFlags("synth", stdout, stderr)
 	preset := fs.String("shape", "tinyllama", "tinyllama | stories110m | stories15m")
 	typ := fs.String("type", "Q4_0", "file type as llama-quantize names it: F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K_S, Q4_K_M, Q5_K_M, Q6_K, … (any GGML type name)")
 	pure := fs.Bool("pure", false, "every 2-D tensor of --type (no llama-quantize mix: output.weight, attn_v, ffn_down get no extra bits)")

@@ -20,7 +20,7 @@ func init() {
 }
 
 func cmdLogits(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("logits", stderr)
+	fs := newFlags("logits", stdout, stderr)
 	var mf modelFlags
 	mf.register(fs)
 	tokens := fs.String("tokens", "", "comma-separated token ids to evaluate")
@@ -76,7 +76,7 @@ func parseIDs(s string) ([]int32, error) {
 }
 
 func cmdTokenize(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("tokenize", stderr)
+	fs := newFlags("tokenize", stdout, stderr)
 	var mf modelFlags
 	mf.register(fs)
 	prompt := fs.String("prompt", "", "text to tokenize")
@@ -110,7 +110,7 @@ func cmdModels(args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "inspect" {
 		return cmdInspect(args[1:], stdout, stderr)
 	}
-	fs := newFlags("models", stderr)
+	fs := newFlags("models", stdout, stderr)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -154,7 +154,7 @@ func humanBytes(n int64) string {
 // cmdInspect prints what was detected in a model file or folder: format,
 // spec, hyperparameters, tokenizer and every weight matrix.
 func cmdInspect(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("models inspect", stderr)
+	fs := newFlags("models inspect", stdout, stderr)
 	spec := fs.String("spec", "", "model spec file to use instead of the builtin one")
 	if err := parse(fs, args); err != nil {
 		return err

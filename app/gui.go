@@ -35,7 +35,7 @@ func gui(args []string, stdout, stderr io.Writer) error {
 		io.WriteString(stderr, "flowchat: no display found; starting the terminal chat instead\n")
 		return cmdChat(args, stdout, stderr)
 	}
-	fs := newFlags("", stderr)
+	fs := newFlags("", stdout, stderr)
 	var mf modelFlags
 	mf.register(fs)
 	mf.registerSpec(fs)

@@ -88,10 +88,12 @@ func printHelp(w io.Writer) {
 
 // newFlags makes a flag set that reports errors instead of exiting; c is
 // the command's name as helpTexts knows it.
-func newFlags(c string, stderr io.Writer) *flag.FlagSet {
+func newFlags(c string, stdout, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(strings.TrimSpace("flowchat "+c), flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { printUsage(fs.Output(), c, fs) }
+	// --help asked for is output, as `flowchat --help`'s is: it pipes to
+	// less or grep (it went to stderr, so `| less` showed nothing)
+	fs.Usage = func() { printUsage(stdout, c, fs) }
 	return fs
 }
 

@@ -189,11 +189,13 @@ func (a *App) setTabTitle(tab *container.TabItem, name string, n int) {
 	}
 }
 
-// samplingSplit stacks the settings over the next-token chart, giving
-// the chart a little more room: it is what makes the settings readable.
+// samplingSplit stacks the settings over the next-token chart: in an
+// 800 px window, under the menu bar, the common settings (max tokens,
+// temperature to min-p) whole above, and six of a stage's eight
+// candidates below (TestChartHasRoom).
 func samplingSplit(settings, chart fyne.CanvasObject) fyne.CanvasObject {
 	s := container.NewVSplit(settings, chart)
-	s.Offset = 0.8 // the common settings (temperature to min-p, max tokens) at once
+	s.Offset = 0.64
 	return s
 }
 

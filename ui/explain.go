@@ -10,6 +10,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 )
@@ -108,13 +109,13 @@ type explainView struct {
 	follow  *widget.Check
 	subject *widget.Label
 	summary *widget.Label
-	working *widget.ProgressBarInfinite
+	working *widget.Activity
 	chart   *tokenChart
 	content fyne.CanvasObject
 }
 
 func newExplainView(a *App) *explainView {
-	v := &explainView{subject: widget.NewLabel(""), summary: widget.NewLabel(""), working: widget.NewProgressBarInfinite(), chart: newTokenChart()}
+	v := &explainView{subject: widget.NewLabel(""), summary: widget.NewLabel(""), working: widget.NewActivity(), chart: newTokenChart()}
 	// Following a reply costs an explanation per token: a few
 	// milliseconds with a 100k-token vocabulary, so it is opt-in.
 	v.follow = widget.NewCheck("Live", func(on bool) {
@@ -124,6 +125,7 @@ func newExplainView(a *App) *explainView {
 	v.follow.Checked = a.settings.ExplainLive
 	v.subject.Truncation = fyne.TextTruncateEllipsis
 	v.subject.Importance = widget.LowImportance
+	v.subject.SizeName = theme.SizeNameCaptionText
 	v.summary.Wrapping = fyne.TextWrapWord
 	v.summary.SetText("Load a model to see how each sampling stage shapes the next token.")
 	v.working.Hide()
@@ -132,11 +134,22 @@ func newExplainView(a *App) *explainView {
 	legend.SizeName = theme.SizeNameCaptionText
 	legend.Importance = widget.LowImportance
 	legend.Wrapping = fyne.TextWrapWord
-	// Only the title row is fixed: the texts scroll with the chart, so the
-	// split above can give the sampling settings most of the height.
-	head := container.NewBorder(nil, nil, title, v.follow, v.working)
-	v.content = container.NewBorder(head, nil, nil, nil, container.NewVScroll(container.NewVBox(v.subject, v.summary, legend, v.chart)))
+	// Only the title row, with the decision in it, is fixed: the question
+	// scrolls with the chart, and the legend comes after it, so that an
+	// 800 px window shows most of a stage under the settings.
+	// (in a VBox: a long decision or error wraps, and a check stretched
+	// to the row's height takes taps only in its middle)
+	head := container.NewBorder(nil, nil, container.NewVBox(title), container.NewVBox(container.NewHBox(v.working, v.follow)), v.summary)
+	v.content = container.NewBorder(head, nil, nil, nil, container.NewVScroll(container.NewVBox(v.subject, inset(v.chart), legend)))
 	return v
+}
+
+// inset lines the chart's text up with the labels' (a label draws its
+// text an inner padding inside its edge; the chart's canvas texts sat at
+// the edge of the pane).
+func inset(o fyne.CanvasObject) fyne.CanvasObject {
+	p := theme.InnerPadding()
+	return container.New(layout.NewCustomPaddedLayout(0, 0, p, p), o)
 }
 
 // SetSubject names the question whose reply the chart is about.

@@ -7,6 +7,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
 
 	"flowchat/ui"
 	"flowchat/ui/fake"
@@ -139,5 +140,16 @@ func TestChartFollowsReplyOnlyWhenAsked(t *testing.T) {
 	h.pumpIdle()
 	if strings.HasPrefix(h.a.ChartSummary(), "Live:") {
 		t.Errorf("summary after the reply %q", h.a.ChartSummary())
+	}
+}
+
+// TestChartAlignedWithText: the chart's stage titles and tokens start where
+// the texts above them do (they sat 8 px further left, at the pane's edge).
+func TestChartAlignedWithText(t *testing.T) {
+	h := newHarness(t, scripted("ok"))
+	d := fyne.CurrentApp().Driver()
+	text := d.AbsolutePositionForObject(h.a.ChartSubjectLabel()).X + theme.InnerPadding()
+	if x := d.AbsolutePositionForObject(h.a.Chart()).X; x < text-0.5 || x > text+0.5 {
+		t.Errorf("the chart starts at x %.1f, the text above it at %.1f", x, text)
 	}
 }

@@ -68,7 +68,17 @@ func (a *App) PresetSelect() *widget.Select        { return a.panel.preset }
 func (a *App) DecodingSelect() *widget.Select      { return a.panel.decoding }
 func (a *App) SamplingError() string               { return visibleText(a.panel.errLabel) }
 func (a *App) SaveUserPreset(name string)          { a.panel.SaveUserPreset(name) }
-func (a *App) DeletePresetButton() *widget.Button  { return a.panel.deletePreset }
+
+// FieldName is a sampling setting's name; SettingHelp is the panel's
+// help line.
+func (a *App) FieldName(key string) fyne.Tappable { return a.panel.fields[key].name }
+func (a *App) SettingHelp() string                { return a.panel.help.Text }
+
+// SettingsBottom is where the sampling settings' scroll ends on screen.
+func (a *App) SettingsBottom() float32 {
+	return fyne.CurrentApp().Driver().AbsolutePositionForObject(a.panel.scroll).Y + a.panel.scroll.Size().Height
+}
+func (a *App) DeletePresetButton() *widget.Button { return a.panel.deletePreset }
 func (a *App) GroupNote(title string) string {
 	for _, g := range a.panel.groups {
 		if g.g.title == title {
@@ -200,10 +210,11 @@ func (c *codeSegment) CopyCode() {
 func (m *messageView) FinishEdit() { m.finishEdit() }
 
 // Chart hooks.
-func (a *App) Chart() *tokenChart         { return a.next.chart }
-func (a *App) ChartSummary() string       { return a.next.summary.Text }
-func (a *App) FollowCheck() *widget.Check { return a.next.follow }
-func (a *App) ChartSubject() string       { return a.next.subject.Text }
+func (a *App) Chart() *tokenChart                   { return a.next.chart }
+func (a *App) ChartSummary() string                 { return a.next.summary.Text }
+func (a *App) FollowCheck() *widget.Check           { return a.next.follow }
+func (a *App) ChartSubject() string                 { return a.next.subject.Text }
+func (a *App) ChartSubjectLabel() fyne.CanvasObject { return a.next.subject }
 
 // Bar is one drawn candidate of the chart.
 type Bar struct {

@@ -3,13 +3,16 @@ package ui
 import (
 	"errors"
 	"fmt"
+	"image/color"
 	"slices"
 	"strconv"
 	"strings"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -30,6 +33,8 @@ type samplingPanel struct {
 	deletePreset *widget.Button
 	decoding     *widget.Select
 	decodingHelp *widget.Label
+	help         *widget.Label     // the help of the setting last pointed at or changed
+	scroll       *container.Scroll // the groups of settings
 	seedRandom   *widget.Check
 	seed         *widget.Entry
 	errLabel     *widget.Label
@@ -43,6 +48,7 @@ type samplingPanel struct {
 // says why the engine cannot honour it, when it cannot.
 type paramField struct {
 	spec   paramSpec
+	name   *fieldName
 	slider *widget.Slider
 	entry  *widget.Entry
 	why    *widget.Label
@@ -70,6 +76,7 @@ func newSamplingPanel(a *App) *samplingPanel {
 	p.deletePreset = widget.NewButtonWithIcon("", theme.DeleteIcon(), p.removePreset)
 	p.decoding = widget.NewSelect(decodingLabels(), p.decodingChosen)
 	p.decodingHelp = helpLabel("")
+	p.help = helpLabel(settingHint)
 	p.seedRandom = widget.NewCheck("New random seed for every reply", p.seedChanged)
 	p.seed = widget.NewEntry()
 	p.seed.OnChanged = func(string) { p.seedChanged(p.seedRandom.Checked) }
@@ -133,7 +140,30 @@ func (p *samplingPanel) layout() fyne.CanvasObject {
 	acc.Append(widget.NewAccordionItem("Advanced", adv))
 	acc.MultiOpen = true
 	acc.Open(0) // temperature, top-k, top-p, min-p
-	return container.NewBorder(top, nil, nil, nil, container.NewVScroll(acc))
+	// One help line for every setting, fixed under the scroll: a help
+	// under each slider took 150 px of an 800 px window from the
+	// next-token chart below.
+	p.scroll = container.NewVScroll(acc)
+	return container.NewBorder(top, twoLines(p.help), nil, nil, p.scroll)
+}
+
+// twoLines keeps room for two lines of l, so that the panel above does
+// not jump as l's text changes length.
+func twoLines(l *widget.Label) fyne.CanvasObject {
+	probe := helpLabel("1\n2")
+	space := canvas.NewRectangle(color.Transparent)
+	space.SetMinSize(fyne.NewSize(0, probe.MinSize().Height))
+	return container.NewStack(space, l)
+}
+
+// settingHint is the help line before a setting is pointed at.
+const settingHint = "Point at a setting's name, or change it, to see what it does."
+
+// showHelp puts f's help in the panel's help line.
+func (p *samplingPanel) showHelp(f *paramField) {
+	if t := f.spec.label + ": " + f.spec.help; p.help.Text != t {
+		p.help.SetText(t)
+	}
 }
 
 func (p *samplingPanel) newField(s paramSpec) *paramField {
@@ -142,6 +172,7 @@ func (p *samplingPanel) newField(s paramSpec) *paramField {
 	// scroll (and the software painter of screenshots clips it too).
 	f.entry.Wrapping, f.entry.Scroll = fyne.TextWrapOff, container.ScrollNone
 	f.slider.Step = s.step
+	f.name = newFieldName(s.label, func() { p.showHelp(f) })
 	f.slider.OnChanged = func(v float64) { p.sliderMoved(f, v) }
 	f.entry.OnChanged = func(t string) { p.entryTyped(f, t) }
 	p.fields[s.key] = f
@@ -206,17 +237,32 @@ func (p *samplingPanel) textTyped(f *textField, text string) {
 const labelWidth = 132
 
 func (f *paramField) view() fyne.CanvasObject {
-	name := widget.NewLabel(f.spec.label)
-	name.Truncation = fyne.TextTruncateEllipsis
 	h := f.entry.MinSize().Height
 	value := container.NewGridWrap(fyne.NewSize(84, h), f.entry)
-	help := helpLabel(f.spec.help)
 	return container.NewVBox(
-		container.NewBorder(nil, nil, container.NewGridWrap(fyne.NewSize(labelWidth, h), name), value, f.slider),
+		container.NewBorder(nil, nil, container.NewGridWrap(fyne.NewSize(labelWidth, h), f.name), value, f.slider),
 		f.why,
-		help,
 	)
 }
+
+// fieldName is a setting's name; pointing at it or tapping it shows the
+// setting's help in the panel's help line.
+type fieldName struct {
+	widget.Label
+	show func()
+}
+
+func newFieldName(text string, show func()) *fieldName {
+	n := &fieldName{show: show}
+	n.Text, n.Truncation = text, fyne.TextTruncateEllipsis
+	n.ExtendBaseWidget(n)
+	return n
+}
+
+func (n *fieldName) MouseIn(*desktop.MouseEvent)    { n.show() }
+func (n *fieldName) MouseMoved(*desktop.MouseEvent) {}
+func (n *fieldName) MouseOut()                      {}
+func (n *fieldName) Tapped(*fyne.PointEvent)        { n.show() }
 
 func formatValue(s paramSpec, v float64) string {
 	if s.integer {
@@ -299,6 +345,7 @@ func (p *samplingPanel) sliderMoved(f *paramField, v float64) {
 	f.entry.SetText(formatValue(f.spec, v))
 	p.updating = false
 	f.spec.set(&p.params, v)
+	p.showHelp(f)
 	p.changed()
 }
 
@@ -318,6 +365,7 @@ func (p *samplingPanel) entryTyped(f *paramField, text string) {
 	f.slider.SetValue(v)
 	p.updating = false
 	f.spec.set(&p.params, v)
+	p.showHelp(f)
 	p.changed()
 }
 

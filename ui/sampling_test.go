@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
 
 	"flowchat/app/presets"
 	"flowchat/ui"
@@ -188,3 +190,45 @@ func TestSamplingGrid(t *testing.T) {
 		t.Error("FSD: penalties or reply length hidden")
 	}
 }
+
+// TestChartHasRoom: in a 1280×800 window (its content 30 px shorter under
+// the menu bar) the common settings are whole in view and the next-token
+// pane under them shows its title row with the decision, the question
+// and a stage with at least six of its candidates (it had 135 px: the
+// title and two lines of text). The settings share one help line, which
+// follows the setting pointed at, tapped or moved.
+func TestChartHasRoom(t *testing.T) {
+	h, _ := fullHarness(t, nil, false) // the screens' tabs above, as in the app
+	h.w.Resize(fyne.NewSize(1280, 800-menuBar))
+	h.pumpIdle()
+	d := fyne.CurrentApp().Driver()
+	for _, key := range []string{"max_tokens", "temperature", "top_k", "top_p", "min_p"} {
+		e := h.a.ValueEntry(key)
+		if bottom := d.AbsolutePositionForObject(e).Y + e.Size().Height; bottom > h.a.SettingsBottom()+0.5 {
+			t.Errorf("%s: its value box ends at y %.0f, below the settings' view (%.0f)", key, bottom, h.a.SettingsBottom())
+		}
+	}
+	ts := theme.TextSize()
+	label := widget.NewLabel("x").MinSize().Height
+	// the title row (a label), the question (a caption), a stage's
+	// heading and help (2.6 text sizes), rows of 1.5 text sizes
+	rows := (h.a.Panes()["next token"].Size().Height - label - theme.CaptionTextSize()*1.6 - 2.6*ts) / (1.5 * ts)
+	if rows < 6 {
+		t.Errorf("the next-token pane shows %.1f candidate rows, want at least 6", rows)
+	}
+	if got := h.a.SettingHelp(); !strings.Contains(got, "Point at a setting") {
+		t.Errorf("help line at start: %q", got)
+	}
+	test.Tap(h.a.FieldName("top_k"))
+	if got := h.a.SettingHelp(); !strings.HasPrefix(got, "Top-k: ") || !strings.Contains(got, "most probable") {
+		t.Errorf("after tapping Top-k the help line says %q", got)
+	}
+	h.a.Slider("temperature").SetValue(1.3)
+	if got := h.a.SettingHelp(); !strings.HasPrefix(got, "Temperature: ") {
+		t.Errorf("after moving the temperature the help line says %q", got)
+	}
+}
+
+// menuBar is the height of the main menu the desktop driver draws above
+// the content (the test driver draws none).
+const menuBar = 30

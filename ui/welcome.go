@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -105,7 +106,11 @@ func fitEntry(ctx context.Context, hub Hub, e CatalogEntry) (RemoteFile, FitRepo
 }
 
 func (w *welcomeView) failed(err error) {
-	w.state.SetText(fmt.Sprintf("%s\nThe demo model above works offline.", err.Error()))
+	msg := err.Error()
+	if !strings.Contains(msg, "demo model") { // the hub's offline sentence names it already
+		msg += "\nThe demo model above works offline."
+	}
+	w.state.SetText(msg)
 }
 
 // add shows e when it fits, keeping the list best first: models that fit

@@ -100,14 +100,24 @@ func TestWelcomeFlow(t *testing.T) {
 }
 
 // TestWelcomeDemoAndOffline: offline, the welcome screen says so in plain
-// words and the demo is one click away.
+// words, and that the demo works offline once (the hub's sentence says
+// it, and the screen said it again); the demo is one click away.
 func TestWelcomeDemoAndOffline(t *testing.T) {
 	hub := welcomeHub()
-	hub.Err = errors.New("You appear to be offline: huggingface.co cannot be reached.")
+	hub.Err = errors.New("the hub answered 503 Service Unavailable")
 	h := welcomeHarness(t, hub, &fake.Downloads{}, tempLocations(t))
-	h.pumpUntil("the check to fail", func() bool { return strings.HasPrefix(h.a.WelcomeState(), "You appear to be offline") })
+	h.pumpUntil("the check to fail", func() bool { return strings.HasPrefix(h.a.WelcomeState(), "the hub answered") })
 	if st := h.a.WelcomeState(); !strings.Contains(st, "demo model above works offline") {
-		t.Errorf("offline state %q", st)
+		t.Errorf("state after a hub error %q", st)
+	}
+	h.cleanup()
+	hub = welcomeHub()
+	// app/hub's OfflineError, word for word
+	hub.Err = errors.New("You appear to be offline: huggingface.co cannot be reached. Check the network connection (or HF_ENDPOINT) and try again; the bundled demo model works without one.")
+	h = welcomeHarness(t, hub, &fake.Downloads{}, tempLocations(t))
+	h.pumpUntil("the check to fail", func() bool { return strings.HasPrefix(h.a.WelcomeState(), "You appear to be offline") })
+	if st := h.a.WelcomeState(); strings.Count(st, "demo model") != 1 {
+		t.Errorf("offline state names the demo model %d times: %q", strings.Count(st, "demo model"), st)
 	}
 	h.a.UnloadModel()
 	h.pumpIdle()

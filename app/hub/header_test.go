@@ -194,6 +194,26 @@ func TestInfoMatchesArchInfo(t *testing.T) {
 	}
 }
 
+// TestInfoFileTypeFromTensors: a file without general.file_type (the
+// bundled demo, converted from llama2.c) gets the type holding most of
+// its tensor bytes; `models` listed its quant as "-".
+func TestInfoFileTypeFromTensors(t *testing.T) {
+	h, err := ReadHeaderFile("../../assets/demo.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := h.Int("general.file_type"); ok {
+		t.Fatal("the demo now has general.file_type: the test no longer exercises the fallback")
+	}
+	if got := h.Info().FileType; got != "F32" {
+		t.Errorf("demo file type %q, want F32", got)
+	}
+	mixed := Header{Tensors: []TensorEntry{{Type: 0, Size: 100}, {Type: 12, Size: 900}, {Type: 14, Size: 300}}}
+	if got := mixed.mainType(); got != "Q4_K" {
+		t.Errorf("mixed file: %q, want Q4_K", got)
+	}
+}
+
 // TestParamCountLlamaGQA counts llama-gqa's parameters from its
 // hyperparameters (arch_info.json) by the llama layout and compares.
 func TestParamCountLlamaGQA(t *testing.T) {

@@ -82,6 +82,8 @@ func (h *Header) Info() ModelInfo {
 	m.SplitCount, _ = h.Int("split.count")
 	if ft, ok := h.Int("general.file_type"); ok {
 		m.FileType = FileTypeName(ft)
+	} else {
+		m.FileType = h.mainType()
 	}
 	h.fillDefaults(&m)
 	for i := range h.Tensors {
@@ -89,6 +91,23 @@ func (h *Header) Info() ModelInfo {
 		m.WeightBytes += h.Tensors[i].Size
 	}
 	return m
+}
+
+// mainType is the type holding most of the tensor bytes, the quant of a
+// file without general.file_type (llama2.c conversions such as the
+// bundled demo: `models` listed its quant as "-"); "" without tensors.
+func (h *Header) mainType() string {
+	bytes := map[uint32]uint64{}
+	for _, t := range h.Tensors {
+		bytes[t.Type] += t.Size
+	}
+	best, most := "", uint64(0)
+	for typ, n := range bytes {
+		if name := TypeName(typ); n > most || n == most && name < best {
+			best, most = name, n
+		}
+	}
+	return best
 }
 
 // fillDefaults applies llama.cpp's defaults for keys a file may omit.

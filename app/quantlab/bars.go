@@ -42,7 +42,7 @@ var metrics = map[Chart]metric{
 }
 
 // barPlot draws one bar per level with its standard error and value.
-func barPlot(rep *eval.LabReport, m metric, st Style) *plot.Plot {
+func barPlot(rep *eval.LabReport, m metric, st Style) chart {
 	b := &bars{ink: st.Foreground}
 	var names []string
 	for i := range rep.Levels {
@@ -62,27 +62,28 @@ func barPlot(rep *eval.LabReport, m metric, st Style) *plot.Plot {
 	if b.log {
 		yLabel += ", log scale"
 	}
-	p := newPlot(m.title, "", yLabel, st)
+	ch := chart{p: newPlot(m.title, "", yLabel, st)}
+	p := ch.p
 	p.Add(b)
 	if m.ref != nil && finite(m.ref(rep)) && (m.ref(rep) > 0 || !b.log) {
-		addRef(p, m.ref(rep), len(names), st.Foreground)
+		ch.key.add("base", addRef(p, m.ref(rep), len(names), st.Foreground))
 	}
 	p.Y.Min, p.Y.Max = b.yRange()
 	if b.log {
 		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, decadeTicks{}
 	}
-	p.Add(b.labels(m.format, p.Y.Min))
+	ch.labels = b.labels(m.format, p.Y.Min)
+	p.Add(ch.labels)
 	nominalX(p, names)
-	return p
+	return ch
 }
 
 // addRef draws a dashed horizontal line at y across n bars.
-func addRef(p *plot.Plot, y float64, n int, ink color.Color) {
+func addRef(p *plot.Plot, y float64, n int, ink color.Color) *plotter.Line {
 	l, _ := plotter.NewLine(plotter.XYs{{X: -0.5, Y: y}, {X: float64(n) - 0.5, Y: y}})
 	l.LineStyle = draw.LineStyle{Color: ink, Width: vg.Points(0.75), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}
 	p.Add(l)
-	p.Legend.Add("base", l)
-	p.Legend.Top = true
+	return l
 }
 
 // nominalX names the bars; many names are slanted so they do not collide.

@@ -73,26 +73,92 @@ func Render(rep *eval.LabReport, c Chart, w, h int) (image.Image, error) {
 
 // RenderStyled draws chart c of rep in the colours of s.
 func RenderStyled(rep *eval.LabReport, c Chart, w, h int, s Style) (image.Image, error) {
+	img, _, err := render(rep, c, w, h, s)
+	return img, err
+}
+
+// chart is a plot with its key and value labels.
+type chart struct {
+	p      *plot.Plot
+	key    keyRow
+	labels *pointLabels
+}
+
+// layout is where a drawn chart put its parts, in points from the image's
+// bottom-left corner (the tests check that none runs into another).
+type layout struct {
+	bounds, data, title vg.Rectangle // the image, the data area, the title
+	key, labels         []vg.Rectangle
+}
+
+func render(rep *eval.LabReport, c Chart, w, h int, s Style) (image.Image, layout, error) {
 	if len(rep.Levels) == 0 {
-		return nil, ErrEmptyReport
+		return nil, layout{}, ErrEmptyReport
 	}
 	if w < 64 || h < 64 {
-		return nil, fmt.Errorf("quantlab: chart size %d×%d is too small", w, h)
+		return nil, layout{}, fmt.Errorf("quantlab: chart size %d×%d is too small", w, h)
 	}
-	var p *plot.Plot
+	var ch chart
 	if c == SizeQuality {
-		p = scatterPlot(rep, s)
+		ch = scatterPlot(rep, s)
 	} else {
 		m, ok := metrics[c]
 		if !ok {
-			return nil, fmt.Errorf("quantlab: unknown chart %q", c)
+			return nil, layout{}, fmt.Errorf("quantlab: unknown chart %q", c)
 		}
-		p = barPlot(rep, m, s)
+		ch = barPlot(rep, m, s)
 	}
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
 	cv := vgimg.NewWith(vgimg.UseImage(img), vgimg.UseDPI(ChartDPI))
-	p.Draw(draw.New(cv))
-	return cv.Image(), nil
+	full := draw.New(cv)
+	full.SetColor(s.Background)
+	full.Fill(full.Rectangle.Path())
+	// a margin all round: plot fits the outermost labels exactly to the
+	// canvas, so they touched the image's edge
+	m := vg.Points(chartMargin)
+	lay := ch.draw(draw.Crop(full, m, -m, m, -m))
+	lay.bounds = full.Rectangle
+	return cv.Image(), lay, nil
+}
+
+// chartMargin is the empty border around a chart, in points.
+const chartMargin = 5
+
+// draw draws ch on dc with its key in a band under the title, and
+// returns where its parts went.
+func (ch *chart) draw(dc draw.Canvas) layout {
+	p := ch.p
+	title := p.Title.TextStyle.Rectangle(p.Title.Text).Size()
+	sty := p.Legend.TextStyle // the plot's font, in the style's foreground
+	band := ch.key.height(sty, dc.Size().X)
+	p.Title.Padding += band
+	if ch.labels != nil {
+		ch.labels.ceiling = dc.Max.Y - title.Y - p.Title.Padding
+	}
+	// The y axis's name is drawn here, in a strip of its own: plot makes
+	// room for it around the data's arithmetic middle, which on a log
+	// axis is near the top, and so lost a quarter of the chart's height.
+	yl := p.Y.Label
+	p.Y.Label.Text = ""
+	inner := dc
+	if yl.Text != "" {
+		inner = draw.Crop(dc, yl.TextStyle.Height(yl.Text)+yl.Padding, 0, 0, 0)
+	}
+	ch.headroom(inner)
+	p.Draw(inner)
+	lay := layout{bounds: dc.Rectangle, data: p.DataCanvas(inner).Rectangle, title: vg.Rectangle{
+		Min: vg.Point{X: dc.Center().X - title.X/2, Y: dc.Max.Y - title.Y}, Max: vg.Point{X: dc.Center().X + title.X/2, Y: dc.Max.Y}}}
+	if yl.Text != "" {
+		ys := yl.TextStyle
+		ys.Rotation += math.Pi / 2
+		dc.FillText(ys, vg.Point{X: dc.Min.X + yl.TextStyle.Height(yl.Text) - yl.TextStyle.FontExtents().Descent, Y: (lay.data.Min.Y + lay.data.Max.Y) / 2}, yl.Text)
+	}
+	p.Y.Label.Text = yl.Text
+	lay.key = ch.key.draw(dc, sty, dc.Max.Y-title.Y-vg.Points(4), lay.data.Max.X)
+	if ch.labels != nil {
+		lay.labels = ch.labels.drawn
+	}
+	return lay
 }
 
 // WriteCharts writes every chart of rep as DIR/<chart>.png (w×h pixels),
@@ -233,4 +299,36 @@ func (decadeTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	return ts
+}
+
+// headroom raises the y axis's top until every value label fits under it
+// with a gap: the labels of the tallest bars (100% top-1 agreement, Q2's
+// perplexity) sat above the data, in the margin under the title.
+func (ch *chart) headroom(c draw.Canvas) {
+	l, p := ch.labels, ch.p
+	if l == nil {
+		return
+	}
+	sty := l.style(p)
+	logY := p.Y.Scale == (plot.LogScale{})
+	f, inv := func(v float64) float64 { return v }, func(v float64) float64 { return v }
+	if logY {
+		f, inv = math.Log, math.Exp
+	}
+	for range 2 { // the data area's height moves a little with the axis
+		h := float64(p.DataCanvas(c).Size().Y)
+		lo, hi := f(p.Y.Min), f(p.Y.Max)
+		top := hi
+		for i, xy := range l.xys {
+			a := float64(sty.Rectangle(l.labels[i]).Add(l.offset).Max.Y + vg.Points(3))
+			if logY && xy.Y <= 0 || a >= h || xy.Y <= p.Y.Min {
+				continue
+			}
+			top = max(top, lo+(f(xy.Y)-lo)*h/(h-a))
+		}
+		if top == hi {
+			return
+		}
+		p.Y.Max = inv(top)
+	}
 }

@@ -5,9 +5,11 @@ import (
 	"image"
 	"image/color"
 	"math"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
 
 	"flowchat/engine/eval"
 )
@@ -93,10 +95,10 @@ func TestTop1IsLinear(t *testing.T) {
 		{Level: "Q4", PPL: 4.2, KLD: 0.002, Top1: 0.95},
 		{Level: "Q2", PPL: 900, KLD: 5, Top1: 0.004},
 	}}
-	if p := barPlot(rep, metrics[Top1Bars], PrintStyle); p.Y.Scale == (plot.LogScale{}) {
+	if p := barPlot(rep, metrics[Top1Bars], PrintStyle).p; p.Y.Scale == (plot.LogScale{}) {
 		t.Error("top-1 agreement drawn on a log axis")
 	}
-	if p := barPlot(rep, metrics[KLDBars], PrintStyle); p.Y.Scale != (plot.LogScale{}) {
+	if p := barPlot(rep, metrics[KLDBars], PrintStyle).p; p.Y.Scale != (plot.LogScale{}) {
 		t.Error("KLD spanning decades is not on a log axis (the test's data no longer exercises the choice)")
 	}
 }
@@ -146,4 +148,122 @@ func TestScatterLabelsInside(t *testing.T) {
 			}
 		}
 	}
+}
+
+// demoReport is a Lab run on the demo model as the GUI shows it: twelve
+// levels, the tallest bars at the top of their axes (Q2's KLD and
+// perplexity, 100% top-1 agreement).
+func demoReport() *eval.LabReport {
+	rep := &eval.LabReport{BasePPL: 3.3267}
+	for _, l := range []struct {
+		name           string
+		bits, ppl, kld float64
+		top1, tps      float64
+	}{
+		{"F32", 32, 3.3267, 0, 1, 21243}, {"Q8", 9, 3.3219, 0.00053, 0.986, 18501}, {"Q6", 6.5, 3.3708, 0.0054, 0.964, 17000},
+		{"Q5", 5.5, 3.4426, 0.0238, 0.923, 16000}, {"Q4_B32", 5, 3.5726, 0.0707, 0.881, 16500}, {"Q4_B64", 4.5, 3.6244, 0.0928, 0.875, 16800},
+		{"Q3H", 4, 4.7491, 0.288, 0.706, 15000}, {"Q3", 4, 5.7647, 0.5661, 0.641, 15500}, {"Q2", 3, 518.5, 4.9009, 0.073, 14000},
+		{"Q8_0", 8.5, 3.3313, 0.0006, 0.988, 23179}, {"Q4_0", 4.5, 3.6752, 0.0871, 0.875, 21610}, {"Q4_K", 15.9, 3.3265, 7.4e-7, 1, 12000},
+	} {
+		rep.Levels = append(rep.Levels, eval.LevelResult{Level: l.name, BitsPerWeight: l.bits, PPL: l.ppl, PPLStdErr: l.ppl / 100,
+			KLD: l.kld, KLDStdErr: l.kld / 20, Top1: l.top1, GenTPS: l.tps})
+	}
+	return rep
+}
+
+// TestChartRoom: on every chart of a real report, at the GUI's size and a
+// small one, every value label and key entry lies inside the image (3 pt
+// from its edges), a bar's label inside the data area (the axis rises to
+// make room), no label touches the title or the key, and the key is above
+// the data area, not over bars, points or labels (plot's legend sat
+// inside the data area, under the tallest bars' labels).
+func TestChartRoom(t *testing.T) {
+	rep := demoReport()
+	inset := func(r vg.Rectangle, d vg.Length) vg.Rectangle {
+		return vg.Rectangle{Min: vg.Point{X: r.Min.X + d, Y: r.Min.Y + d}, Max: vg.Point{X: r.Max.X - d, Y: r.Max.Y - d}}
+	}
+	inside := func(r, b vg.Rectangle) bool {
+		return r.Min.X >= b.Min.X && r.Min.Y >= b.Min.Y && r.Max.X <= b.Max.X && r.Max.Y <= b.Max.Y
+	}
+	for _, size := range [][2]int{{720, 450}, {440, 275}} {
+		for _, c := range Charts(rep) {
+			_, lay, err := render(rep, c, size[0], size[1], PrintStyle)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(lay.labels) != len(rep.Levels) && c != SizeQuality {
+				t.Errorf("%s %v: %d labels drawn, want %d", c, size, len(lay.labels), len(rep.Levels))
+			}
+			if c == PPLBars || c == SizeQuality {
+				if len(lay.key) == 0 {
+					t.Errorf("%s %v: no key drawn", c, size)
+				}
+			}
+			for _, k := range lay.key {
+				if !inside(k, inset(lay.bounds, vg.Points(3))) || k.Min.Y < lay.data.Max.Y || overlap(k, lay.title) {
+					t.Errorf("%s %v: key entry %v outside the band between the title %v and the data %v", c, size, k, lay.title, lay.data)
+				}
+			}
+			for _, l := range lay.labels {
+				if !inside(l, inset(lay.bounds, vg.Points(3))) {
+					t.Errorf("%s %v: label %v within 3 pt of the edge of %v", c, size, l, lay.bounds)
+				}
+				if c != SizeQuality && l.Max.Y > lay.data.Max.Y {
+					t.Errorf("%s %v: label %v above the data area %v", c, size, l, lay.data)
+				}
+				if overlap(l, lay.title) {
+					t.Errorf("%s %v: label %v on the title %v", c, size, l, lay.title)
+				}
+				for _, k := range lay.key {
+					if overlap(l, k) {
+						t.Errorf("%s %v: label %v under the key entry %v", c, size, l, k)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestNumberFormats: perplexities have four significant digits and KL
+// divergences three, whatever their size, so one chart's labels do not
+// mix 3.3267 with 518.5.
+func TestNumberFormats(t *testing.T) {
+	for v, want := range map[float64]string{3.32671: "3.327", 12.3456: "12.35", 518.52: "518.5", 1234.5: "1234", 4: "4.000"} {
+		if got := PPL(v); got != want {
+			t.Errorf("PPL(%v) = %q, want %q", v, got, want)
+		}
+	}
+	for v, want := range map[float64]string{4.9009: "4.90", 0.02381: "0.0238", 0.00053: "0.000530", 7.4e-7: "7.40e-07", 0: "0"} {
+		if got := KLD(v); got != want {
+			t.Errorf("KLD(%v) = %q, want %q", v, got, want)
+		}
+	}
+	tab := NewTable(demoReport())
+	if got := tab.Rows[8][4]; got != "518.5 ± 5.2" {
+		t.Errorf("Q2's PPL cell %q", got)
+	}
+	if got := tab.Rows[1][5]; got != "0.000530 ± 0.000027" {
+		t.Errorf("Q8's KLD cell %q", got)
+	}
+	if got := tab.Rows[0][5]; got != "0 ± 0" {
+		t.Errorf("the base's KLD cell %q", got)
+	}
+	if got := tab.Rows[11][5]; got != "7.40e-07 ± 3.7e-08" {
+		t.Errorf("Q4_K's KLD cell %q", got)
+	}
+	var ppl []string
+	for _, l := range barPlotLabels(PPLBars) {
+		ppl = append(ppl, l)
+		if d := strings.Count(strings.TrimLeft(strings.ReplaceAll(l, ".", ""), "0"), "") - 1; d != 4 {
+			t.Errorf("perplexity label %q has %d significant digits", l, d)
+		}
+	}
+	if len(ppl) != 12 {
+		t.Errorf("perplexity labels %q", ppl)
+	}
+}
+
+// barPlotLabels are the value labels of chart c of demoReport.
+func barPlotLabels(c Chart) []string {
+	return barPlot(demoReport(), metrics[c], PrintStyle).labels.labels
 }

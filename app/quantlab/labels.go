@@ -27,6 +27,11 @@ type pointLabels struct {
 	backdrop color.Color
 	align    text.XAlignment
 	yAlign   text.YAlignment // the zero value is YBottom
+	// ceiling is the highest a label moved to avoid another may reach
+	// (the top of the room the plot left under the title and key); 0: no
+	// limit. drawn is where each label went, in drawing order.
+	ceiling vg.Length
+	drawn   []vg.Rectangle
 }
 
 func (l *pointLabels) style(p *plot.Plot) text.Style {
@@ -41,6 +46,7 @@ func (l *pointLabels) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	sty := l.style(p)
 	var placed []vg.Rectangle
+	defer func() { l.drawn = placed }()
 	for _, i := range l.byY() {
 		pt := vg.Point{X: trX(l.xys[i].X), Y: trY(l.xys[i].Y)}
 		if !c.Contains(pt) {
@@ -56,7 +62,11 @@ func (l *pointLabels) Plot(c draw.Canvas, p *plot.Plot) {
 			r = r.Add(vg.Point{X: pt.X - r.Min.X})
 		}
 		if l.avoid {
-			dy := clearance(r, placed)
+			dy := clearance(r, placed, 1)
+			if l.ceiling != 0 && r.Max.Y+dy > l.ceiling {
+				// no room above (the key's band, the title): below instead
+				dy = clearance(r, placed, -1)
+			}
 			pt.Y, r = pt.Y+dy, r.Add(vg.Point{Y: dy})
 		}
 		placed = append(placed, r)
@@ -84,20 +94,30 @@ func translucent(c color.Color) color.Color {
 	return n
 }
 
-// clearance is how far r must move up to overlap none of placed.
-func clearance(r vg.Rectangle, placed []vg.Rectangle) vg.Length {
+// clearance is how far r must move, up (dir 1) or down (dir -1), to
+// overlap none of placed.
+func clearance(r vg.Rectangle, placed []vg.Rectangle, dir int) vg.Length {
 	var dy vg.Length
 	for moved := true; moved; {
 		moved = false
 		for _, q := range placed {
 			s := r.Add(vg.Point{Y: dy})
-			if s.Min.X < q.Max.X && q.Min.X < s.Max.X && s.Min.Y < q.Max.Y && q.Min.Y < s.Max.Y {
-				dy += q.Max.Y - s.Min.Y + 1
-				moved = true
+			if !overlap(s, q) {
+				continue
 			}
+			if dir > 0 {
+				dy += q.Max.Y - s.Min.Y + 1
+			} else {
+				dy -= s.Max.Y - q.Min.Y + 1
+			}
+			moved = true
 		}
 	}
 	return dy
+}
+
+func overlap(a, b vg.Rectangle) bool {
+	return a.Min.X < b.Max.X && b.Min.X < a.Max.X && a.Min.Y < b.Max.Y && b.Min.Y < a.Max.Y
 }
 
 // GlyphBoxes implements plot.GlyphBoxer, so the plot leaves room for the

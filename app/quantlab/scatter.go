@@ -17,7 +17,7 @@ import (
 // base on y (log when it spans a decade; levels with KLD 0, the base
 // itself, cannot sit on a log axis and are left out), one colour per
 // family, a dashed line through the levels no smaller level beats.
-func scatterPlot(rep *eval.LabReport, st Style) *plot.Plot {
+func scatterPlot(rep *eval.LabReport, st Style) chart {
 	kld := make([]float64, len(rep.Levels))
 	for i, l := range rep.Levels {
 		kld[i] = l.KLD
@@ -27,7 +27,8 @@ func scatterPlot(rep *eval.LabReport, st Style) *plot.Plot {
 	if logY {
 		yLabel += ", log scale"
 	}
-	p := newPlot("Size vs quality (lower left is better)", "bits per weight", yLabel, st)
+	ch := chart{p: newPlot("Size vs quality (lower left is better)", "bits per weight", yLabel, st)}
+	p := ch.p
 	var pts plotter.XYs
 	var names []string
 	for _, fam := range families {
@@ -38,21 +39,21 @@ func scatterPlot(rep *eval.LabReport, st Style) *plot.Plot {
 		s, _ := plotter.NewScatter(xys) // err only for NaN/Inf, excluded
 		s.GlyphStyle = draw.GlyphStyle{Color: fam.color, Radius: vg.Points(4), Shape: draw.CircleGlyph{}}
 		p.Add(s)
-		p.Legend.Add(fam.name, s)
+		ch.key.add(fam.name, s)
 		pts, names = append(pts, xys...), append(names, ns...)
 	}
 	if f := frontier(pts); len(f) > 1 {
 		l, _ := plotter.NewLine(f)
 		l.LineStyle = draw.LineStyle{Color: famFull.color, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}
 		p.Add(l)
-		p.Legend.Add("best for its size", l)
+		ch.key.add("best for its size", l)
 	}
-	p.Add(&pointLabels{xys: pts, labels: names, offset: vg.Point{X: vg.Points(6)}, avoid: true, backdrop: st.Background, align: text.XLeft, yAlign: text.YCenter})
-	p.Legend.Top = true
+	ch.labels = &pointLabels{xys: pts, labels: names, offset: vg.Point{X: vg.Points(6)}, avoid: true, backdrop: st.Background, align: text.XLeft, yAlign: text.YCenter}
+	p.Add(ch.labels)
 	if logY {
 		setLogY(p, pts)
 	}
-	return p
+	return ch
 }
 
 // familyPoints are the levels of one family as (bits/weight, KLD), finite

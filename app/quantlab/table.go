@@ -35,7 +35,7 @@ var columns = []column{
 		return PPL(r.PPL) + " ± " + decimals(r.PPLStdErr, pplDecimals(r.PPL))
 	}},
 	{"KLD", true, func(r *eval.LevelResult) string {
-		return KLD(r.KLD) + " ± " + decimals(r.KLDStdErr, kldDecimals(r.KLD))
+		return KLD(r.KLD) + " ± " + kldErr(r.KLD, r.KLDStdErr)
 	}},
 	{"top-1", true, func(r *eval.LevelResult) string { return fmt.Sprintf("%.1f%%", 100*r.Top1) }},
 	{"weight rel. RMS", true, func(r *eval.LevelResult) string { return fmt.Sprintf("%.4f", r.WeightRelRMS) }},
@@ -117,28 +117,46 @@ func Summary(rep *eval.LabReport) string {
 	return fmt.Sprintf("%s: %d chunks of %d tokens, base perplexity %s", rep.Model, rep.Chunks, rep.Ctx, PPL(rep.BasePPL))
 }
 
-// PPL formats a perplexity with four significant digits or more.
+// PPL formats a perplexity with four significant digits (3.327, 12.35,
+// 518.5, 1235), on every chart label and table cell alike: a level's
+// digits beyond the fourth are below its standard error.
 func PPL(v float64) string { return decimals(v, pplDecimals(v)) }
 
-func pplDecimals(v float64) int {
+func pplDecimals(v float64) int { return sigDecimals(v, 4) }
+
+// KLD formats a KL divergence with three significant digits (4.90,
+// 0.0238, 0.000530), in e-notation below 1e-5 (7.40e-07), and the base's
+// 0 as "0".
+func KLD(v float64) string {
 	switch {
-	case v >= 100:
-		return 1
-	case v >= 10:
-		return 2
+	case v == 0:
+		return "0"
+	case tinyKLD(v):
+		return strconv.FormatFloat(v, 'e', 2, 64)
 	}
-	return 4
+	return decimals(v, sigDecimals(v, 3))
 }
 
-// KLD formats a KL divergence with four decimals, or two significant
-// digits when it is smaller (a Q8 level's 0.00054).
-func KLD(v float64) string { return decimals(v, kldDecimals(v)) }
+func tinyKLD(v float64) bool { return v != 0 && finite(v) && math.Abs(v) < 1e-5 }
 
-func kldDecimals(v float64) int {
-	if v <= 0 || v >= 0.01 {
-		return 4
+// kldErr formats a KLD's standard error to the decimals of the KLD (the
+// base's 0 ± 0 as such).
+func kldErr(v, e float64) string {
+	switch {
+	case v == 0 && e == 0:
+		return "0"
+	case tinyKLD(v):
+		return strconv.FormatFloat(e, 'e', 1, 64)
 	}
-	return min(8, 1-int(math.Floor(math.Log10(v))))
+	return decimals(e, sigDecimals(v, 3))
+}
+
+// sigDecimals is how many decimals show n significant digits of v.
+func sigDecimals(v float64, n int) int {
+	if v == 0 || !finite(v) {
+		return n - 1
+	}
+	return max(0, n-1-int(math.Floor(math.Log10(math.Abs(v)))))
 }
 
 func decimals(v float64, n int) string { return strconv.FormatFloat(v, 'f', n, 64) }
