@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"flowchat/app/hub"
@@ -102,6 +103,40 @@ func checkNumbers(fs *flag.FlagSet) error {
 		}
 	})
 	return err
+}
+
+// optInt is an integer flag whose absence means something of its own
+// (run's -n: until end of generation), so its help shows no made-up
+// default; given, it is checked like any other number (≥ 0).
+type optInt struct {
+	v   int
+	set bool
+}
+
+func (o *optInt) String() string {
+	if o == nil || !o.set {
+		return ""
+	}
+	return strconv.Itoa(o.v)
+}
+
+func (o *optInt) Set(s string) error {
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		return errors.New("parse error")
+	}
+	o.v, o.set = v, true
+	return nil
+}
+
+func (o *optInt) Get() any { return o.v }
+
+// or is the value given, else def.
+func (o *optInt) or(def int) int {
+	if o.set {
+		return o.v
+	}
+	return def
 }
 
 // appVersion is the release (FyneApp.toml's Version); the Makefile may

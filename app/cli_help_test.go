@@ -297,3 +297,28 @@ func TestTermChatShiftPolicy(t *testing.T) {
 		t.Fatalf("stats line %q", s)
 	}
 }
+
+// TestNoDisplayBadFlag: without a display, a bad flag is one error and a
+// hint, not first the promise of a terminal chat; run's -n shows no
+// made-up default and still refuses negatives and non-numbers.
+func TestNoDisplayBadFlag(t *testing.T) {
+	t.Setenv("DISPLAY", "")
+	t.Setenv("WAYLAND_DISPLAY", "")
+	_, stderr, code := run(t, "--bogus")
+	if code == 0 || strings.Contains(stderr, "starting the terminal chat") || !strings.Contains(stderr, "-bogus") || strings.Count(stderr, "\n") != 2 {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	help, _, _ := run(t, "run", "--help")
+	i := strings.Index(help, "\n  -n N\n")
+	if i < 0 {
+		t.Fatalf("run --help has no -n N:\n%s", help)
+	}
+	if line := strings.SplitN(help[i+8:], "\n", 2)[0]; strings.Contains(line, "(default") {
+		t.Errorf("run --help's -n: %q", line)
+	}
+	for _, bad := range []string{"-5", "x"} {
+		if _, stderr, code := run(t, "run", "-n", bad, "-p", "hi"); code == 0 || !strings.Contains(stderr, "-n") {
+			t.Errorf("-n %s: exit %d, %q", bad, code, stderr)
+		}
+	}
+}

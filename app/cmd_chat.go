@@ -25,6 +25,13 @@ func init() {
 }
 
 func cmdChat(args []string, stdout, stderr io.Writer) error {
+	return chatWithNote(args, stdout, stderr, "")
+}
+
+// chatWithNote is the terminal chat, saying note on stderr once its flags
+// are understood (the GUI's fallback without a display: a bad flag is
+// then one error, not a promise of a chat that does not start).
+func chatWithNote(args []string, stdout, stderr io.Writer, note string) error {
 	fs := newFlags("chat", stdout, stderr)
 	var mf modelFlags
 	var sf samplingFlags
@@ -40,6 +47,7 @@ func cmdChat(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	io.WriteString(stderr, note)
 	if *policy != policyDrop && *policy != policyStop && *policy != policyShift {
 		return fmt.Errorf("%w: --context-policy %q: want %s, %s or %s", errUsage, *policy, policyDrop, policyShift, policyStop)
 	}

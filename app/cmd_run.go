@@ -28,12 +28,15 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	rf.register(fs)
 	prompt := fs.String("prompt", "", "the prompt text")
 	fs.StringVar(prompt, "p", "", "shorthand for --prompt")
-	n := fs.Int("n", -1, "tokens to generate: exactly N when given (end-of-generation tokens don't stop it, as in llama.cpp's reference runs); default: until end of generation")
+	var nFlag optInt
+	fs.Var(&nFlag, "n", "tokens to generate: exactly `N` when given (end-of-generation tokens don't stop it, as in llama.cpp's reference runs); default: until end of generation")
 	asChat := fs.Bool("chat", false, "wrap the prompt as a user message in the model's chat template")
 	ignoreEOS := fs.Bool("ignore-eos", false, "don't stop at end-of-generation tokens")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	n := new(int)
+	*n = nFlag.or(-1)
 	if *prompt == "" {
 		if fs.NArg() == 0 {
 			return fmt.Errorf("%w (flowchat run --prompt TEXT)", errNoPrompt)

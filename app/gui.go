@@ -32,8 +32,7 @@ const memoryPoll = 2 * time.Second
 // used last, else the bundled demo) loads in the background.
 func gui(args []string, stdout, stderr io.Writer) error {
 	if !hasDisplay() {
-		io.WriteString(stderr, "flowchat: no display found; starting the terminal chat instead\n")
-		return cmdChat(args, stdout, stderr)
+		return chatWithNote(args, stdout, stderr, "flowchat: no display found; starting the terminal chat instead\n")
 	}
 	fs := newFlags("", stdout, stderr)
 	var mf modelFlags
