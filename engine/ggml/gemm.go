@@ -144,7 +144,7 @@ func (a *Act) begin(t Type, n int, x []byte, cols int, kind prepKind, off int32,
 			a.kaux = a.kaux[:size]
 		}
 		a.kf = a.kf[:0]
-		a.kfOn = kFlat
+		a.kfOn = kFlat && (t == Q4_K || t == Q6_K)
 		if a.kfOn {
 			size := a.kfCols() / 8 * (n / QK_K) * kfStride(t)
 			if cap(a.kf) < size {

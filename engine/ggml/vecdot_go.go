@@ -213,17 +213,17 @@ func kDot(n, bsize, group int, w, x []byte, decode func(b []byte) kblock) float3
 	return sum
 }
 
-func dotQ2_KGo(n int, w, x []byte) float32 {
-	return kDot(n, 84, 16, w, x, func(b []byte) (k kblock) {
-		for e := 0; e < QK_K; e++ {
-			k.lv[e] = int(b[16+32*(e/128)+e%32]>>(2*uint(e%128/32))) & 3
-		}
-		for g := 0; g < 16; g++ {
-			k.sc[g], k.mn[g] = int(b[g]&0xf), int(b[g]>>4)
-		}
-		k.d, k.dmin = f16(b[80:]), f16(b[82:])
-		return k
-	})
+func dotQ2_KGo(n int, w, x []byte) float32 { return kDot(n, 84, 16, w, x, decodeQ2_K) }
+
+func decodeQ2_K(b []byte) (k kblock) {
+	for e := 0; e < QK_K; e++ {
+		k.lv[e] = int(b[16+32*(e/128)+e%32]>>(2*uint(e%128/32))) & 3
+	}
+	for g := 0; g < 16; g++ {
+		k.sc[g], k.mn[g] = int(b[g]&0xf), int(b[g]>>4)
+	}
+	k.d, k.dmin = f16(b[80:]), f16(b[82:])
+	return k
 }
 
 func dotQ3_KGo(n int, w, x []byte) float32 {

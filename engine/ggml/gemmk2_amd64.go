@@ -1,0 +1,55 @@
+//go:build amd64 && !noasm
+
+package ggml
+
+import "golang.org/x/sys/cpu"
+
+// The Q2_K prompt tiles (gemmk2_amd64.s): one row against 8 or 4 Q8_K
+// columns read in place, each (row, column) bit-identical to dotQ2_KAVX
+// and dotQ2_KLanes. Before them Q2_K ran column by column through the
+// single-row kernel, unpacking each weight super-block once per column.
+
+//go:noescape
+func q2kt18(w *byte, x *byte, xs int, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q2kt14(w *byte, x *byte, xs int, nb int, tab *float32, out *float32, ldo int)
+
+// hasQ2Tiles reports whether the tiles run here: their column registers
+// are Y16-Y31 and their byte and word products EVEX-encoded (AVX-512 VL
+// and BW).
+var hasQ2Tiles = hasAVX512 && cpu.X86.HasAVX512BW
+
+// installQ2KTiles installs the tiles as Q2_K's matrix kernel; the
+// single-row kernel stays its MatVec (decode).
+func installQ2KTiles() {
+	if !hasQ2Tiles {
+		return
+	}
+	gemmImpl[Q2_K] = runQ2K
+	prepKinds[Q2_K] = prepKindK
+}
+
+// runQ2K walks the columns in groups of 8, then one group of 4, each
+// group row by row over all rows (which the caller sizes to stay in
+// cache); the 1-3 columns left run the single-row kernel.
+func runQ2K(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
+	nb := n / QK_K
+	rs, xs := Q2_K.RowSize(n), a.xs
+	tab := &fp16Table[0]
+	c := 0
+	for ; c+8 <= a.cols; c += 8 {
+		for r := 0; r < rows; r++ {
+			q2kt18(&w[r*rs], &a.x[c*xs], xs, nb, tab, &dst[c*ldd+r], 4*ldd)
+		}
+	}
+	if c+4 <= a.cols {
+		for r := 0; r < rows; r++ {
+			q2kt14(&w[r*rs], &a.x[c*xs], xs, nb, tab, &dst[c*ldd+r], 4*ldd)
+		}
+		c += 4
+	}
+	for ; c < a.cols; c++ {
+		matVecImpl[Q2_K](n, w[:rows*rs], a.Column(c), dst[c*ldd:c*ldd+rows])
+	}
+}
