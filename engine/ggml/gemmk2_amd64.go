@@ -6,11 +6,16 @@ import "golang.org/x/sys/cpu"
 
 // The Q2_K prompt tiles (gemmk2_amd64.s): one row against 8 or 4 Q8_K
 // columns read in place, each (row, column) bit-identical to dotQ2_KAVX
-// and dotQ2_KLanes. Before them Q2_K ran column by column through the
-// single-row kernel, unpacking each weight super-block once per column.
+// and dotQ2_KLanes; the Q5_K tile (kernels_amd64.s) one row against 4,
+// bit-identical to dotQ5_KAVX and dotQ5_KLanes. Before them both types ran
+// column by column through the single-row kernel, unpacking each weight
+// super-block once per column.
 
 //go:noescape
 func q2kt18(w *byte, x *byte, xs int, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q5kt14(w *byte, x *byte, xs int, nb int, tab *float32, out *float32, ldo int)
 
 //go:noescape
 func q2kt14(w *byte, x *byte, xs int, nb int, tab *float32, out *float32, ldo int)
@@ -20,14 +25,14 @@ func q2kt14(w *byte, x *byte, xs int, nb int, tab *float32, out *float32, ldo in
 // and BW).
 var hasQ2Tiles = hasAVX512 && cpu.X86.HasAVX512BW
 
-// installQ2KTiles installs the tiles as Q2_K's matrix kernel; the
-// single-row kernel stays its MatVec (decode).
+// installQ2KTiles installs the tiles as the matrix kernels of Q2_K and
+// Q5_K; the single-row kernels stay their MatVec (decode).
 func installQ2KTiles() {
 	if !hasQ2Tiles {
 		return
 	}
-	gemmImpl[Q2_K] = runQ2K
-	prepKinds[Q2_K] = prepKindK
+	gemmImpl[Q2_K], gemmImpl[Q5_K] = runQ2K, runQ5K
+	prepKinds[Q2_K], prepKinds[Q5_K] = prepKindK, prepKindK
 }
 
 // runQ2K walks the columns in groups of 8, then one group of 4, each
@@ -51,5 +56,22 @@ func runQ2K(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 	}
 	for ; c < a.cols; c++ {
 		matVecImpl[Q2_K](n, w[:rows*rs], a.Column(c), dst[c*ldd:c*ldd+rows])
+	}
+}
+
+// runQ5K walks the columns in groups of 4, each group row by row over all
+// rows; the 1-3 columns left run the single-row kernel.
+func runQ5K(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
+	nb := n / QK_K
+	rs, xs := Q5_K.RowSize(n), a.xs
+	tab := &fp16Table[0]
+	c := 0
+	for ; c+4 <= a.cols; c += 4 {
+		for r := 0; r < rows; r++ {
+			q5kt14(&w[r*rs], &a.x[c*xs], xs, nb, tab, &dst[c*ldd+r], 4*ldd)
+		}
+	}
+	for ; c < a.cols; c++ {
+		matVecImpl[Q5_K](n, w[:rows*rs], a.Column(c), dst[c*ldd:c*ldd+rows])
 	}
 }

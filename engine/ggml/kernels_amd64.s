@@ -1193,3 +1193,141 @@ h16loop:
 h16done:
 	VZEROUPPER
 	RET
+
+// Q5_K prompt tile: one weight row against the 4 Q8_K columns at x, x+xs,
+// x+2·xs, x+3·xs, the row's scales, mins and 5-bit values unpacked once
+// per super-block for the 4 columns. Each column runs dotQ5_KAVX's chain
+// on its own registers (8 int32 lanes of exact sums and one fused
+// multiply-add per super-block by d·yd; the mins' scalar fused
+// multiply-subtract by dmin·yd; hsum_float_8 plus the mins at the end),
+// so every value is bit-identical to dotQ5_KAVX and dotQ5_KLanes. The
+// column registers are Y16-Y19 (float lanes), Y24-Y27 (int32 sums) and
+// X20-X23 (mins): EVEX, AVX-512 VL/BW.
+//
+//	func q5kt14(w *byte, x *byte, xs int, nb int, tab *float32, out *float32, ldo int)
+
+#define Q5C0(off) off(DI)
+#define Q5C1(off) off(DI)(R13*1)
+#define Q5C2(off) off(DI)(R13*2)
+#define Q5C3(off) off(R11)
+
+// Q5MIN: the column's mins term, macc −= (dmin·yd)·float(Σ bsum pairs ·
+// mins) (X2 the mins, X1 dmin), as dotQ5_KAVX.
+#define Q5MIN(col, macc) \
+	VMOVDQU      col(260), X12 \
+	VPHADDW      col(276), X12, X12 \
+	VPMADDWD     X2, X12, X12 \
+	VBROADCASTSS col(0), X7 \
+	VMULSS       X7, X1, X8 \
+	VPHADDD      X12, X12, X12 \
+	VPHADDD      X12, X12, X12 \
+	VCVTDQ2PS    X12, X12 \
+	VFNMADD231SS X8, X12, macc
+
+// Q5PAIR: the column's products with the pair's values Y3, Y4 (scales Y5,
+// Y6) added to its sums.
+#define Q5PAIR(col, yoff, isum) \
+	VPMADDUBSW col(yoff), Y3, Y9 \
+	VPMADDUBSW col(yoff+32), Y4, Y10 \
+	VPMADDWD   Y5, Y9, Y9 \
+	VPMADDWD   Y6, Y10, Y10 \
+	VPADDD     Y9, isum, isum \
+	VPADDD     Y10, isum, isum
+
+// Q5UNPACK unpacks the pair of sub-blocks at qoff(SI) as Q5KSUB does (the
+// fifth bits from Y15, shifted on by 2) into Y3, Y4 and their scales into
+// Y5, Y6, then runs the 4 columns.
+#define Q5UNPACK(qoff, yoff, m0, m1) \
+	VMOVDQU    qoff(SI), Y3 \
+	VPSRLW     $4, Y3, Y4 \
+	VPAND      Y14, Y3, Y3 \
+	VPAND      Y14, Y4, Y4 \
+	VPSLLW     $4, Y15, Y7 \
+	VPAND      Y13, Y7, Y7 \
+	VPOR       Y7, Y3, Y3 \
+	VPSLLW     $3, Y15, Y8 \
+	VPAND      Y13, Y8, Y8 \
+	VPOR       Y8, Y4, Y4 \
+	VPSRLW     $2, Y15, Y15 \
+	VPSHUFB    m0, Y11, Y5 \
+	VPSHUFB    m1, Y11, Y6 \
+	Q5PAIR(Q5C0, yoff, Y24) \
+	Q5PAIR(Q5C1, yoff, Y25) \
+	Q5PAIR(Q5C2, yoff, Y26) \
+	Q5PAIR(Q5C3, yoff, Y27)
+
+// Q5SUM: acc += (d·yd)·float(sums) (Y0: d).
+#define Q5SUM(col, acc, isum) \
+	VCVTDQ2PS    isum, isum \
+	VBROADCASTSS col(0), Y7 \
+	VMULPS       Y7, Y0, Y8 \
+	VFMADD231PS  Y8, isum, acc
+
+// Q5STORE: hsum_float_8 of acc plus the mins, to (R12), then the next
+// output column.
+#define Q5STORE(acc, macc) \
+	VMOVAPS acc, Y0 \
+	HSUM \
+	VADDSS  macc, X0, X0 \
+	VMOVSS  X0, (R12) \
+	ADDQ    R9, R12
+
+TEXT ·q5kt14(SB), NOSPLIT, $0-56
+	MOVQ    w+0(FP), SI
+	MOVQ    x+8(FP), DI
+	MOVQ    xs+16(FP), R13
+	MOVQ    nb+24(FP), CX
+	MOVQ    tab+32(FP), R8
+	LEAQ    (DI)(R13*2), R11
+	ADDQ    R13, R11
+	VMOVDQU nibble<>(SB), Y14
+	VMOVDQU mask10<>(SB), Y13
+	VPXORD  Y16, Y16, Y16
+	VPXORD  Y17, Y17, Y17
+	VPXORD  Y18, Y18, Y18
+	VPXORD  Y19, Y19, Y19
+	VPXORD  X20, X20, X20
+	VPXORD  X21, X21, X21
+	VPXORD  X22, X22, X22
+	VPXORD  X23, X23, X23
+
+q5kt14l:
+	PREFETCHT0 PFD(SI)
+	PREFETCHT0 PFD+64(SI)
+	PREFETCHT0 PFD+128(SI)
+	K4SCALES
+	MOVWLZX      2(SI), AX
+	VMOVSS       (R8)(AX*4), X1
+	Q5MIN(Q5C0, X20)
+	Q5MIN(Q5C1, X21)
+	Q5MIN(Q5C2, X22)
+	Q5MIN(Q5C3, X23)
+	VPXORD       Y24, Y24, Y24
+	VPXORD       Y25, Y25, Y25
+	VPXORD       Y26, Y26, Y26
+	VPXORD       Y27, Y27, Y27
+	VMOVDQU      16(SI), Y15
+	Q5UNPACK(48, 4, shufk4<>+0(SB), shufk4<>+32(SB))
+	Q5UNPACK(80, 68, shufk4<>+64(SB), shufk4<>+96(SB))
+	Q5UNPACK(112, 132, shufk4<>+128(SB), shufk4<>+160(SB))
+	Q5UNPACK(144, 196, shufk4<>+192(SB), shufk4<>+224(SB))
+	MOVWLZX      (SI), AX
+	VBROADCASTSS (R8)(AX*4), Y0
+	Q5SUM(Q5C0, Y16, Y24)
+	Q5SUM(Q5C1, Y17, Y25)
+	Q5SUM(Q5C2, Y18, Y26)
+	Q5SUM(Q5C3, Y19, Y27)
+	ADDQ         $176, SI
+	ADDQ         $292, DI
+	ADDQ         $292, R11
+	DECQ         CX
+	JNZ          q5kt14l
+
+	MOVQ    out+40(FP), R12
+	MOVQ    ldo+48(FP), R9
+	Q5STORE(Y16, X20)
+	Q5STORE(Y17, X21)
+	Q5STORE(Y18, X22)
+	Q5STORE(Y19, X23)
+	VZEROUPPER
+	RET
