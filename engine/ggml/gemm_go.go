@@ -106,6 +106,10 @@ func dotQ4_KLanes(n int, w, x []byte) float32 { return kLanes(n, 144, 32, w, x, 
 func dotQ5_KLanes(n int, w, x []byte) float32 { return kLanes(n, 176, 32, w, x, decodeQ5_K, 1) }
 func dotQ6_KLanes(n int, w, x []byte) float32 { return kLanes(n, 210, 16, w, x, decodeQ6_K, 0) }
 
+// dotQ3_KLanes is the lane twin of the Q3_K kernels (dotQ3_KAVX and its
+// tile): the chain above without mins, levels −4..3 by 16-element scales.
+func dotQ3_KLanes(n int, w, x []byte) float32 { return kLanes(n, 110, 16, w, x, decodeQ3_K, 0) }
+
 // dotQ2_KLanes is the lane twin of the Q2_K kernels (dotQ2_KAVX, the
 // tiles of gemmk2_amd64.s). Unlike the chain above, the mins share the 8
 // float lanes: per super-block, lane l first takes a fused

@@ -12,7 +12,7 @@ import (
 var lanesTwin = map[Type]dotFunc{Q4_0: dotQ4_0Lanes, Q8_0: dotQ8_0Lanes}
 
 // kLanesTwin maps the K-quant types to the twins of their assembly chain.
-var kLanesTwin = map[Type]dotFunc{Q2_K: dotQ2_KLanes, Q4_K: dotQ4_KLanes, Q5_K: dotQ5_KLanes, Q6_K: dotQ6_KLanes}
+var kLanesTwin = map[Type]dotFunc{Q2_K: dotQ2_KLanes, Q3_K: dotQ3_KLanes, Q4_K: dotQ4_KLanes, Q5_K: dotQ5_KLanes, Q6_K: dotQ6_KLanes}
 
 // TestLanesTwinsMatchGo: the lane twins compute the same dot product as
 // the reference plain-Go kernels up to float summation order.
@@ -133,7 +133,7 @@ var kGemmShapes = [][3]int{{256, 1, 1}, {256, 4, 1}, {512, 5, 3}, {768, 7, 8}, {
 // poison after the operands stay out of the results.
 func TestMatMulActK(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 32))
-	for _, tp := range []Type{Q2_K, Q4_K, Q5_K, Q6_K} {
+	for _, tp := range []Type{Q2_K, Q3_K, Q4_K, Q5_K, Q6_K} {
 		for _, shape := range kGemmShapes {
 			n, rows, cols := shape[0], shape[1], shape[2]
 			g := newGemmCase(r, tp, n, rows, cols)

@@ -80,35 +80,38 @@ func extremeQ2K(r *rand.Rand, w, x []byte) {
 	}
 }
 
-// TestQ5KTilesMatchLanes: the Q5_K tile equals the lane twin bit for bit
-// for every batch width 1-13 (groups of 4, single-row leftovers), odd row
-// counts and one to nine super-blocks, with guard cells and poison.
-func TestQ5KTilesMatchLanes(t *testing.T) {
+// TestQ35KTilesMatchLanes: the Q3_K and Q5_K tiles equal the lane twins
+// bit for bit for every batch width 1-17 (groups of 8 or 4, single-row
+// leftovers), odd row counts and one to nine super-blocks, with guard
+// cells and poison.
+func TestQ35KTilesMatchLanes(t *testing.T) {
 	if !hasQ2Tiles {
-		t.Skip("no AVX-512 VL/BW: the Q5_K tile does not run on this CPU")
+		t.Skip("no AVX-512 VL/BW: the Q3_K and Q5_K tiles do not run on this CPU")
 	}
 	r := rand.New(rand.NewPCG(183, 184))
-	for _, nb := range []int{1, 2, 9} {
-		for cols := 1; cols <= 13; cols++ {
-			n, rows := nb*QK_K, 1+2*(cols%4)+cols/5
-			g := newGemmCase(r, Q5_K, n, rows, cols)
-			var a Act
-			a.Prepare(Q5_K, n, g.x, cols)
-			ldd := rows + 2
-			got := nanSlice(cols * ldd)
-			MatMulAct(Q5_K, n, g.w, rows, &a, got, ldd)
-			name := fmt.Sprintf("Q5_K n=%d %dx%d", n, rows, cols)
-			checkGemm(t, name, got, g.want(Q5_K, dotQ5_KLanes, ldd), rows, ldd)
+	for tp, twin := range map[Type]dotFunc{Q3_K: dotQ3_KLanes, Q5_K: dotQ5_KLanes} {
+		for _, nb := range []int{1, 2, 9} {
+			for cols := 1; cols <= 17; cols++ {
+				n, rows := nb*QK_K, 1+2*(cols%4)+cols/5
+				g := newGemmCase(r, tp, n, rows, cols)
+				var a Act
+				a.Prepare(tp, n, g.x, cols)
+				ldd := rows + 2
+				got := nanSlice(cols * ldd)
+				MatMulAct(tp, n, g.w, rows, &a, got, ldd)
+				name := fmt.Sprintf("%v n=%d %dx%d", tp, n, rows, cols)
+				checkGemm(t, name, got, g.want(tp, twin, ldd), rows, ldd)
+			}
 		}
 	}
 }
 
-// BenchmarkQ2KTiles: a TinyLlama-shaped Q2_K or Q5_K chunk (64 rows × 2048) in
+// BenchmarkQ2KTiles: a TinyLlama-shaped Q2_K, Q3_K or Q5_K chunk (64 rows × 2048) in
 // cache against 64 columns, the tiles (as installed) against the single-row
 // kernel column by column (the previous path); GMAC/s per second of the
 // thread's CPU time.
 func BenchmarkQ2KTiles(b *testing.B) {
-	for _, tp := range []Type{Q2_K, Q5_K} {
+	for _, tp := range []Type{Q2_K, Q3_K, Q5_K} {
 		for _, tiles := range []bool{true, false} {
 			b.Run(fmt.Sprintf("%v/tiles=%v", tp, tiles), func(b *testing.B) {
 				r := rand.New(rand.NewPCG(1, 1))

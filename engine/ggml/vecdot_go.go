@@ -226,21 +226,21 @@ func decodeQ2_K(b []byte) (k kblock) {
 	return k
 }
 
-func dotQ3_KGo(n int, w, x []byte) float32 {
-	return kDot(n, 110, 16, w, x, func(b []byte) (k kblock) {
-		for e := 0; e < QK_K; e++ {
-			v := int(b[32+32*(e/128)+e%32]>>(2*uint(e%128/32))) & 3
-			if b[e%32]>>uint(e/32)&1 == 0 {
-				v -= 4
-			}
-			k.lv[e] = v
+func dotQ3_KGo(n int, w, x []byte) float32 { return kDot(n, 110, 16, w, x, decodeQ3_K) }
+
+func decodeQ3_K(b []byte) (k kblock) {
+	for e := 0; e < QK_K; e++ {
+		v := int(b[32+32*(e/128)+e%32]>>(2*uint(e%128/32))) & 3
+		if b[e%32]>>uint(e/32)&1 == 0 {
+			v -= 4
 		}
-		for g, s := range q3Scales(b[96:108]) {
-			k.sc[g], k.mn[g] = int(s)-32, 0
-		}
-		k.d = f16(b[108:])
-		return k
-	})
+		k.lv[e] = v
+	}
+	for g, s := range q3Scales(b[96:108]) {
+		k.sc[g], k.mn[g] = int(s)-32, 0
+	}
+	k.d = f16(b[108:])
+	return k
 }
 
 func dotQ4_KGo(n int, w, x []byte) float32 { return kDot(n, 144, 32, w, x, decodeQ4_K) }
