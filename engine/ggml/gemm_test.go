@@ -192,7 +192,8 @@ func TestMatMulMatchesMatVec(t *testing.T) {
 func TestMatMulActFloat(t *testing.T) {
 	r := rand.New(rand.NewPCG(27, 28))
 	for _, tp := range []Type{F32, F16, BF16} {
-		for _, shape := range [][3]int{{32, 3, 4}, {64, 7, 9}, {96, 6, 8}, {288, 13, 5}, {100, 4, 4}, {1024, 3, 1}, {64, 9, 1}, {96, 8, 2}, {100, 5, 1}, {2816, 9, 7}} {
+		for _, shape := range [][3]int{{32, 3, 4}, {64, 7, 9}, {96, 6, 8}, {288, 13, 5}, {100, 4, 4}, {1024, 3, 1}, {64, 9, 1}, {96, 8, 2}, {100, 5, 1}, {2816, 9, 7},
+			{2048, 7, 11}, {64, 10, 13}, {4096, 4, 8}, {32, 2, 4}, {2080, 5, 6}} {
 			n, rows, cols := shape[0], shape[1], shape[2]
 			g := newGemmCase(r, tp, n, rows, cols)
 			var a Act
@@ -257,7 +258,7 @@ func TestActFillRanges(t *testing.T) {
 // chunks against 128 columns (n = 2048 takes the float32 columns, 5632
 // the F16 ones: see f16ColsL1).
 func BenchmarkMatMulActF16Shapes(b *testing.B) {
-	for _, sh := range [][2]int{{2048, 5632}, {5632, 2048}} {
+	for _, sh := range [][2]int{{2048, 5632}, {5632, 2048}, {2048, 2048}} {
 		n, rows := sh[0], sh[1]
 		b.Run(fmt.Sprintf("%dx%d", rows, n), func(b *testing.B) {
 			const chunk, cols = 64, 128
