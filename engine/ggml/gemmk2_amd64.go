@@ -7,8 +7,8 @@ import "golang.org/x/sys/cpu"
 // The Q2_K prompt tiles (gemmk2_amd64.s): one row against 8 or 4 Q8_K
 // columns read in place, each (row, column) bit-identical to dotQ2_KAVX
 // and dotQ2_KLanes; the Q5_K tile (kernels_amd64.s) one row against 4,
-// bit-identical to dotQ5_KAVX and dotQ5_KLanes; the Q3_K tile one row
-// against 8, bit-identical to dotQ3_KAVX and dotQ3_KLanes. Before them they ran
+// bit-identical to dotQ5_KAVX and dotQ5_KLanes; the Q3_K tiles one row
+// against 8 or 4, bit-identical to dotQ3_KAVX and dotQ3_KLanes. Before them they ran
 // column by column through the single-row kernel, unpacking each weight
 // super-block once per column.
 
@@ -17,6 +17,9 @@ func q2kt18(w *byte, x *byte, xs int, nb int, tab *float32, out *float32, ldo in
 
 //go:noescape
 func q3kt18(w *byte, x *byte, xs int, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q3kt14(w *byte, x *byte, xs int, nb int, tab *float32, out *float32, ldo int)
 
 //go:noescape
 func q5kt14(w *byte, x *byte, xs int, nb int, tab *float32, out *float32, ldo int)
@@ -80,8 +83,9 @@ func runQ5K(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 	}
 }
 
-// runQ3K walks the columns in groups of 8, each group row by row over all
-// rows; the 1-7 columns left run the single-row kernel.
+// runQ3K walks the columns in groups of 8, then one group of 4, each group
+// row by row over all rows; the 1-3 columns left run the single-row
+// kernel.
 func runQ3K(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 	nb := n / QK_K
 	rs, xs := Q3_K.RowSize(n), a.xs
@@ -91,6 +95,12 @@ func runQ3K(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 		for r := 0; r < rows; r++ {
 			q3kt18(&w[r*rs], &a.x[c*xs], xs, nb, tab, &dst[c*ldd+r], 4*ldd)
 		}
+	}
+	if c+4 <= a.cols {
+		for r := 0; r < rows; r++ {
+			q3kt14(&w[r*rs], &a.x[c*xs], xs, nb, tab, &dst[c*ldd+r], 4*ldd)
+		}
+		c += 4
 	}
 	for ; c < a.cols; c++ {
 		matVecImpl[Q3_K](n, w[:rows*rs], a.Column(c), dst[c*ldd:c*ldd+rows])

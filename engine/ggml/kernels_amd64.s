@@ -1365,22 +1365,55 @@ q5kt14l:
 	VPMADDWD   Y5, Y6, Y6 \
 	VPADDD     Y6, isum, isum
 
-// Q3GROUP unpacks group g as Q3KQ does and runs the 8 columns on it.
-#define Q3GROUP(sh, hop, hs, yoff, m) \
+// Q3GROUP unpacks group g as Q3KQ does and runs the columns' Q3DOT on it
+// through dots.
+#define Q3GROUP(sh, hop, hs, yoff, m, dots) \
 	VPSRLW    $sh, Y1, Y3 \
 	VPAND     Y14, Y3, Y3 \
 	hop       $hs, Y2, Y4 \
 	VPANDN    Y13, Y4, Y4 \
 	VPSHUFB   m, X11, X5 \
 	VPMOVSXBW X5, Y5 \
+	dots(yoff)
+
+#define Q3DOTS4(yoff) \
 	Q3DOT(Q3C0, yoff, Y24) \
 	Q3DOT(Q3C1, yoff, Y25) \
 	Q3DOT(Q3C2, yoff, Y26) \
-	Q3DOT(Q3C3, yoff, Y27) \
+	Q3DOT(Q3C3, yoff, Y27)
+
+#define Q3DOTS8(yoff) \
+	Q3DOTS4(yoff) \
 	Q3DOT(Q3C4, yoff, Y28) \
 	Q3DOT(Q3C5, yoff, Y29) \
 	Q3DOT(Q3C6, yoff, Y30) \
 	Q3DOT(Q3C7, yoff, Y31)
+
+#define Q3SUMS4 \
+	Q3SUM(Q3C0, Y16, Y24) \
+	Q3SUM(Q3C1, Y17, Y25) \
+	Q3SUM(Q3C2, Y18, Y26) \
+	Q3SUM(Q3C3, Y19, Y27)
+
+#define Q3SUMS8 \
+	Q3SUMS4 \
+	Q3SUM(Q3C4, Y20, Y28) \
+	Q3SUM(Q3C5, Y21, Y29) \
+	Q3SUM(Q3C6, Y22, Y30) \
+	Q3SUM(Q3C7, Y23, Y31)
+
+#define Q3STORES4 \
+	Q3STORE(Y16) \
+	Q3STORE(Y17) \
+	Q3STORE(Y18) \
+	Q3STORE(Y19)
+
+#define Q3STORES8 \
+	Q3STORES4 \
+	Q3STORE(Y20) \
+	Q3STORE(Y21) \
+	Q3STORE(Y22) \
+	Q3STORE(Y23)
 
 // Q3SUM: acc += (d·yd)·float(sums) (Y0: d), and the sums start again.
 #define Q3SUM(col, acc, isum) \
@@ -1397,115 +1430,104 @@ q5kt14l:
 	VMOVSS  X0, (R9) \
 	ADDQ    R10, R9
 
-TEXT ·q3kt18(SB), NOSPLIT, $0-56
-	MOVQ    w+0(FP), SI
-	MOVQ    x+8(FP), DI
-	MOVQ    xs+16(FP), R13
-	MOVQ    nb+24(FP), CX
-	MOVQ    tab+32(FP), R8
-	LEAQ    (DI)(R13*2), R11
-	ADDQ    R13, R11
-	LEAQ    (R11)(R13*2), R12
-	VMOVDQU mask03<>(SB), Y14
-	VMOVDQU mask04<>(SB), Y13
-	VPXORD  Y16, Y16, Y16
-	VPXORD  Y17, Y17, Y17
-	VPXORD  Y18, Y18, Y18
-	VPXORD  Y19, Y19, Y19
-	VPXORD  Y20, Y20, Y20
-	VPXORD  Y21, Y21, Y21
-	VPXORD  Y22, Y22, Y22
-	VPXORD  Y23, Y23, Y23
-	VPXORD  Y24, Y24, Y24
-	VPXORD  Y25, Y25, Y25
-	VPXORD  Y26, Y26, Y26
-	VPXORD  Y27, Y27, Y27
-	VPXORD  Y28, Y28, Y28
-	VPXORD  Y29, Y29, Y29
-	VPXORD  Y30, Y30, Y30
-	VPXORD  Y31, Y31, Y31
-
-q3kt18l:
-	PREFETCHT0 PFD(SI)
-	PREFETCHT0 PFD+64(SI)
-	// The 16 6-bit scales minus 32 into X11, as dotQ3_KAVX.
-	MOVL    96(SI), AX
-	MOVL    100(SI), BX
-	MOVL    104(SI), DX
-	MOVL    AX, R9
-	ANDL    $0x0f0f0f0f, R9
-	MOVL    DX, R10
-	ANDL    $0x03030303, R10
-	SHLL    $4, R10
-	ORL     R10, R9
-	VMOVD   R9, X11
-	MOVL    BX, R9
-	ANDL    $0x0f0f0f0f, R9
-	MOVL    DX, R10
-	SHRL    $2, R10
-	ANDL    $0x03030303, R10
-	SHLL    $4, R10
-	ORL     R10, R9
-	VPINSRD $1, R9, X11, X11
-	MOVL    AX, R9
-	SHRL    $4, R9
-	ANDL    $0x0f0f0f0f, R9
-	MOVL    DX, R10
-	SHRL    $4, R10
-	ANDL    $0x03030303, R10
-	SHLL    $4, R10
-	ORL     R10, R9
-	VPINSRD $2, R9, X11, X11
-	MOVL    BX, R9
-	SHRL    $4, R9
-	ANDL    $0x0f0f0f0f, R9
-	MOVL    DX, R10
-	SHRL    $6, R10
-	ANDL    $0x03030303, R10
-	SHLL    $4, R10
-	ORL     R10, R9
-	VPINSRD $3, R9, X11, X11
-	VPSUBB  bytes32<>(SB), X11, X11
-
-	VMOVDQU 32(SI), Y1
-	VMOVDQU (SI), Y2
-	Q3GROUP(0, VPSLLW, 2, 4, q6mask<>+0(SB))
-	Q3GROUP(2, VPSLLW, 1, 36, q6mask<>+16(SB))
-	Q3GROUP(4, VPSRLW, 0, 68, q6mask<>+32(SB))
-	Q3GROUP(6, VPSRLW, 1, 100, q6mask<>+48(SB))
-	VMOVDQU 64(SI), Y1
-	Q3GROUP(0, VPSRLW, 2, 132, q6mask<>+64(SB))
-	Q3GROUP(2, VPSRLW, 3, 164, q6mask<>+80(SB))
-	Q3GROUP(4, VPSRLW, 4, 196, q6mask<>+96(SB))
-	Q3GROUP(6, VPSRLW, 5, 228, q6mask<>+112(SB))
-
-	MOVWLZX      108(SI), AX
-	VBROADCASTSS (R8)(AX*4), Y0
-	Q3SUM(Q3C0, Y16, Y24)
-	Q3SUM(Q3C1, Y17, Y25)
-	Q3SUM(Q3C2, Y18, Y26)
-	Q3SUM(Q3C3, Y19, Y27)
-	Q3SUM(Q3C4, Y20, Y28)
-	Q3SUM(Q3C5, Y21, Y29)
-	Q3SUM(Q3C6, Y22, Y30)
-	Q3SUM(Q3C7, Y23, Y31)
-
-	ADDQ $110, SI
-	ADDQ $292, DI
-	ADDQ $292, R11
-	ADDQ $292, R12
-	DECQ CX
-	JNZ  q3kt18l
-
-	MOVQ out+40(FP), R9
-	MOVQ ldo+48(FP), R10
-	Q3STORE(Y16)
-	Q3STORE(Y17)
-	Q3STORE(Y18)
-	Q3STORE(Y19)
-	Q3STORE(Y20)
-	Q3STORE(Y21)
-	Q3STORE(Y22)
-	Q3STORE(Y23)
-	VZEROUPPER
+// Q3TILE is the whole kernel over the columns the macros name (unused
+// column registers stay zero and are never stored).
+#define Q3TILE(dots, sums, stores, label) \
+	MOVQ    w+0(FP), SI \
+	MOVQ    x+8(FP), DI \
+	MOVQ    xs+16(FP), R13 \
+	MOVQ    nb+24(FP), CX \
+	MOVQ    tab+32(FP), R8 \
+	LEAQ    (DI)(R13*2), R11 \
+	ADDQ    R13, R11 \
+	LEAQ    (R11)(R13*2), R12 \
+	VMOVDQU mask03<>(SB), Y14 \
+	VMOVDQU mask04<>(SB), Y13 \
+	VPXORD  Y16, Y16, Y16 \
+	VPXORD  Y17, Y17, Y17 \
+	VPXORD  Y18, Y18, Y18 \
+	VPXORD  Y19, Y19, Y19 \
+	VPXORD  Y20, Y20, Y20 \
+	VPXORD  Y21, Y21, Y21 \
+	VPXORD  Y22, Y22, Y22 \
+	VPXORD  Y23, Y23, Y23 \
+	VPXORD  Y24, Y24, Y24 \
+	VPXORD  Y25, Y25, Y25 \
+	VPXORD  Y26, Y26, Y26 \
+	VPXORD  Y27, Y27, Y27 \
+	VPXORD  Y28, Y28, Y28 \
+	VPXORD  Y29, Y29, Y29 \
+	VPXORD  Y30, Y30, Y30 \
+	VPXORD  Y31, Y31, Y31 \
+label: \
+	PREFETCHT0 PFD(SI) \
+	PREFETCHT0 PFD+64(SI) \
+	MOVL    96(SI), AX \
+	MOVL    100(SI), BX \
+	MOVL    104(SI), DX \
+	MOVL    AX, R9 \
+	ANDL    $0x0f0f0f0f, R9 \
+	MOVL    DX, R10 \
+	ANDL    $0x03030303, R10 \
+	SHLL    $4, R10 \
+	ORL     R10, R9 \
+	VMOVD   R9, X11 \
+	MOVL    BX, R9 \
+	ANDL    $0x0f0f0f0f, R9 \
+	MOVL    DX, R10 \
+	SHRL    $2, R10 \
+	ANDL    $0x03030303, R10 \
+	SHLL    $4, R10 \
+	ORL     R10, R9 \
+	VPINSRD $1, R9, X11, X11 \
+	MOVL    AX, R9 \
+	SHRL    $4, R9 \
+	ANDL    $0x0f0f0f0f, R9 \
+	MOVL    DX, R10 \
+	SHRL    $4, R10 \
+	ANDL    $0x03030303, R10 \
+	SHLL    $4, R10 \
+	ORL     R10, R9 \
+	VPINSRD $2, R9, X11, X11 \
+	MOVL    BX, R9 \
+	SHRL    $4, R9 \
+	ANDL    $0x0f0f0f0f, R9 \
+	MOVL    DX, R10 \
+	SHRL    $6, R10 \
+	ANDL    $0x03030303, R10 \
+	SHLL    $4, R10 \
+	ORL     R10, R9 \
+	VPINSRD $3, R9, X11, X11 \
+	VPSUBB  bytes32<>(SB), X11, X11 \
+	VMOVDQU 32(SI), Y1 \
+	VMOVDQU (SI), Y2 \
+	Q3GROUP(0, VPSLLW, 2, 4, q6mask<>+0(SB), dots) \
+	Q3GROUP(2, VPSLLW, 1, 36, q6mask<>+16(SB), dots) \
+	Q3GROUP(4, VPSRLW, 0, 68, q6mask<>+32(SB), dots) \
+	Q3GROUP(6, VPSRLW, 1, 100, q6mask<>+48(SB), dots) \
+	VMOVDQU 64(SI), Y1 \
+	Q3GROUP(0, VPSRLW, 2, 132, q6mask<>+64(SB), dots) \
+	Q3GROUP(2, VPSRLW, 3, 164, q6mask<>+80(SB), dots) \
+	Q3GROUP(4, VPSRLW, 4, 196, q6mask<>+96(SB), dots) \
+	Q3GROUP(6, VPSRLW, 5, 228, q6mask<>+112(SB), dots) \
+	MOVWLZX      108(SI), AX \
+	VBROADCASTSS (R8)(AX*4), Y0 \
+	sums \
+	ADDQ $110, SI \
+	ADDQ $292, DI \
+	ADDQ $292, R11 \
+	ADDQ $292, R12 \
+	DECQ CX \
+	JNZ  label \
+	MOVQ out+40(FP), R9 \
+	MOVQ ldo+48(FP), R10 \
+	stores \
+	VZEROUPPER \
 	RET
+
+TEXT ·q3kt18(SB), NOSPLIT, $0-56
+	Q3TILE(Q3DOTS8, Q3SUMS8, Q3STORES8, q3kt18l)
+
+// func q3kt14(w *byte, x *byte, xs int, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q3kt14(SB), NOSPLIT, $0-56
+	Q3TILE(Q3DOTS4, Q3SUMS4, Q3STORES4, q3kt14l)
