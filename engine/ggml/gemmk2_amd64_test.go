@@ -107,27 +107,33 @@ func TestQ35KTilesMatchLanes(t *testing.T) {
 }
 
 // BenchmarkQ2KTiles: a TinyLlama-shaped Q2_K, Q3_K or Q5_K chunk (64 rows × 2048) in
-// cache against 64 columns, the tiles (as installed) against the single-row
+// cache against 4-64 columns, the tiles (as installed) against the single-row
 // kernel column by column (the previous path); GMAC/s per second of the
 // thread's CPU time.
 func BenchmarkQ2KTiles(b *testing.B) {
 	for _, tp := range []Type{Q2_K, Q3_K, Q5_K} {
-		for _, tiles := range []bool{true, false} {
-			b.Run(fmt.Sprintf("%v/tiles=%v", tp, tiles), func(b *testing.B) {
-				r := rand.New(rand.NewPCG(1, 1))
-				n, rows, cols := 2048, 64, 64
-				g := newGemmCase(r, tp, n, rows, cols)
-				saved := gemmImpl[tp]
-				if !tiles {
-					gemmImpl[tp] = nil
-				}
-				defer func() { gemmImpl[tp] = saved }()
-				var a Act
-				a.Prepare(tp, n, g.x, cols)
-				dst := make([]float32, rows*cols)
-				ns := cpuTimed(b, func() { MatMulAct(tp, n, g.w, rows, &a, dst, rows) })
-				b.ReportMetric(float64(n*rows*cols)/ns, "GMAC/s")
-			})
+		for _, cols := range []int{4, 8, 16, 64} {
+			for _, tiles := range []bool{true, false} {
+				benchKTiles(b, tp, cols, tiles)
+			}
 		}
 	}
+}
+
+func benchKTiles(b *testing.B, tp Type, cols int, tiles bool) {
+	b.Run(fmt.Sprintf("%v/cols=%d/tiles=%v", tp, cols, tiles), func(b *testing.B) {
+		r := rand.New(rand.NewPCG(1, 1))
+		n, rows := 2048, 64
+		g := newGemmCase(r, tp, n, rows, cols)
+		saved := gemmImpl[tp]
+		if !tiles {
+			gemmImpl[tp] = nil
+		}
+		defer func() { gemmImpl[tp] = saved }()
+		var a Act
+		a.Prepare(tp, n, g.x, cols)
+		dst := make([]float32, rows*cols)
+		ns := cpuTimed(b, func() { MatMulAct(tp, n, g.w, rows, &a, dst, rows) })
+		b.ReportMetric(float64(n*rows*cols)/ns, "GMAC/s")
+	})
 }
