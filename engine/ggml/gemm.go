@@ -20,8 +20,9 @@ import (
 // rely on. In groups of 8 for the Q4_0 flat kernels the same arrays hold
 // the pair layout instead (fillPair). For the float types with matrix
 // kernels (F32, F16) it is the columns as float32 (xf): F16 activations
-// widened exactly, F32 ones used in place. The K-quant tiles (Q4_K, Q6_K)
-// read the Q8_K columns in place; their flat kernels read kf (fillKFlat).
+// widened exactly, F32 ones used in place. The K-quant tiles (Q2_K-Q6_K)
+// read the Q8_K columns in place; the flat kernels of Q4_K and Q6_K read kf
+// (fillKFlat).
 type Act struct {
 	wt   Type   // weight type the columns are prepared for
 	n    int    // elements per column
@@ -144,7 +145,7 @@ func (a *Act) begin(t Type, n int, x []byte, cols int, kind prepKind, off int32,
 			a.kaux = a.kaux[:size]
 		}
 		a.kf = a.kf[:0]
-		a.kfOn = kFlat
+		a.kfOn = kFlat && (t == Q4_K || t == Q6_K)
 		if a.kfOn {
 			size := a.kfCols() / 8 * (n / QK_K) * kfStride(t)
 			if cap(a.kf) < size {

@@ -105,3 +105,35 @@ func kLanes(n, bsize, group int, w, x []byte, decode func(b []byte) kblock, mins
 func dotQ4_KLanes(n int, w, x []byte) float32 { return kLanes(n, 144, 32, w, x, decodeQ4_K, 4) }
 func dotQ5_KLanes(n int, w, x []byte) float32 { return kLanes(n, 176, 32, w, x, decodeQ5_K, 1) }
 func dotQ6_KLanes(n int, w, x []byte) float32 { return kLanes(n, 210, 16, w, x, decodeQ6_K, 0) }
+
+// dotQ3_KLanes is the lane twin of the Q3_K kernels (dotQ3_KAVX and its
+// tile): the chain above without mins, levels −4..3 by 16-element scales.
+func dotQ3_KLanes(n int, w, x []byte) float32 { return kLanes(n, 110, 16, w, x, decodeQ3_K, 0) }
+
+// dotQ2_KLanes is the lane twin of the Q2_K kernels (dotQ2_KAVX, the
+// tiles of gemmk2_amd64.s). Unlike the chain above, the mins share the 8
+// float lanes: per super-block, lane l first takes a fused
+// multiply-subtract of mn[2l]·bsum[2l] + mn[2l+1]·bsum[2l+1] by dmin·d_x
+// (16-element sub-blocks, VPMADDWD's pairs), then the fused multiply-add
+// of its sums by d·d_x.
+func dotQ2_KLanes(n int, w, x []byte) float32 {
+	var acc [8]float32
+	for b := 0; b < n/QK_K; b++ {
+		k := decodeQ2_K(w[84*b : 84*(b+1)])
+		yd, ys, bsum := q8K(x[292*b : 292*(b+1)])
+		m := float32(k.dmin * yd)
+		for l := range acc {
+			ml := k.mn[2*l]*bsum(2*l) + k.mn[2*l+1]*bsum(2*l+1)
+			acc[l] = fma32(-float32(ml), m, acc[l])
+		}
+		var lane [8]int32
+		for e := 0; e < QK_K; e++ {
+			lane[e%32/4] += int32(k.sc[e/16] * k.lv[e] * int(int8(ys[e])))
+		}
+		s := float32(k.d * yd)
+		for l := range acc {
+			acc[l] = fma32(float32(lane[l]), s, acc[l])
+		}
+	}
+	return hsum8(acc)
+}

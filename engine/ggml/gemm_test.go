@@ -12,7 +12,7 @@ import (
 var lanesTwin = map[Type]dotFunc{Q4_0: dotQ4_0Lanes, Q8_0: dotQ8_0Lanes}
 
 // kLanesTwin maps the K-quant types to the twins of their assembly chain.
-var kLanesTwin = map[Type]dotFunc{Q4_K: dotQ4_KLanes, Q5_K: dotQ5_KLanes, Q6_K: dotQ6_KLanes}
+var kLanesTwin = map[Type]dotFunc{Q2_K: dotQ2_KLanes, Q3_K: dotQ3_KLanes, Q4_K: dotQ4_KLanes, Q5_K: dotQ5_KLanes, Q6_K: dotQ6_KLanes}
 
 // TestLanesTwinsMatchGo: the lane twins compute the same dot product as
 // the reference plain-Go kernels up to float summation order.
@@ -124,7 +124,8 @@ func TestMatMulActMatchesLanes(t *testing.T) {
 // counts (strip and single-row tails), column counts around the tile
 // width, one to nine super-blocks.
 var kGemmShapes = [][3]int{{256, 1, 1}, {256, 4, 1}, {512, 5, 3}, {768, 7, 8}, {256, 13, 9},
-	{1024, 3, 16}, {2304, 9, 17}, {512, 33, 7}, {256, 8, 24}}
+	{1024, 3, 16}, {2304, 9, 17}, {512, 33, 7}, {256, 8, 24}, {512, 6, 4}, {256, 3, 5},
+	{768, 2, 12}, {256, 5, 15}}
 
 // TestMatMulActK: for the K-quant types every value of MatMulAct (tiles and
 // strips where installed) equals the MatVec of its column bit for bit and
@@ -132,7 +133,7 @@ var kGemmShapes = [][3]int{{256, 1, 1}, {256, 4, 1}, {512, 5, 3}, {768, 7, 8}, {
 // poison after the operands stay out of the results.
 func TestMatMulActK(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 32))
-	for _, tp := range []Type{Q4_K, Q5_K, Q6_K} {
+	for _, tp := range []Type{Q2_K, Q3_K, Q4_K, Q5_K, Q6_K} {
 		for _, shape := range kGemmShapes {
 			n, rows, cols := shape[0], shape[1], shape[2]
 			g := newGemmCase(r, tp, n, rows, cols)
@@ -191,7 +192,8 @@ func TestMatMulMatchesMatVec(t *testing.T) {
 func TestMatMulActFloat(t *testing.T) {
 	r := rand.New(rand.NewPCG(27, 28))
 	for _, tp := range []Type{F32, F16, BF16} {
-		for _, shape := range [][3]int{{32, 3, 4}, {64, 7, 9}, {96, 6, 8}, {288, 13, 5}, {100, 4, 4}, {1024, 3, 1}, {64, 9, 1}, {96, 8, 2}, {100, 5, 1}, {2816, 9, 7}} {
+		for _, shape := range [][3]int{{32, 3, 4}, {64, 7, 9}, {96, 6, 8}, {288, 13, 5}, {100, 4, 4}, {1024, 3, 1}, {64, 9, 1}, {96, 8, 2}, {100, 5, 1}, {2816, 9, 7},
+			{2048, 7, 11}, {64, 10, 13}, {4096, 4, 8}, {32, 2, 4}, {2080, 5, 6}} {
 			n, rows, cols := shape[0], shape[1], shape[2]
 			g := newGemmCase(r, tp, n, rows, cols)
 			var a Act
@@ -256,7 +258,7 @@ func TestActFillRanges(t *testing.T) {
 // chunks against 128 columns (n = 2048 takes the float32 columns, 5632
 // the F16 ones: see f16ColsL1).
 func BenchmarkMatMulActF16Shapes(b *testing.B) {
-	for _, sh := range [][2]int{{2048, 5632}, {5632, 2048}} {
+	for _, sh := range [][2]int{{2048, 5632}, {5632, 2048}, {2048, 2048}} {
 		n, rows := sh[0], sh[1]
 		b.Run(fmt.Sprintf("%dx%d", rows, n), func(b *testing.B) {
 			const chunk, cols = 64, 128

@@ -53,6 +53,7 @@ func installKTiles() {
 	for _, t := range kTypes {
 		useKTiles(t)
 	}
+	installQ2KTiles()
 }
 
 // useKTiles installs the strips (MatVec) and tiles (MatMulAct) of t; the

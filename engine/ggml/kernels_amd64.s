@@ -1193,3 +1193,341 @@ h16loop:
 h16done:
 	VZEROUPPER
 	RET
+
+// Q5_K prompt tile: one weight row against the 4 Q8_K columns at x, x+xs,
+// x+2·xs, x+3·xs, the row's scales, mins and 5-bit values unpacked once
+// per super-block for the 4 columns. Each column runs dotQ5_KAVX's chain
+// on its own registers (8 int32 lanes of exact sums and one fused
+// multiply-add per super-block by d·yd; the mins' scalar fused
+// multiply-subtract by dmin·yd; hsum_float_8 plus the mins at the end),
+// so every value is bit-identical to dotQ5_KAVX and dotQ5_KLanes. The
+// column registers are Y16-Y19 (float lanes), Y24-Y27 (int32 sums) and
+// X20-X23 (mins): EVEX, AVX-512 VL/BW.
+//
+//	func q5kt14(w *byte, x *byte, xs int, nb int, tab *float32, out *float32, ldo int)
+
+#define Q5C0(off) off(DI)
+#define Q5C1(off) off(DI)(R13*1)
+#define Q5C2(off) off(DI)(R13*2)
+#define Q5C3(off) off(R11)
+
+// Q5MIN: the column's mins term, macc −= (dmin·yd)·float(Σ bsum pairs ·
+// mins) (X2 the mins, X1 dmin), as dotQ5_KAVX.
+#define Q5MIN(col, macc) \
+	VMOVDQU      col(260), X12 \
+	VPHADDW      col(276), X12, X12 \
+	VPMADDWD     X2, X12, X12 \
+	VBROADCASTSS col(0), X7 \
+	VMULSS       X7, X1, X8 \
+	VPHADDD      X12, X12, X12 \
+	VPHADDD      X12, X12, X12 \
+	VCVTDQ2PS    X12, X12 \
+	VFNMADD231SS X8, X12, macc
+
+// Q5PAIR: the column's products with the pair's values Y3, Y4 (scales Y5,
+// Y6) added to its sums.
+#define Q5PAIR(col, yoff, isum) \
+	VPMADDUBSW col(yoff), Y3, Y9 \
+	VPMADDUBSW col(yoff+32), Y4, Y10 \
+	VPMADDWD   Y5, Y9, Y9 \
+	VPMADDWD   Y6, Y10, Y10 \
+	VPADDD     Y9, isum, isum \
+	VPADDD     Y10, isum, isum
+
+// Q5UNPACK unpacks the pair of sub-blocks at qoff(SI) as Q5KSUB does (the
+// fifth bits from Y15, shifted on by 2) into Y3, Y4 and their scales into
+// Y5, Y6, then runs the 4 columns.
+#define Q5UNPACK(qoff, yoff, m0, m1) \
+	VMOVDQU    qoff(SI), Y3 \
+	VPSRLW     $4, Y3, Y4 \
+	VPAND      Y14, Y3, Y3 \
+	VPAND      Y14, Y4, Y4 \
+	VPSLLW     $4, Y15, Y7 \
+	VPAND      Y13, Y7, Y7 \
+	VPOR       Y7, Y3, Y3 \
+	VPSLLW     $3, Y15, Y8 \
+	VPAND      Y13, Y8, Y8 \
+	VPOR       Y8, Y4, Y4 \
+	VPSRLW     $2, Y15, Y15 \
+	VPSHUFB    m0, Y11, Y5 \
+	VPSHUFB    m1, Y11, Y6 \
+	Q5PAIR(Q5C0, yoff, Y24) \
+	Q5PAIR(Q5C1, yoff, Y25) \
+	Q5PAIR(Q5C2, yoff, Y26) \
+	Q5PAIR(Q5C3, yoff, Y27)
+
+// Q5SUM: acc += (d·yd)·float(sums) (Y0: d).
+#define Q5SUM(col, acc, isum) \
+	VCVTDQ2PS    isum, isum \
+	VBROADCASTSS col(0), Y7 \
+	VMULPS       Y7, Y0, Y8 \
+	VFMADD231PS  Y8, isum, acc
+
+// Q5STORE: hsum_float_8 of acc plus the mins, to (R12), then the next
+// output column.
+#define Q5STORE(acc, macc) \
+	VMOVAPS acc, Y0 \
+	HSUM \
+	VADDSS  macc, X0, X0 \
+	VMOVSS  X0, (R12) \
+	ADDQ    R9, R12
+
+TEXT ·q5kt14(SB), NOSPLIT, $0-56
+	MOVQ    w+0(FP), SI
+	MOVQ    x+8(FP), DI
+	MOVQ    xs+16(FP), R13
+	MOVQ    nb+24(FP), CX
+	MOVQ    tab+32(FP), R8
+	LEAQ    (DI)(R13*2), R11
+	ADDQ    R13, R11
+	VMOVDQU nibble<>(SB), Y14
+	VMOVDQU mask10<>(SB), Y13
+	VPXORD  Y16, Y16, Y16
+	VPXORD  Y17, Y17, Y17
+	VPXORD  Y18, Y18, Y18
+	VPXORD  Y19, Y19, Y19
+	VPXORD  X20, X20, X20
+	VPXORD  X21, X21, X21
+	VPXORD  X22, X22, X22
+	VPXORD  X23, X23, X23
+
+q5kt14l:
+	PREFETCHT0 PFD(SI)
+	PREFETCHT0 PFD+64(SI)
+	PREFETCHT0 PFD+128(SI)
+	K4SCALES
+	MOVWLZX      2(SI), AX
+	VMOVSS       (R8)(AX*4), X1
+	Q5MIN(Q5C0, X20)
+	Q5MIN(Q5C1, X21)
+	Q5MIN(Q5C2, X22)
+	Q5MIN(Q5C3, X23)
+	VPXORD       Y24, Y24, Y24
+	VPXORD       Y25, Y25, Y25
+	VPXORD       Y26, Y26, Y26
+	VPXORD       Y27, Y27, Y27
+	VMOVDQU      16(SI), Y15
+	Q5UNPACK(48, 4, shufk4<>+0(SB), shufk4<>+32(SB))
+	Q5UNPACK(80, 68, shufk4<>+64(SB), shufk4<>+96(SB))
+	Q5UNPACK(112, 132, shufk4<>+128(SB), shufk4<>+160(SB))
+	Q5UNPACK(144, 196, shufk4<>+192(SB), shufk4<>+224(SB))
+	MOVWLZX      (SI), AX
+	VBROADCASTSS (R8)(AX*4), Y0
+	Q5SUM(Q5C0, Y16, Y24)
+	Q5SUM(Q5C1, Y17, Y25)
+	Q5SUM(Q5C2, Y18, Y26)
+	Q5SUM(Q5C3, Y19, Y27)
+	ADDQ         $176, SI
+	ADDQ         $292, DI
+	ADDQ         $292, R11
+	DECQ         CX
+	JNZ          q5kt14l
+
+	MOVQ    out+40(FP), R12
+	MOVQ    ldo+48(FP), R9
+	Q5STORE(Y16, X20)
+	Q5STORE(Y17, X21)
+	Q5STORE(Y18, X22)
+	Q5STORE(Y19, X23)
+	VZEROUPPER
+	RET
+
+// Q3_K prompt tile: one weight row against the 8 Q8_K columns at x +
+// c·xs, the row's scales, 2-bit values and high bits unpacked once per
+// super-block for all of them. Each column runs dotQ3_KAVX's chain on its
+// own registers (8 int32 lanes of exact sums, one fused multiply-add per
+// super-block by d·yd, hsum_float_8 at the end), so every value is
+// bit-identical to dotQ3_KAVX and dotQ3_KLanes. Column registers: Y16-Y23
+// (float lanes) and Y24-Y31 (int32 sums), EVEX (AVX-512 VL/BW).
+//
+//	func q3kt18(w *byte, x *byte, xs int, nb int, tab *float32, out *float32, ldo int)
+//
+// Columns: c0 (DI), c1 (DI)(R13*1), c2 (DI)(R13*2), c3 (R11), c4
+// (R11)(R13*1), c5 (R12), c6 (R12)(R13*1), c7 (R12)(R13*2), with R11 =
+// DI+3·xs and R12 = DI+5·xs.
+
+#define Q3C0(off) off(DI)
+#define Q3C1(off) off(DI)(R13*1)
+#define Q3C2(off) off(DI)(R13*2)
+#define Q3C3(off) off(R11)
+#define Q3C4(off) off(R11)(R13*1)
+#define Q3C5(off) off(R12)
+#define Q3C6(off) off(R12)(R13*1)
+#define Q3C7(off) off(R12)(R13*2)
+
+// Q3DOT: the column's products with the values Y3 (2-bit) and Y4 (4 where
+// the high bit is clear), scaled per 16 by the words of Y5, added to its
+// sums.
+#define Q3DOT(col, yoff, isum) \
+	VPMADDUBSW col(yoff), Y3, Y6 \
+	VPMADDUBSW col(yoff), Y4, Y7 \
+	VPSUBW     Y7, Y6, Y6 \
+	VPMADDWD   Y5, Y6, Y6 \
+	VPADDD     Y6, isum, isum
+
+// Q3GROUP unpacks group g as Q3KQ does and runs the columns' Q3DOT on it
+// through dots.
+#define Q3GROUP(sh, hop, hs, yoff, m, dots) \
+	VPSRLW    $sh, Y1, Y3 \
+	VPAND     Y14, Y3, Y3 \
+	hop       $hs, Y2, Y4 \
+	VPANDN    Y13, Y4, Y4 \
+	VPSHUFB   m, X11, X5 \
+	VPMOVSXBW X5, Y5 \
+	dots(yoff)
+
+#define Q3DOTS4(yoff) \
+	Q3DOT(Q3C0, yoff, Y24) \
+	Q3DOT(Q3C1, yoff, Y25) \
+	Q3DOT(Q3C2, yoff, Y26) \
+	Q3DOT(Q3C3, yoff, Y27)
+
+#define Q3DOTS8(yoff) \
+	Q3DOTS4(yoff) \
+	Q3DOT(Q3C4, yoff, Y28) \
+	Q3DOT(Q3C5, yoff, Y29) \
+	Q3DOT(Q3C6, yoff, Y30) \
+	Q3DOT(Q3C7, yoff, Y31)
+
+#define Q3SUMS4 \
+	Q3SUM(Q3C0, Y16, Y24) \
+	Q3SUM(Q3C1, Y17, Y25) \
+	Q3SUM(Q3C2, Y18, Y26) \
+	Q3SUM(Q3C3, Y19, Y27)
+
+#define Q3SUMS8 \
+	Q3SUMS4 \
+	Q3SUM(Q3C4, Y20, Y28) \
+	Q3SUM(Q3C5, Y21, Y29) \
+	Q3SUM(Q3C6, Y22, Y30) \
+	Q3SUM(Q3C7, Y23, Y31)
+
+#define Q3STORES4 \
+	Q3STORE(Y16) \
+	Q3STORE(Y17) \
+	Q3STORE(Y18) \
+	Q3STORE(Y19)
+
+#define Q3STORES8 \
+	Q3STORES4 \
+	Q3STORE(Y20) \
+	Q3STORE(Y21) \
+	Q3STORE(Y22) \
+	Q3STORE(Y23)
+
+// Q3SUM: acc += (d·yd)·float(sums) (Y0: d), and the sums start again.
+#define Q3SUM(col, acc, isum) \
+	VCVTDQ2PS    isum, Y6 \
+	VBROADCASTSS col(0), Y7 \
+	VMULPS       Y7, Y0, Y8 \
+	VFMADD231PS  Y8, Y6, acc \
+	VPXORD       isum, isum, isum
+
+// Q3STORE: hsum_float_8 of acc to (R9), then the next output column.
+#define Q3STORE(acc) \
+	VMOVAPS acc, Y0 \
+	HSUM \
+	VMOVSS  X0, (R9) \
+	ADDQ    R10, R9
+
+// Q3TILE is the whole kernel over the columns the macros name (unused
+// column registers stay zero and are never stored).
+#define Q3TILE(dots, sums, stores, label) \
+	MOVQ    w+0(FP), SI \
+	MOVQ    x+8(FP), DI \
+	MOVQ    xs+16(FP), R13 \
+	MOVQ    nb+24(FP), CX \
+	MOVQ    tab+32(FP), R8 \
+	LEAQ    (DI)(R13*2), R11 \
+	ADDQ    R13, R11 \
+	LEAQ    (R11)(R13*2), R12 \
+	VMOVDQU mask03<>(SB), Y14 \
+	VMOVDQU mask04<>(SB), Y13 \
+	VPXORD  Y16, Y16, Y16 \
+	VPXORD  Y17, Y17, Y17 \
+	VPXORD  Y18, Y18, Y18 \
+	VPXORD  Y19, Y19, Y19 \
+	VPXORD  Y20, Y20, Y20 \
+	VPXORD  Y21, Y21, Y21 \
+	VPXORD  Y22, Y22, Y22 \
+	VPXORD  Y23, Y23, Y23 \
+	VPXORD  Y24, Y24, Y24 \
+	VPXORD  Y25, Y25, Y25 \
+	VPXORD  Y26, Y26, Y26 \
+	VPXORD  Y27, Y27, Y27 \
+	VPXORD  Y28, Y28, Y28 \
+	VPXORD  Y29, Y29, Y29 \
+	VPXORD  Y30, Y30, Y30 \
+	VPXORD  Y31, Y31, Y31 \
+label: \
+	PREFETCHT0 PFD(SI) \
+	PREFETCHT0 PFD+64(SI) \
+	MOVL    96(SI), AX \
+	MOVL    100(SI), BX \
+	MOVL    104(SI), DX \
+	MOVL    AX, R9 \
+	ANDL    $0x0f0f0f0f, R9 \
+	MOVL    DX, R10 \
+	ANDL    $0x03030303, R10 \
+	SHLL    $4, R10 \
+	ORL     R10, R9 \
+	VMOVD   R9, X11 \
+	MOVL    BX, R9 \
+	ANDL    $0x0f0f0f0f, R9 \
+	MOVL    DX, R10 \
+	SHRL    $2, R10 \
+	ANDL    $0x03030303, R10 \
+	SHLL    $4, R10 \
+	ORL     R10, R9 \
+	VPINSRD $1, R9, X11, X11 \
+	MOVL    AX, R9 \
+	SHRL    $4, R9 \
+	ANDL    $0x0f0f0f0f, R9 \
+	MOVL    DX, R10 \
+	SHRL    $4, R10 \
+	ANDL    $0x03030303, R10 \
+	SHLL    $4, R10 \
+	ORL     R10, R9 \
+	VPINSRD $2, R9, X11, X11 \
+	MOVL    BX, R9 \
+	SHRL    $4, R9 \
+	ANDL    $0x0f0f0f0f, R9 \
+	MOVL    DX, R10 \
+	SHRL    $6, R10 \
+	ANDL    $0x03030303, R10 \
+	SHLL    $4, R10 \
+	ORL     R10, R9 \
+	VPINSRD $3, R9, X11, X11 \
+	VPSUBB  bytes32<>(SB), X11, X11 \
+	VMOVDQU 32(SI), Y1 \
+	VMOVDQU (SI), Y2 \
+	Q3GROUP(0, VPSLLW, 2, 4, q6mask<>+0(SB), dots) \
+	Q3GROUP(2, VPSLLW, 1, 36, q6mask<>+16(SB), dots) \
+	Q3GROUP(4, VPSRLW, 0, 68, q6mask<>+32(SB), dots) \
+	Q3GROUP(6, VPSRLW, 1, 100, q6mask<>+48(SB), dots) \
+	VMOVDQU 64(SI), Y1 \
+	Q3GROUP(0, VPSRLW, 2, 132, q6mask<>+64(SB), dots) \
+	Q3GROUP(2, VPSRLW, 3, 164, q6mask<>+80(SB), dots) \
+	Q3GROUP(4, VPSRLW, 4, 196, q6mask<>+96(SB), dots) \
+	Q3GROUP(6, VPSRLW, 5, 228, q6mask<>+112(SB), dots) \
+	MOVWLZX      108(SI), AX \
+	VBROADCASTSS (R8)(AX*4), Y0 \
+	sums \
+	ADDQ $110, SI \
+	ADDQ $292, DI \
+	ADDQ $292, R11 \
+	ADDQ $292, R12 \
+	DECQ CX \
+	JNZ  label \
+	MOVQ out+40(FP), R9 \
+	MOVQ ldo+48(FP), R10 \
+	stores \
+	VZEROUPPER \
+	RET
+
+TEXT ·q3kt18(SB), NOSPLIT, $0-56
+	Q3TILE(Q3DOTS8, Q3SUMS8, Q3STORES8, q3kt18l)
+
+// func q3kt14(w *byte, x *byte, xs int, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q3kt14(SB), NOSPLIT, $0-56
+	Q3TILE(Q3DOTS4, Q3SUMS4, Q3STORES4, q3kt14l)

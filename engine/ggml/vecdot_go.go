@@ -213,34 +213,34 @@ func kDot(n, bsize, group int, w, x []byte, decode func(b []byte) kblock) float3
 	return sum
 }
 
-func dotQ2_KGo(n int, w, x []byte) float32 {
-	return kDot(n, 84, 16, w, x, func(b []byte) (k kblock) {
-		for e := 0; e < QK_K; e++ {
-			k.lv[e] = int(b[16+32*(e/128)+e%32]>>(2*uint(e%128/32))) & 3
-		}
-		for g := 0; g < 16; g++ {
-			k.sc[g], k.mn[g] = int(b[g]&0xf), int(b[g]>>4)
-		}
-		k.d, k.dmin = f16(b[80:]), f16(b[82:])
-		return k
-	})
+func dotQ2_KGo(n int, w, x []byte) float32 { return kDot(n, 84, 16, w, x, decodeQ2_K) }
+
+func decodeQ2_K(b []byte) (k kblock) {
+	for e := 0; e < QK_K; e++ {
+		k.lv[e] = int(b[16+32*(e/128)+e%32]>>(2*uint(e%128/32))) & 3
+	}
+	for g := 0; g < 16; g++ {
+		k.sc[g], k.mn[g] = int(b[g]&0xf), int(b[g]>>4)
+	}
+	k.d, k.dmin = f16(b[80:]), f16(b[82:])
+	return k
 }
 
-func dotQ3_KGo(n int, w, x []byte) float32 {
-	return kDot(n, 110, 16, w, x, func(b []byte) (k kblock) {
-		for e := 0; e < QK_K; e++ {
-			v := int(b[32+32*(e/128)+e%32]>>(2*uint(e%128/32))) & 3
-			if b[e%32]>>uint(e/32)&1 == 0 {
-				v -= 4
-			}
-			k.lv[e] = v
+func dotQ3_KGo(n int, w, x []byte) float32 { return kDot(n, 110, 16, w, x, decodeQ3_K) }
+
+func decodeQ3_K(b []byte) (k kblock) {
+	for e := 0; e < QK_K; e++ {
+		v := int(b[32+32*(e/128)+e%32]>>(2*uint(e%128/32))) & 3
+		if b[e%32]>>uint(e/32)&1 == 0 {
+			v -= 4
 		}
-		for g, s := range q3Scales(b[96:108]) {
-			k.sc[g], k.mn[g] = int(s)-32, 0
-		}
-		k.d = f16(b[108:])
-		return k
-	})
+		k.lv[e] = v
+	}
+	for g, s := range q3Scales(b[96:108]) {
+		k.sc[g], k.mn[g] = int(s)-32, 0
+	}
+	k.d = f16(b[108:])
+	return k
 }
 
 func dotQ4_KGo(n int, w, x []byte) float32 { return kDot(n, 144, 32, w, x, decodeQ4_K) }
