@@ -208,8 +208,11 @@ func TestDisconnectCancels(t *testing.T) {
 	resp.Body.Close()
 	select {
 	case st := <-rec.done:
-		if st.StopReason != "cancelled" {
-			t.Fatalf("stop reason %q after %d tokens, want cancelled", st.StopReason, st.GenTokens)
+		// The request's context ends it ("cancelled"), unless the stream's
+		// writer sees the closed connection first and the next token's
+		// text is refused ("stopped"): either way at the next token.
+		if st.StopReason != "cancelled" && st.StopReason != "stopped" || st.GenTokens > 1000 {
+			t.Fatalf("stop reason %q after %d tokens, want cancelled (or stopped) at once", st.StopReason, st.GenTokens)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("generation still running 10 s after the client left")
