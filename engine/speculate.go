@@ -36,14 +36,14 @@ import (
 // next K is the one with the highest expected speed-up E(K)·t_plain /
 // (K·t_draft + t_target(K)), E(K) = (1 − α^(K+1))/(1 − α). When no K
 // gains 3%, drafting pauses. Probing is paid from a credit: every plain
-// step earns 3% of its time, every drafting step spends what it lost
+// step earns 2% of its time, every drafting step spends what it lost
 // against plain steps (its pass, its drafting and its draft model's
 // catch-up, less the tokens it emitted at the plain rate), and a probe
 // starts only when the credit covers its estimated cost (the catch-up
 // the draft needs at its measured prefill rate, K drafts and K
 // verification rows) and the pause has lasted at least 16 steps. So
 // whatever the drafter, drafting that does
-// not pay costs at most ~3% of plain decoding plus the first probe, and
+// not pay costs at most ~2% of plain decoding plus the first probe, and
 // the first probe is kept small: at most 2 drafts from a draft model
 // restarted on the last 4 tokens (firstWindow), instead of the prompt.
 // Catching up is not counted as drafting time (t_draft) in the cost
@@ -405,7 +405,7 @@ func (c *specCtl) update(n, acc, emitted int, step, draft, all time.Duration, ca
 // Probing costs at most probeShare of the plain steps' time, and a pause
 // lasts at least minPause plain steps.
 const (
-	probeShare = 0.03
+	probeShare = 0.02
 	minPause   = 16
 )
 
