@@ -115,15 +115,25 @@ func meanK(st engine.Stats) string {
 	return fmt.Sprintf("%.2f", float64(st.Drafted)/float64(st.SpecSteps))
 }
 
-// formula9 is Inferflow's prediction of the speed-up from a generation's
-// own measurements (specSummary's), "—" without them.
+// specTerms are formula 9's measured terms of a generation: mean drafts
+// per drafting step K, seconds per drafted token and per verification
+// step (ok false when nothing was drafted).
+func specTerms(st engine.Stats) (k, tDraft, tTarget float64, ok bool) {
+	if st.SpecSteps == 0 || st.Drafted == 0 {
+		return 0, 0, 0, false
+	}
+	return float64(st.Drafted) / float64(st.SpecSteps), st.DraftTime.Seconds() / float64(st.Drafted),
+		st.VerifyTime.Seconds() / float64(st.SpecSteps), true
+}
+
+// formula9 is Inferflow's prediction of the speed-up, N/(r(K+1)) ·
+// (K·t_draft + t_target) for N tokens against N·t_plain, from a
+// generation's own measurements; "—" without them.
 func formula9(st engine.Stats) string {
-	if st.SpecSteps == 0 || st.Drafted == 0 || st.PlainTPS <= 0 {
+	k, td, tt, ok := specTerms(st)
+	if !ok || st.PlainTPS <= 0 {
 		return "—"
 	}
-	k := float64(st.Drafted) / float64(st.SpecSteps)
-	td := st.DraftTime.Seconds() / float64(st.Drafted)
-	tt := st.VerifyTime.Seconds() / float64(st.SpecSteps)
 	return fmt.Sprintf("%.2f×", st.AcceptRate()*(k+1)/st.PlainTPS/(k*td+tt))
 }
 

@@ -151,16 +151,10 @@ func specSummary(m *engine.Model, st engine.Stats) string {
 	if st.PlainTPS > 0 && st.GenTPS() > 0 {
 		s += fmt.Sprintf(" | %.1f tok/s against %.1f measured plain: %.2f×", st.GenTPS(), st.PlainTPS, st.GenTPS()/st.PlainTPS)
 	}
-	if st.SpecSteps > 0 && st.Drafted > 0 {
-		// Inferflow's formula 9: N/(r(K+1)) · (K·t_draft + t_target) for N
-		// tokens, so a speed-up of r(K+1)·t_plain / (K·t_draft + t_target).
-		k := float64(st.Drafted) / float64(st.SpecSteps)
-		td := st.DraftTime.Seconds() / float64(st.Drafted)
-		tt := st.VerifyTime.Seconds() / float64(st.SpecSteps)
+	if k, td, tt, ok := specTerms(st); ok {
 		s += fmt.Sprintf(" | K %.2f, t_draft %.3f ms, t_target %.3f ms", k, 1e3*td, 1e3*tt)
 		if st.PlainTPS > 0 {
-			pred := st.AcceptRate() * (k + 1) / st.PlainTPS / (k*td + tt)
-			s += fmt.Sprintf(", formula 9 predicts %.2f×", pred)
+			s += ", formula 9 predicts " + formula9(st)
 		}
 	}
 	if st.SpecNote != "" {
