@@ -131,6 +131,7 @@ type Scheduler struct {
 
 	stepTime time.Duration         // the last step's forward pass
 	drafts   map[*Model]*draftPool // draft models' caches (speculate.go)
+	priors   map[string]specCtl    // by specKey: the last finished query's controller (under statsMu)
 }
 
 // NewScheduler allocates a scheduler for m.
@@ -218,7 +219,7 @@ func (s *Scheduler) AddQuery(q Query) (*Handle, error) {
 	h := &Handle{done: make(chan struct{})}
 	qq := &query{Query: q, h: h, sm: sm, dec: s.m.Tok.NewDecoder(), added: time.Now()}
 	if q.Spec != nil {
-		qq.spec = newSpecState(*q.Spec)
+		qq.spec = newSpecState(*q.Spec, s.specPrior(*q.Spec))
 	}
 	qq.feed, qq.next = q.Prompt, -1
 	s.mu.Lock()
@@ -406,6 +407,9 @@ func (s *Scheduler) finish(q *query, reason string, err error) {
 	if q.seq != nil {
 		q.seq.Release()
 		q.seq = nil
+	}
+	if q.spec != nil {
+		s.keepPrior(q.spec)
 	}
 	if q.spec != nil && q.spec.d != nil {
 		q.spec.d.release()

@@ -48,6 +48,15 @@ import (
 // restarted on the last 4 tokens (firstWindow), instead of the prompt.
 // Catching up is not counted as drafting time (t_draft) in the cost
 // model, only in the probes' cost.
+//
+// A query starts from what the last finished query with the same drafter
+// and settings measured (specPrior): its acceptance, drafting, catch-up
+// and verification costs, and its verdict. Where that verdict was to
+// pause, the new query starts paused too, and its first probe waits for
+// the credit like any other, so a drafter that does not pay costs its
+// unpaid first probe once per scheduler, not once per reply; where
+// drafting paid, the query drafts at that K after its two timing steps.
+// The plain step is always timed afresh (it grows with the context).
 
 // SpecOptions turn on speculative decoding for a query.
 type SpecOptions struct {
@@ -123,13 +132,51 @@ type specState struct {
 	disabled  string // why drafting stopped for good (a drafter error)
 }
 
-func newSpecState(o SpecOptions) *specState {
+func newSpecState(o SpecOptions, prior *specCtl) *specState {
 	kmax := min(2*o.K, maxDraft)
 	if o.FixedK {
 		kmax = o.K
 	}
-	return &specState{opt: o, toks: make([]int32, kmax+1), dists: make([]sample.Dist, kmax),
-		ctl: newSpecCtl(firstK(o), kmax, o.FixedK)}
+	ctl := newSpecCtl(firstK(o), kmax, o.FixedK)
+	if prior != nil && !o.FixedK {
+		ctl = prior.resumed()
+	}
+	return &specState{opt: o, toks: make([]int32, kmax+1), dists: make([]sample.Dist, kmax), ctl: ctl}
+}
+
+// specKey names a drafter and the settings its measurements depend on:
+// the key of a scheduler's specPriors.
+func specKey(o SpecOptions) string {
+	_ = o.check(sample.Params{}) // the defaults filled in, as AddQuery does
+	return fmt.Sprintf("%s|%d|%v", o.Draft.Name(), o.K, o.Accept)
+}
+
+// specPrior is the controller a new query with o starts from: the last
+// finished one's with the same drafter and settings, nil for none.
+func (s *Scheduler) specPrior(o SpecOptions) *specCtl {
+	if o.FixedK || o.Draft == nil {
+		return nil
+	}
+	s.statsMu.Lock()
+	defer s.statsMu.Unlock()
+	if c, ok := s.priors[specKey(o)]; ok {
+		return &c
+	}
+	return nil
+}
+
+// keepPrior stores a finished query's controller for the next query with
+// its drafter, once it has measured a drafting step.
+func (s *Scheduler) keepPrior(sp *specState) {
+	if sp.opt.FixedK || sp.opt.Draft == nil || sp.ctl.tVerify.n == 0 || sp.disabled != "" {
+		return
+	}
+	s.statsMu.Lock()
+	defer s.statsMu.Unlock()
+	if s.priors == nil {
+		s.priors = map[string]specCtl{}
+	}
+	s.priors[specKey(sp.opt)] = sp.ctl
 }
 
 // firstK is the first probe's draft length: K itself when fixed, else at
@@ -152,6 +199,8 @@ func (s *Scheduler) speculate(q *query, budget int) []int32 {
 	catch := 0
 	if c, ok := sp.d.(catcher); ok {
 		catch = c.behind(len(q.tokens) + 1)
+	} else if _, ok := sp.opt.Draft.(*DraftModel); ok && sp.d == nil {
+		catch = min(len(q.tokens)+1, maxCatchUp) // a draft model not started yet is behind by everything
 	}
 	k, window := sp.ctl.want(catch)
 	k = min(k, budget-1, q.Ctx-q.seq.Pos()-2)
@@ -292,6 +341,21 @@ type specCtl struct {
 
 func newSpecCtl(k, kmax int, fixed bool) specCtl {
 	return specCtl{k: k, kmax: kmax, fixed: fixed, kept: rate{slow: true}, tried: rate{slow: true}}
+}
+
+// resumed is c for a new query: the drafter's measurements and c's
+// verdict kept, the plain step to be timed again, no credit; a paused
+// verdict starts with a pause of minPause steps and probes only when
+// the credit pays for it.
+func (c specCtl) resumed() specCtl {
+	r := c
+	r.tPlain = rate{}
+	r.credit = 0
+	r.off = 0
+	if r.pause > 0 {
+		r.pause, r.off = minPause, minPause
+	}
+	return r
 }
 
 // rate is an exponentially weighted mean: of the last ~4 values, or ~10

@@ -434,19 +434,19 @@ func TestSpecCtl(t *testing.T) {
 	// that catches up at catchPerTok a token (the first probe from
 	// firstWindow tokens, later ones from at most maxCatchUp) and drafts
 	// at draftPerTok; a verification pass costs rowCost per draft.
+	var from *specCtl // a finished query's controller to resume, nil: a first query
 	run := func(steps int, keep float64, draftPerTok, catchPerTok, rowCost time.Duration) (c *specCtl, plainSteps int, speedup float64) {
 		ctl := newSpecCtl(2, 8, false)
+		if from != nil {
+			ctl = from.resumed()
+		}
 		c = &ctl
 		rng := rand.New(rand.NewPCG(1, 2))
 		var spent time.Duration
 		tokens, dpos, started := 20, 0, false
 		behind := func() int { return max(1, min(tokens+1-dpos, maxCatchUp)) }
 		for range steps {
-			catch := 0
-			if started {
-				catch = behind()
-			}
-			n, w := c.want(catch)
+			n, w := c.want(behind()) // a draft not started yet is behind by the whole context
 			if n == 0 {
 				plainSteps++
 				c.update(0, 0, 1, plainStep, 0, 0, 0)
@@ -454,7 +454,7 @@ func TestSpecCtl(t *testing.T) {
 				tokens++
 				continue
 			}
-			catchN := min(catch, w)
+			catchN := min(behind(), w)
 			if !started {
 				catchN, started = w, true
 			}
@@ -501,6 +501,28 @@ func TestSpecCtl(t *testing.T) {
 			}
 		}
 	}
+	// The next query with that drafter resumes the verdict: no unpaid
+	// first probe, so even the draft as slow as the target stays at
+	// ≥ 0.98× from 64 tokens on; and a drafter that paid drafts again
+	// after the two timing steps.
+	for _, cost := range [][2]time.Duration{{24 * ms, 6 * ms}, {12 * ms, 16 * ms}, {40 * ms, 40 * ms}} {
+		first, _, _ := run(512, 0, cost[0], cost[1], 4*ms)
+		if first.pause == 0 {
+			t.Fatalf("rejected drafts at %v: the first query ended drafting", cost[0])
+		}
+		from = first
+		for _, steps := range []int{64, 128, 256, 512, 2000} {
+			if _, plain, sp := run(steps, 0, cost[0], cost[1], 4*ms); sp < 0.98 {
+				t.Errorf("resumed, %d steps, rejected drafts at %v, catch-up at %v a token: %d plain steps, %.3f× plain", steps, cost[0], cost[1], plain, sp)
+			}
+		}
+		from = nil
+	}
+	from, _, _ = run(2000, 0.8, 6*ms, 16*ms, 2*ms)
+	if _, plain, sp := run(200, 0.8, 6*ms, 16*ms, 2*ms); plain > 8 || sp < 1.3 {
+		t.Errorf("resumed good draft: %d plain steps of 200, %.2f×", plain, sp)
+	}
+	from = nil
 	// half the drafts kept, drafts at 10%: drafting pays, K in the middle
 	c, plain, sp = run(2000, 0.5, 4*ms, 4*ms, 2*ms)
 	if c.k < 1 || c.k > 4 || plain > 500 || sp < 1.2 {
@@ -631,4 +653,63 @@ func TestSpecDraftPoolFull(t *testing.T) {
 		t.Errorf("drafting stopped: %d drafting steps, %d kept", st.SpecSteps, st.DraftAccepted)
 	}
 	t.Logf("%d drafting steps, drafted %d, kept %d", st.SpecSteps, st.Drafted, st.DraftAccepted)
+}
+
+// TestSpecPriorAcrossQueries: a finished query leaves its controller to
+// the next query with the same drafter and settings. A paused verdict
+// whose probe the credit cannot pay means no drafting at all in the next
+// query (no unpaid first probe), where a fresh scheduler probes at once.
+func TestSpecPriorAcrossQueries(t *testing.T) {
+	m := schedModel(t, 1)
+	p := sample.DefaultParams()
+	p.Decoding = sample.DecodingGreedy
+	prompt := specPrompts(m)[1]
+	spec := SpecOptions{Draft: NGram{}, K: 4}
+	sc, err := NewScheduler(m, SchedOptions{MaxSeqs: 2, StepTokens: 256, Ctx: 512})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	gen := func(sc *Scheduler) Stats {
+		o := spec
+		h, err := sc.AddQuery(Query{Prompt: prompt, Sampling: p, MaxTokens: 100, IgnoreEOG: true, Spec: &o})
+		if err != nil {
+			t.Fatal(err)
+		}
+		drain(t, sc)
+		st, err := h.Wait()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	if sc.specPrior(spec) != nil {
+		t.Fatal("a prior before any query")
+	}
+	if st := gen(sc); st.SpecSteps == 0 {
+		t.Fatal("the first query never drafted")
+	}
+	prior := sc.specPrior(spec)
+	if prior == nil || prior.tVerify.n == 0 {
+		t.Fatalf("no prior kept after a drafting query: %+v", prior)
+	}
+	if other := sc.specPrior(SpecOptions{Draft: NGram{}, K: 5}); other != nil {
+		t.Error("a prior for another draft length")
+	}
+	// Make the verdict "pause" with drafting far too dear for any credit.
+	prior.pause, prior.tDraft.v, prior.tVerify.v = minPause, 3600, 3600
+	sc.statsMu.Lock()
+	sc.priors[specKey(spec)] = *prior
+	sc.statsMu.Unlock()
+	if st := gen(sc); st.Drafted != 0 {
+		t.Errorf("resumed a paused, unpayable verdict and still drafted %d tokens", st.Drafted)
+	}
+	fresh, err := NewScheduler(m, SchedOptions{MaxSeqs: 2, StepTokens: 256, Ctx: 512})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	if st := gen(fresh); st.Drafted == 0 {
+		t.Error("a fresh scheduler did not probe")
+	}
 }
