@@ -35,7 +35,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	useMmap := fs.Bool("mmap", false, "read weights from the file mapping instead of huge pages")
 	quantType := fs.String("quant", "", "re-quantize the weights at load (as run --quant)")
 	kvType := fs.String("kv-type", "F32", "KV cache type: F32, F16 or Q8_0")
-	suite := fs.String("suite", "", "run a benchmark suite instead of one model: issue6 (the issue's shapes and file types, written by synth) or smoke")
+	suite := fs.String("suite", "", "run a benchmark suite instead of one model: issue6 (its shapes and file types, written by synth), issue18 (three shapes × F16/Q8_0/Q4_0/Q4_K_M/Q6_K, for --llama-bench side by side) or smoke")
 	report := fs.String("report", "", "with --suite: replace the marked results section of this markdown file (docs/PERFORMANCE.md)")
 	dir := fs.String("dir", "", "with --suite: where the synthetic models are written (default: the XDG cache dir)")
 	only := fs.String("only", "", "with --suite: only the files whose \"shape/type\" contains this text (e.g. tinyllama, Q4_0)")
