@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -35,12 +36,14 @@ type modelFlags struct {
 	// generate); load sets it up as the model's default.
 	sd  specFlags
 	gpu gpuFlags
+	log io.Writer // where load's notes go: the command's stderr
 }
 
 // registerSpec adds the speculative decoding flags.
 func (m *modelFlags) registerSpec(fs *flag.FlagSet) { m.sd.register(fs) }
 
 func (m *modelFlags) register(fs *flag.FlagSet) {
+	m.log = fs.Output() // the command's stderr (newFlags sets it)
 	fs.StringVar(&m.model, "model", "", "model file (GGUF); default: the bundled demo model")
 	fs.StringVar(&m.model, "m", "", "shorthand for --model")
 	fs.StringVar(&m.spec, "spec", "", "model spec file to use instead of the builtin one for the file's architecture")
@@ -92,6 +95,13 @@ func (m *modelFlags) load() (*engine.Model, error) {
 		opt.KVType = ggml.F16 // the device cache's type (issue 15), as llama.cpp's default
 	}
 	mod, err := engine.Load(path, opt)
+	if err == nil && mod.GPUPlan != "" && m.gpu.mode == "auto" {
+		w := m.log
+		if w == nil {
+			w = os.Stderr
+		}
+		fmt.Fprintf(w, "partition (--split-mode auto): %s\n", mod.GPUPlan)
+	}
 	if err != nil || !m.sd.on() {
 		return mod, err
 	}

@@ -32,7 +32,8 @@ func (g *gpuFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.layers, "ngl", "0", "shorthand for --gpu-layers")
 	fs.StringVar(&g.devices, "devices", "", "GPUs to use, e.g. cuda:0,cuda:1 or hip:0 (default: the first CUDA device, else the first ROCm device)")
 	fs.StringVar(&g.split, "split", "", "shares per device, e.g. 3,1 (default: equal): of the blocks (layer), or of each block's heads and FFN rows (row, tensor, hybrid)")
-	fs.StringVar(&g.mode, "split-mode", "layer", "how blocks are split over several devices: layer (contiguous ranges), row or tensor (every block's attention heads and FFN rows shared by all devices), hybrid (layer ranges over groups of --tensor-group devices, split by tensor within a group)")
+	fs.StringVar(&g.mode, "split-mode", "layer", "how blocks are split over several devices: layer (contiguous ranges), row or tensor (every block's attention heads and FFN rows shared by all devices), hybrid (layer ranges over groups of --tensor-group devices, split by tensor within a group), or auto (the planner measures each device's speed and link and picks the partition and group size with the lowest time per token; it prints why)")
+	fs.StringVar(&g.mode, "partition", "layer", "the same as --split-mode (the Inferflow paper's name)")
 	fs.IntVar(&g.group, "tensor-group", 2, "devices per group for --split-mode hybrid")
 }
 
@@ -43,13 +44,15 @@ func (g *gpuFlags) partition() (multigpu.Mode, error) {
 		return multigpu.Layers, nil
 	case "row", "tensor":
 		return multigpu.Tensor, nil
+	case "auto":
+		return multigpu.Auto, nil
 	case "hybrid":
 		if g.group < 1 {
 			return 0, fmt.Errorf("%w: --tensor-group %d: want a positive number of devices per group", errUsage, g.group)
 		}
 		return multigpu.Hybrid, nil
 	}
-	return 0, fmt.Errorf("%w: --split-mode %q: want layer, row (or tensor) or hybrid", errUsage, g.mode)
+	return 0, fmt.Errorf("%w: --split-mode %q: want layer, row (or tensor), hybrid or auto", errUsage, g.mode)
 }
 
 // errNoGPUAsked is a request for GPU layers where no GPU can be used.
@@ -157,7 +160,11 @@ const autoMargin = 0.10
 // over the devices by the partition and shares asked, fits each device's
 // free memory less autoMargin: the load dialog's auto (guiLibrary.autoFit).
 func (g *gpuFlags) autoLayers(path string, ctx int, devs []device.Device, shares []float64) (int, error) {
-	o := ui.LoadOptions{Context: ctx, Split: shares, SplitMode: g.mode, TensorGroup: g.group}
+	mode := g.mode
+	if mode == "auto" {
+		mode = "layer" // every partition holds the same bytes in all; auto's per-device shares are the planner's
+	}
+	o := ui.LoadOptions{Context: ctx, Split: shares, SplitMode: mode, TensorGroup: g.group}
 	n, err := (&guiLibrary{ctx: ctx}).autoFit(path, o, devs)
 	if err != nil {
 		return 0, fmt.Errorf("--gpu-layers auto: %w", err)

@@ -156,10 +156,14 @@ func TestGPUSplitModes(t *testing.T) {
 		{"--devices", "cpu,cpu,cpu", "--split-mode", "tensor", "--split", "2,1,1"},
 		{"--devices", "cpu,cpu,cpu,cpu", "--split-mode", "hybrid", "--tensor-group", "2"},
 		{"--devices", "cpu,cpu", "--split-mode", "layer"},
+		{"--devices", "cpu,cpu,cpu,cpu", "--partition", "auto"},
 	} {
 		got, stderr, code := gen(args...)
 		if code != 0 || got != want {
 			t.Errorf("%v: exit %d, %q, want %q; %s", args, code, got, want, stderr)
+		}
+		if args[3] == "auto" && !strings.Contains(stderr, "partition (--split-mode auto): chose") {
+			t.Errorf("%v: the planner's choice is not on stderr: %s", args, stderr)
 		}
 	}
 	gqa := fixtures.Path(t, "arch/rand-llama-gqa-F32.gguf") // 2 KV heads

@@ -26,8 +26,15 @@ type GPUOptions struct {
 	// the devices, multigpu.Hybrid chains groups of TensorGroup devices by
 	// layer and splits by tensor within each (engine/multigpu plans both:
 	// model.PlanSplit). Anything else is the layer partition by Split.
+	// multigpu.Auto over two or more devices lets the planner choose the
+	// partition and group size with the lowest time per token from the
+	// devices' measured weight-read speed and host link (device.Measure,
+	// or Probes), and the shares from those speeds unless Split is set;
+	// its comparison is in Model.GPUPlan. Over one device Auto is Layers.
 	Mode        multigpu.Mode
 	TensorGroup int
+	// Probes replace the measurements Auto makes (one per device; tests).
+	Probes []device.Probe
 	// Ctx is the context the planner counts each device's KV cache for
 	// (0: 4096).
 	Ctx int
@@ -40,7 +47,7 @@ func (m *Model) placeGPU(o *GPUOptions) error {
 	if k < 0 || k > n {
 		k = n + 1
 	}
-	if o.Mode == multigpu.Tensor || o.Mode == multigpu.Hybrid {
+	if o.Mode == multigpu.Tensor || o.Mode == multigpu.Hybrid || (o.Mode == multigpu.Auto && len(o.Devices) > 1) {
 		return m.placeSplit(o, k)
 	}
 	counts, err := SplitCounts(min(k, n), len(o.Devices), o.Split)
@@ -73,8 +80,19 @@ func (m *Model) placeSplit(o *GPUOptions, k int) error {
 	if ctx <= 0 {
 		ctx = 4096
 	}
+	probes := o.Probes
+	if o.Mode == multigpu.Auto && probes == nil {
+		// Auto chooses by speed and link: measure them.
+		for _, d := range o.Devices {
+			p, err := device.Measure(d, 3)
+			if err != nil {
+				return fmt.Errorf("choosing a partition over %s: %w", deviceNames(o.Devices), err)
+			}
+			probes = append(probes, p)
+		}
+	}
 	p, plan, err := m.Net.PlanSplit(o.Devices, model.SplitOptions{Mode: o.Mode, TensorGroup: o.TensorGroup,
-		Shares: o.Split, First: n - min(k, n), Output: k > n, Ctx: ctx})
+		Shares: o.Split, First: n - min(k, n), Output: k > n, Ctx: ctx, Probes: probes})
 	if err == nil {
 		err = m.Net.Place(p)
 	}

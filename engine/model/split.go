@@ -17,6 +17,10 @@ type SplitOptions struct {
 	First       int           // blocks before First stay on the host
 	Output      bool          // the output norm and head on the last group's lead
 	Ctx         int           // the context the planner counts KV cache for
+	// Probes are the devices' measured speeds and links (device.Measure),
+	// one per device; nil: equal speeds and free links (the planner then
+	// splits by free memory and shares alone).
+	Probes []device.Probe
 }
 
 // ErrSplitShape is wrapped when the blocks cannot be split as asked.
@@ -50,9 +54,16 @@ func (m *Model) PlanSplit(devs []device.Device, o SplitOptions) (Placement, *mul
 		}
 		mdevs[i] = multigpu.Device{Name: d.Name(), Free: int64(min(free, 1<<62)), Speed: 1}
 	}
-	mp, err := multigpu.Plan(mm, mdevs, multigpu.Options{Mode: o.Mode, TensorGroup: o.TensorGroup, Split: o.Shares})
+	po := multigpu.Options{Mode: o.Mode, TensorGroup: o.TensorGroup, Split: o.Shares}
+	if len(o.Probes) == len(devs) {
+		po.LinkBandwidth, po.LinkLatency = applyProbes(mdevs, o.Probes)
+	}
+	mp, err := multigpu.Plan(mm, mdevs, po)
 	if err != nil {
 		return Placement{}, nil, err
+	}
+	if mp.TensorGroup > m.NHeadKV {
+		return Placement{}, nil, fmt.Errorf("%w: the planner chose groups of %d devices for %d KV heads", ErrSplitShape, mp.TensorGroup, m.NHeadKV)
 	}
 	return fromPlan(m.NLayer, o, devs, mp), mp, nil
 }
@@ -122,4 +133,29 @@ func fromPlan(nLayer int, o SplitOptions, devs []device.Device, mp *multigpu.Pla
 		p.Output = mp.Groups[len(mp.Groups)-1].Shards[0].Device
 	}
 	return p
+}
+
+// applyProbes sets the planner's device speeds from measured weight-read
+// rates and returns the link it prices all-reduces with. Devices within
+// 15% of each other count as equally fast (measurement noise must not
+// split heads unevenly between twins). Activations cross between two
+// devices through the host (a read from one, a write to the other), so
+// the link is the slowest device's round trip, and its latency twice a
+// one-way message's.
+func applyProbes(devs []multigpu.Device, probes []device.Probe) (bw, lat float64) {
+	lo, hi, sum := probes[0].ReadBytesPerSec, probes[0].ReadBytesPerSec, 0.0
+	for i, p := range probes {
+		lo, hi, sum = min(lo, p.ReadBytesPerSec), max(hi, p.ReadBytesPerSec), sum+p.ReadBytesPerSec
+		devs[i].Speed = p.ReadBytesPerSec
+		if i == 0 || p.LinkBytesPerSec/2 < bw {
+			bw = p.LinkBytesPerSec / 2
+		}
+		lat = max(lat, 2*p.LinkLatency)
+	}
+	if hi <= 1.15*lo {
+		for i := range devs {
+			devs[i].Speed = sum / float64(len(devs))
+		}
+	}
+	return bw, lat
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"flowchat/engine/device"
@@ -265,5 +266,56 @@ func TestSplitShapeErrors(t *testing.T) {
 		if a := d.(*device.StandIn).Allocated(); a != 0 {
 			t.Errorf("%s: %d bytes allocated", d.Name(), a)
 		}
+	}
+}
+
+// TestAutoPartition: the planner's Auto over 4 stand-ins with given
+// measurements picks the layer partition when activations cross a slow
+// link (an all-reduce per sub-layer would cost more than it saves) and
+// splits by tensor over a fast one; both run the one-device text, and
+// the reason names the alternatives it compared. Unequal speeds set the
+// shares (the faster device gets more heads); speeds within 15% are
+// equal shares.
+func TestAutoPartition(t *testing.T) {
+	m := loadFixture(t, "models/stories260K/stories260K-F32.gguf")
+	want, toks := oneDevice(t, m)
+	probes := func(read, link, lat float64) []device.Probe {
+		ps := make([]device.Probe, 4)
+		for i := range ps {
+			ps[i] = device.Probe{ReadBytesPerSec: read, LinkBytesPerSec: link, LinkLatency: lat}
+		}
+		return ps
+	}
+	// A block of this model reads ~0.1 MB: at 1 GB/s, ~0.1 ms a block.
+	slow := probes(1e9, 1e6, 1e-3)  // 1 MB/s, 1 ms a message
+	fast := probes(1e9, 1e12, 1e-9) // free links
+	p, mp := planSplit(t, m, 4, SplitOptions{Mode: multigpu.Auto, Probes: slow})
+	if mp.Mode != multigpu.Layers || !strings.Contains(mp.Reason, "among") {
+		t.Errorf("slow link: chose %v; %s", mp.Mode, mp.Reason)
+	}
+	checkSplit(t, m, p, "auto over a slow link", want, toks)
+	p, mp = planSplit(t, m, 4, SplitOptions{Mode: multigpu.Auto, Probes: fast})
+	if mp.Mode == multigpu.Layers || mp.TensorGroup < 2 {
+		t.Errorf("free link: chose %v with groups of %d; %s", mp.Mode, mp.TensorGroup, mp.Reason)
+	}
+	checkSplit(t, m, p, "auto over a free link", want, toks)
+	// Shares: device 0 twice as fast as the others under a tensor split
+	// gets more FFN columns;
+	// a 10% difference is noise.
+	uneven := probes(1e9, 1e12, 1e-9)
+	uneven[0].ReadBytesPerSec = 2e9
+	_, mp = planSplit(t, m, 4, SplitOptions{Mode: multigpu.Tensor, Probes: uneven})
+	heads := func(mp *multigpu.Placement, i int) int { // this model has 4 KV heads: the FFN columns show the shares
+		sh := mp.Groups[0].Shards[i]
+		return sh.FFNCols[1] - sh.FFNCols[0]
+	}
+	if heads(mp, 0) <= heads(mp, 1) {
+		t.Errorf("device 0 twice as fast: shards %+v", mp.Groups[0].Shards)
+	}
+	noisy := probes(1e9, 1e12, 1e-9)
+	noisy[0].ReadBytesPerSec = 1.1e9
+	_, mp = planSplit(t, m, 4, SplitOptions{Mode: multigpu.Tensor, Probes: noisy})
+	if heads(mp, 0) != heads(mp, 1) {
+		t.Errorf("device 0 10%% faster (noise): shards %+v", mp.Groups[0].Shards)
 	}
 }
