@@ -118,6 +118,7 @@ func init() {
 	for t, k := range tiles {
 		useTiles(t, k)
 	}
+	installRepack(tiles[Q8_0])
 }
 
 // useTiles installs k as the matrix (and matrix-vector) kernels of t.
