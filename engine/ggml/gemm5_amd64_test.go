@@ -27,11 +27,16 @@ func TestRepackQ8Gemm(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(55, 56))
 	for _, tp := range []Type{Q5_0, IQ4_NL} {
-		// The rewrite is exact: same values, same scale.
-		for _, n := range []int{32, 288} {
+		// The rewrite is exact: same values, same scale; the word-wise
+		// rewrite equals the element-wise one.
+		for _, n := range []int{32, 288, 4096} {
 			w := randomRow(r, tp, n)
-			w8 := make([]byte, Q8_0.RowSize(n))
+			w8, ref := make([]byte, Q8_0.RowSize(n)), make([]byte, Q8_0.RowSize(n))
 			toQ8_0(tp, n/32, w, w8)
+			toQ8_0Ref(tp, n/32, w, ref)
+			if string(w8) != string(ref) {
+				t.Fatalf("%v n=%d: the word-wise rewrite differs from the element-wise one", tp, n)
+			}
 			a, b := make([]float32, n), make([]float32, n)
 			DequantizeRow(tp, w, a)
 			DequantizeRow(Q8_0, w8, b)
@@ -65,19 +70,47 @@ func TestRepackQ8Gemm(t *testing.T) {
 			}
 		}
 	}
-	// The installed path: MatMulAct of a prepared batch equals MatVec.
+	// The installed path: MatMulAct of a prepared batch equals MatVec, on
+	// both sides of repackMinCols.
 	for _, tp := range []Type{Q5_0, IQ4_NL} {
-		n, rows, cols := 288, 21, 11
-		c := newGemmCase(r, tp, n, rows, cols)
-		var a Act
-		a.Prepare(tp, n, c.x, cols)
-		got := nanSlice(cols * rows)
-		MatMulAct(tp, n, c.w, rows, &a, got, rows)
-		want := c.want(tp, func(n int, w, x []byte) float32 {
-			var out [1]float32
-			MatVec(tp, n, w, x, out[:])
-			return out[0]
-		}, rows)
-		checkGemm(t, fmt.Sprintf("%v MatMulAct", tp), got, want, rows, rows)
+		for _, cols := range []int{1, repackMinCols - 1, repackMinCols, 11} {
+			n, rows := 288, 21
+			c := newGemmCase(r, tp, n, rows, cols)
+			var a Act
+			a.Prepare(tp, n, c.x, cols)
+			got := nanSlice(cols * rows)
+			MatMulAct(tp, n, c.w, rows, &a, got, rows)
+			want := c.want(tp, func(n int, w, x []byte) float32 {
+				var out [1]float32
+				MatVec(tp, n, w, x, out[:])
+				return out[0]
+			}, rows)
+			checkGemm(t, fmt.Sprintf("%v MatMulAct %d columns", tp, cols), got, want, rows, rows)
+		}
+	}
+}
+
+// BenchmarkRepack: the rewrite of a 4096-element row against one per-row
+// product of it (the cost repackMinCols weighs).
+func BenchmarkRepack(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	const n, rows = 4096, 64
+	for _, tp := range []Type{Q5_0, IQ4_NL} {
+		w := randomRow(r, tp, n*rows)
+		x := randomActivation(r, Q8_0, n)
+		buf := make([]byte, Q8_0.RowSize(n))
+		out := make([]float32, rows)
+		b.Run(fmt.Sprintf("%v/rewrite", tp), func(b *testing.B) {
+			for range b.N {
+				for row := range rows {
+					toQ8_0(tp, n/32, w[row*tp.RowSize(n):], buf)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("%v/matvec", tp), func(b *testing.B) {
+			for range b.N {
+				MatVec(tp, n, w, x, out)
+			}
+		})
 	}
 }
