@@ -1,0 +1,106 @@
+package model
+
+import (
+	"math"
+	"runtime"
+
+	"flowchat/engine/device"
+	"flowchat/engine/ggml"
+)
+
+// The device attention's fast paths (device.Attention): a segment of
+// several rows (a prompt chunk, or a draft being verified) attends in one
+// tiled launch, and a decode row over at least devSplitMinKeys keys is
+// split over chunks of keys with FlashDecoding++'s unified max, φ kept per
+// sequence, layer and head on the device as the CPU engine keeps it
+// (attn_split.go: the same window, the same fallback to the exact-max
+// softmax, a head's first split step cold). Both read the keys of
+// positions [0, n) as consecutive rows: the cache itself, or the rows
+// gathered from paged blocks (devKeys). Devices without device.Attention,
+// and heads wider than device.PrefillMaxHeadDim (prompts), keep one
+// decode launch per row.
+//
+// Neither path changes with batching: a prompt row's result depends only
+// on its own keys (the prefill kernel's key tiles start at 0 for every
+// row, masked keys add exact zeros), so a prompt in chunks gives the bits
+// of the prompt in one batch, as before; φ moves only on decode steps.
+// A fork's φ starts unknown (its first split step is exact, then warm).
+
+// devSplitMinKeys is where decode rows start taking AttnSplit; tests lower
+// it to run the split path on short contexts.
+var devSplitMinKeys = device.SplitMinKeys
+
+// devScratch is a device's attention scratch in floats for nh heads and
+// nCtx keys: the per-row decode's scores, or the split's.
+func devScratch(nh, nCtx, hd int) int {
+	return max(nh*nCtx, device.SplitScratch(nh, nCtx, hd))
+}
+
+// devPhi is a sequence's unified maxima on each device: [NLayer × NHead]
+// floats per device (shard si of a layer at its first head), NaN until a
+// head's first split step.
+type devPhi struct {
+	m   []device.Mem
+	mem *memList
+}
+
+// devAttendFast runs segment g's attention for shard si through the
+// device's Attention kernels where they apply, and reports whether it did.
+func (s *State) devAttendFast(l, si int, b *devBufs, kv *devKV, kc, vc device.Mem, g *Segment, q, out device.Mem) (bool, error) {
+	m := s.m
+	sh := &m.off.w[l].shards[si]
+	d := m.off.Devices[sh.Device]
+	att, ok := d.(device.Attention)
+	T, n := len(g.Tokens), g.Seq.pos+len(g.Tokens)
+	switch {
+	case !ok, T == 1 && n < devSplitMinKeys, T > 1 && m.HeadDim > device.PrefillMaxHeadDim:
+		return false, nil
+	}
+	kd, qd := sh.kvDim(m.HeadDim), sh.qDim(m.HeadDim)
+	kr, vr, err := s.devKeys(g.Seq, kv, kc, vc, sh.Device, kd, b, n)
+	if err != nil {
+		return true, err
+	}
+	qs, os := q.Floats(g.row0*qd, T*qd), out.Floats(g.row0*qd, T*qd)
+	if T > 1 {
+		return true, att.AttnPrefill(kv.t, qs, kr, vr, os, T, g.Seq.pos, m.HeadDim, sh.nHead, sh.nKV, kd, m.attnScale)
+	}
+	phi, err := g.Seq.devPhi(l, si)
+	if err != nil {
+		return true, err
+	}
+	scratch := b.scratch.Floats(0, device.SplitScratch(sh.nHead, n, m.HeadDim))
+	return true, att.AttnSplit(kv.t, qs, kr, vr, phi, scratch, os, n, m.HeadDim, sh.nHead, sh.nKV, kd, m.attnScale)
+}
+
+// devPhi returns the φ of shard si of layer l (its heads' floats) on the
+// shard's device, allocating the sequence's φ there (NaN) first.
+func (s *State) devPhi(l, si int) (device.Mem, error) {
+	m := s.m
+	o := m.off
+	if s.dphi == nil || len(s.dphi.m) != len(o.Devices) {
+		s.dphi = &devPhi{m: make([]device.Mem, len(o.Devices)), mem: &memList{devs: o.Devices}}
+		runtime.AddCleanup(s, (*memList).free, s.dphi.mem)
+	}
+	shards := o.w[l].shards
+	di := shards[si].Device
+	if s.dphi.m[di].Bytes() == 0 {
+		nan := make([]float32, m.NLayer*m.NHead)
+		for i := range nan {
+			nan[i] = float32(math.NaN())
+		}
+		p, err := devAlloc(o, s.dphi.mem, di, 4*len(nan))
+		if err == nil {
+			err = o.Devices[di].Write(p, ggml.F32Bytes(nan))
+		}
+		if err != nil {
+			return device.Mem{}, err
+		}
+		s.dphi.m[di] = p
+	}
+	h0 := l * m.NHead
+	for _, sh := range shards[:si] {
+		h0 += sh.nHead
+	}
+	return s.dphi.m[di].Floats(h0, shards[si].nHead), nil
+}
