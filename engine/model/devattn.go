@@ -9,8 +9,8 @@ import (
 )
 
 // The device attention's fast paths (device.Attention): a segment of
-// several rows (a prompt chunk, or a draft being verified) attends in one
-// tiled launch, and a decode row over at least devSplitMinKeys keys is
+// several rows (a prompt chunk, or a draft being verified) or a prompt
+// segment (Segment.Prompt) attends in one tiled launch, and a decode row over at least devSplitMinKeys keys is
 // split over chunks of keys with FlashDecoding++'s unified max, φ kept per
 // sequence, layer and head on the device as the CPU engine keeps it
 // (attn_split.go: the same window, the same fallback to the exact-max
@@ -23,7 +23,9 @@ import (
 // Neither path changes with batching: a prompt row's result depends only
 // on its own keys (the prefill kernel's key tiles start at 0 for every
 // row, masked keys add exact zeros), so a prompt in chunks gives the bits
-// of the prompt in one batch, as before; φ moves only on decode steps.
+// of the prompt in one batch, as before, as long as a one-token chunk is
+// marked Prompt (State.Forward's is not: like the CPU engine's split, it
+// is then a decode row); φ moves only on decode steps.
 // A fork's φ starts unknown (its first split step is exact, then warm).
 
 // devSplitMinKeys is where decode rows start taking AttnSplit; tests lower
@@ -52,8 +54,9 @@ func (s *State) devAttendFast(l, si int, b *devBufs, kv *devKV, kc, vc device.Me
 	d := m.off.Devices[sh.Device]
 	att, ok := d.(device.Attention)
 	T, n := len(g.Tokens), g.Seq.pos+len(g.Tokens)
+	prefill := T > 1 || g.Prompt // a one-token prompt chunk too: chunking changes no bit
 	switch {
-	case !ok, T == 1 && n < devSplitMinKeys, T > 1 && m.HeadDim > device.PrefillMaxHeadDim:
+	case !ok, !prefill && n < devSplitMinKeys, prefill && m.HeadDim > device.PrefillMaxHeadDim:
 		return false, nil
 	}
 	kd, qd := sh.kvDim(m.HeadDim), sh.qDim(m.HeadDim)
@@ -62,7 +65,7 @@ func (s *State) devAttendFast(l, si int, b *devBufs, kv *devKV, kc, vc device.Me
 		return true, err
 	}
 	qs, os := q.Floats(g.row0*qd, T*qd), out.Floats(g.row0*qd, T*qd)
-	if T > 1 {
+	if prefill {
 		return true, att.AttnPrefill(kv.t, qs, kr, vr, os, T, g.Seq.pos, m.HeadDim, sh.nHead, sh.nKV, kd, m.attnScale)
 	}
 	phi, err := g.Seq.devPhi(l, si)
