@@ -13,7 +13,7 @@ import (
 // attnOps are the Attention kernels' calls: a split decode over 2 chunks
 // run twice (cold: every head recomputed; warm: combined under φ) and a
 // tiled prefill of 11 rows after 6 cached ones, with GQA, for every cache
-// type.
+// type; and the greedy argmax over rows with a tie.
 func attnOps(rng *rand.Rand) []attnOp {
 	const hd, nHead, nKVHead, nKV = 32, 4, 2, 300
 	const nTok, nPast = 11, 6
@@ -44,6 +44,11 @@ func attnOps(rng *rand.Rand) []attnOp {
 				return d.(Attention).AttnPrefill(kv, m[0], m[1], m[2], m[3], nTok, nPast, hd, nHead, nKVHead, kvStride, scale)
 			}}})
 	}
+	const n, rows = 1003, 3
+	x := randFloats(rng, n*rows)
+	x[n+700], x[n+5] = 9, 9 // a tie: the lower index wins
+	ops = append(ops, attnOp{op: op{name: "Argmax", bufs: [][]byte{f32b(x), make([]byte, 4*rows)},
+		run: func(d Device, m []Mem) error { return d.(Argmaxer).Argmax(m[0], m[1], n, rows) }}})
 	return ops
 }
 
@@ -53,8 +58,8 @@ type attnOp struct {
 	skip int
 }
 
-// TestCUDAFakeAttentionMatchesStandIn: the split decode and the tiled
-// prefill through NVRTC, the launchers' grids and argument lists and the
+// TestCUDAFakeAttentionMatchesStandIn: the split decode, the tiled
+// prefill and the argmax through NVRTC, the launchers' grids and argument lists and the
 // fake's cuLaunchKernel give the stand-in's (the twins') bytes exactly:
 // outputs, φ and the split's partials, sums and maxima.
 func TestCUDAFakeAttentionMatchesStandIn(t *testing.T) {

@@ -190,3 +190,11 @@ const PrefillMaxHeadDim = cuda.AttnPrefillMaxHeadDim
 
 // SplitScratch is AttnSplit's scratch in floats for nKV keys.
 func SplitScratch(nHead, nKV, headDim int) int { return cuda.AttnSplitScratch(nHead, nKV, headDim) }
+
+// Argmaxer is greedy decoding's pick on the device: out (rows int32s)
+// gets the index of the largest of each row of n floats of x, the lowest
+// index on ties (engine/sample's Greedy on rows without NaN). The engine
+// does not use it yet: logits come back for the sampler chain.
+type Argmaxer interface {
+	Argmax(x, out Mem, n, rows int) error
+}

@@ -224,3 +224,18 @@ func (d *gpu[P, S]) AttnPrefill(kv WeightType, q, k, v, out Mem, nTok, nPast, he
 		return d.attn().AttnPrefill(d.s, kv, at[P](q), at[P](k), at[P](v), at[P](out), nTok, nPast, headDim, nHead, nKVHead, kvStride, scale)
 	})
 }
+
+// argmaxKernels is the native launchers' greedy argmax.
+type argmaxKernels[P ~uint64, S any] interface {
+	Argmax(s *S, x, y P, n, rows int) error
+}
+
+var (
+	_ argmaxKernels[cuda.DevicePtr, cuda.Stream] = (*cuda.Kernels)(nil)
+	_ argmaxKernels[hip.DevicePtr, hip.Stream]   = (*hip.Kernels)(nil)
+	_ Argmaxer                                   = (*gpu[cuda.DevicePtr, cuda.Stream])(nil)
+)
+
+func (d *gpu[P, S]) Argmax(x, out Mem, n, rows int) error {
+	return d.ctx.Do(func() error { return d.k.(argmaxKernels[P, S]).Argmax(d.s, at[P](x), at[P](out), n, rows) })
+}

@@ -160,3 +160,12 @@ func (d *StandIn) AttnPrefill(kv WeightType, q, k, v, out Mem, nTok, nPast, head
 	d.tw.AttnPrefill(kv, d.floats(q), d.bytes(k), d.bytes(v), d.floats(out), nTok, nPast, headDim, nHead, nKVHead, kvStride, scale)
 	return nil
 }
+
+var _ Argmaxer = (*StandIn)(nil)
+
+func (d *StandIn) Argmax(x, out Mem, n, rows int) error {
+	idx := d.tw.Argmax(d.floats(x)[:n*rows], n)
+	o := unsafe.Slice((*int32)(unsafe.Pointer(&d.bytes(out)[0])), rows)
+	copy(o, idx)
+	return nil
+}

@@ -3,7 +3,7 @@ package cuda
 import "fmt"
 
 // Launches of attn.cu's split decode and tiled prefill (the decode
-// kernel's is in launches.go).
+// kernel's is in launches.go) and of act.cu's greedy argmax.
 
 // attnCheck is the checks every attention launch makes; it returns the
 // kernels' suffix for a cache of t.
@@ -74,4 +74,19 @@ func (k *Kernels) AttnSplit(s *Stream, t WeightType, q, kc, vc, phi, scratch, ou
 func (k *Kernels) AttnPrefill(s *Stream, t WeightType, q, kc, vc, out DevicePtr, nTok, nPast, headDim, nHead, nKVHead, kvStride int, scale float32) error {
 	l, err := AttnPrefillLaunch(t, uint64(q), uint64(kc), uint64(vc), uint64(out), nTok, nPast, headDim, nHead, nKVHead, kvStride, scale)
 	return k.run(s, l, err)
+}
+
+// ArgmaxLaunch is Argmax's launch (act.cu): for each of rows rows of n
+// floats at x, the int32 index of its largest value (the lowest on ties)
+// at y.
+func ArgmaxLaunch(x, y uint64, n, rows int) Launch {
+	l := Launch{Kernel: "argmax_f32", Grid: Dim3{X: rows}, Block: Dim3{X: actThreads}}
+	l.ptrs(x, y).ints(n)
+	return l
+}
+
+// Argmax writes the index of each row's largest float (greedy decoding's
+// token, engine/sample's Greedy on rows without NaN) as int32s at y.
+func (k *Kernels) Argmax(s *Stream, x, y DevicePtr, n, rows int) error {
+	return k.run(s, ArgmaxLaunch(uint64(x), uint64(y), n, rows), nil)
 }

@@ -3,6 +3,7 @@
 package cuda
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -184,5 +185,26 @@ func TestAttnLaunchChecks(t *testing.T) {
 	ls, err := AttnSplitLaunches(WeightF16, 0, 0, 0, 0, 0, 0, 513, 64, 6, 2, 128, 1)
 	if err != nil || ls[0].Grid != (Dim3{X: 6, Y: 3}) || ls[1].Grid != (Dim3{X: 6}) {
 		t.Errorf("split over 513 keys: %+v, %+v, %v", ls[0].Grid, ls[1].Grid, err)
+	}
+}
+
+// TestShimArgmax: argmax_f32 equals its twin on every row (warp 32, 64).
+func TestShimArgmax(t *testing.T) {
+	r := rand.New(rand.NewPCG(67, 68))
+	const n = 1001
+	var x []float32
+	rows := argmaxRows(r, n)
+	for _, row := range rows {
+		x = append(x, row...)
+	}
+	want := argmaxTwin(x, n)
+	for _, warp := range warps {
+		l := ArgmaxLaunch(0, 0, n, len(rows))
+		out := runShim(t, shimHarness(t, warp), l.Kernel, l.Grid, l.Block, clone32(x), make([]byte, 4*len(rows)), n)
+		for i, w := range want {
+			if got := int32(binary.LittleEndian.Uint32(out[1][4*i:])); got != w {
+				t.Errorf("warp=%d row %d: %d, twin %d", warp, i, got, w)
+			}
+		}
 	}
 }

@@ -210,3 +210,30 @@ func nanPhi(nHead int) []float32 {
 	}
 	return phi
 }
+
+// argmaxTwin is argmax_f32 over rows of n floats.
+func argmaxTwin(x []float32, n int) []int32 {
+	out := make([]int32, len(x)/max(n, 1))
+	sv, si := make([]float32, actThreads), make([]int32, actThreads)
+	for r := range out {
+		xr := x[r*n : (r+1)*n]
+		for k := range actThreads {
+			sv[k], si[k] = negInf, -1
+			for i := k; i < n; i += actThreads {
+				if si[k] < 0 || xr[i] > sv[k] {
+					sv[k], si[k] = xr[i], int32(i)
+				}
+			}
+		}
+		for s := actThreads / 2; s > 0; s >>= 1 {
+			for k := range s {
+				ov, oi := sv[k+s], si[k+s]
+				if oi >= 0 && (si[k] < 0 || ov > sv[k] || (ov == sv[k] && oi < si[k])) {
+					sv[k], si[k] = ov, oi
+				}
+			}
+		}
+		out[r] = si[0]
+	}
+	return out
+}

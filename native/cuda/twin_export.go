@@ -49,3 +49,6 @@ func (t Twin) AttnSplit(kv WeightType, q []float32, k, v []byte, phi, scr, out [
 func (t Twin) AttnPrefill(kv WeightType, q []float32, k, v []byte, out []float32, nTok, nPast, headDim, nHead, nKVHead, kvStride int, scale float32) {
 	attnPrefillTwin(kv, q, k, v, out, nTok, nPast, headDim, nHead, nKVHead, kvStride, scale)
 }
+
+// Argmax is Argmax's arithmetic: each row's largest value's index.
+func (t Twin) Argmax(x []float32, n int) []int32 { return argmaxTwin(x, n) }

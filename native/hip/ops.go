@@ -162,3 +162,9 @@ func (k *Kernels) AttnPrefill(s *Stream, t WeightType, q, kc, vc, out DevicePtr,
 	l, err := cuda.AttnPrefillLaunch(t, uint64(q), uint64(kc), uint64(vc), uint64(out), nTok, nPast, headDim, nHead, nKVHead, kvStride, scale)
 	return k.run(s, l, err)
 }
+
+// Argmax writes the index of each row's largest float (the lowest on
+// ties) as int32s at y (native/cuda's ArgmaxLaunch).
+func (k *Kernels) Argmax(s *Stream, x, y DevicePtr, n, rows int) error {
+	return k.run(s, cuda.ArgmaxLaunch(uint64(x), uint64(y), n, rows), nil)
+}

@@ -13,4 +13,4 @@
 	KERNEL(attn_decode_f16), KERNEL(kv_store_f16), KERNEL(attn_decode_q8_0), KERNEL(kv_store_q8_0),                 \
 	KERNEL(attn_split_f32), KERNEL(attn_split_f16), KERNEL(attn_split_q8_0), KERNEL(attn_combine_f32),     \
 	KERNEL(attn_combine_f16), KERNEL(attn_combine_q8_0), KERNEL(attn_prefill_f32), KERNEL(attn_prefill_f16), \
-	KERNEL(attn_prefill_q8_0)
+	KERNEL(attn_prefill_q8_0), KERNEL(argmax_f32)
