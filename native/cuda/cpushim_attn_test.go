@@ -15,22 +15,6 @@ import (
 // their twins, bit for bit, and the twins against the classic decode
 // twin within a stated bound.
 
-// kvCache is a random cache of rows×stride floats stored as t.
-func kvCache(r *rand.Rand, t WeightType, rows, stride int, scale float32) []byte {
-	b := make([]byte, t.RowBytes(rows*stride))
-	kvStoreTwin(t, b, randFloats(r, rows*stride, scale))
-	return b
-}
-
-// maxAbsKV is max |v| over a cache.
-func maxAbsKV(t WeightType, b []byte, n int) float64 {
-	var m float64
-	for i := range n {
-		m = max(m, math.Abs(float64(kvAt(t, b, i))))
-	}
-	return m
-}
-
 // Bounds against the classic decode twin, relative to max |v|. Both sides
 // are convex combinations of the same values with weights exp(s_j − c)/Σ;
 // the roundings that differ (the exponentials' arguments, sums of up to

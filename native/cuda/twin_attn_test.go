@@ -8,6 +8,22 @@ import (
 	"flowchat/engine/sample"
 )
 
+// kvCache is a random cache of rows×stride floats stored as t.
+func kvCache(r *rand.Rand, t WeightType, rows, stride int, scale float32) []byte {
+	b := make([]byte, t.RowBytes(rows*stride))
+	kvStoreTwin(t, b, randFloats(r, rows*stride, scale))
+	return b
+}
+
+// maxAbsKV is max |v| over a cache.
+func maxAbsKV(t WeightType, b []byte, n int) float64 {
+	var m float64
+	for i := range n {
+		m = max(m, math.Abs(float64(kvAt(t, b, i))))
+	}
+	return m
+}
+
 // argmaxRows are rows for the greedy argmax: random, ties of the maximum
 // in several threads' strides, −Inf entries, all equal, all −Inf.
 func argmaxRows(r *rand.Rand, n int) [][]float32 {
