@@ -249,6 +249,7 @@ FC_DEVICE void attn_combine(const float* __restrict__ Q, const T* __restrict__ K
 #define ATTN_BQ 8
 #define ATTN_BK 16
 #define ATTN_MAX_HD 256
+static_assert(ATTN_BQ * ATTN_BK == ATTN_THREADS, "attn_prefill: one (row, key) pair per thread");
 
 template <typename T>
 FC_DEVICE void attn_prefill(const float* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V,
