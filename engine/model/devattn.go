@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math"
 	"runtime"
 
@@ -26,7 +27,7 @@ import (
 // of the prompt in one batch, as before, as long as a one-token chunk is
 // marked Prompt (State.Forward's is not: like the CPU engine's split, it
 // is then a decode row); φ moves only on decode steps.
-// A fork's φ starts unknown (its first split step is exact, then warm).
+// A fork takes its sequence's φ (forkDevPhi), as Fork copies the host's.
 
 // devSplitMinKeys is where decode rows start taking AttnSplit; tests lower
 // it to run the split path on short contexts.
@@ -80,13 +81,26 @@ func (s *State) devAttendFast(l, si int, b *devBufs, kv *devKV, kc, vc device.Me
 // shard's device, allocating the sequence's φ there (NaN) first.
 func (s *State) devPhi(l, si int) (device.Mem, error) {
 	m := s.m
-	o := m.off
+	shards := m.off.w[l].shards
+	all, err := s.devPhiOn(shards[si].Device)
+	if err != nil {
+		return device.Mem{}, err
+	}
+	h0 := l * m.NHead
+	for _, sh := range shards[:si] {
+		h0 += sh.nHead
+	}
+	return all.Floats(h0, shards[si].nHead), nil
+}
+
+// devPhiOn returns the sequence's whole φ on device di, allocating it
+// there (NaN) first.
+func (s *State) devPhiOn(di int) (device.Mem, error) {
+	m, o := s.m, s.m.off
 	if s.dphi == nil || len(s.dphi.m) != len(o.Devices) {
 		s.dphi = &devPhi{m: make([]device.Mem, len(o.Devices)), mem: &memList{devs: o.Devices}}
 		runtime.AddCleanup(s, (*memList).free, s.dphi.mem)
 	}
-	shards := o.w[l].shards
-	di := shards[si].Device
 	if s.dphi.m[di].Bytes() == 0 {
 		nan := make([]float32, m.NLayer*m.NHead)
 		for i := range nan {
@@ -101,9 +115,27 @@ func (s *State) devPhi(l, si int) (device.Mem, error) {
 		}
 		s.dphi.m[di] = p
 	}
-	h0 := l * m.NHead
-	for _, sh := range shards[:si] {
-		h0 += sh.nHead
+	return s.dphi.m[di], nil
+}
+
+// forkDevPhi gives the fork f the φ of its sequence s on every device
+// where s has one; a failure is the placement's error (as copyDevRows).
+func (f *State) forkDevPhi(s *State) {
+	o := s.m.off
+	if s.dphi == nil || o == nil || len(s.dphi.m) != len(o.Devices) {
+		return
 	}
-	return s.dphi.m[di].Floats(h0, shards[si].nHead), nil
+	for di, p := range s.dphi.m {
+		if p.Bytes() == 0 {
+			continue
+		}
+		_, err := f.devPhiOn(di) // allocated NaN, then overwritten
+
+		if err == nil {
+			err = o.Devices[di].Copy(f.dphi.m[di], p)
+		}
+		if err != nil && o.err == nil {
+			o.err = fmt.Errorf("copying φ on %s: %w", o.Devices[di].Name(), err)
+		}
+	}
 }

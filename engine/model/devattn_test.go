@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"flowchat/engine/device"
@@ -135,4 +136,48 @@ func TestDevicePrefillChunking(t *testing.T) {
 			sameBits(t, fmt.Sprintf("warp %d, chunks of %d", warp, c), lg(c), want)
 		}
 	}
+}
+
+// TestDeviceForkKeepsPhi: a fork of a pool sequence that has taken split
+// decode steps (threshold lowered to 257) continues with its φ, as Fork
+// copies the host's: the fork's next step equals the original's same
+// step bit for bit (with a cold φ the fork would recompute every head
+// exactly and differ).
+func TestDeviceForkKeepsPhi(t *testing.T) {
+	defer func(v int) { devSplitMinKeys = v }(devSplitMinKeys)
+	devSplitMinKeys = 257
+	m := loadFixture(t, "models/stories260K/stories260K-F32.gguf")
+	d := &countingDevice{StandIn: device.NewStandIn("standin", 0, 32)}
+	place(t, m, LastLayers(m.NLayer, m.NLayer+1, d))
+	pool, err := m.NewKVPool(PoolOptions{Blocks: 80, BlockTokens: 8, Ctx: 320})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := pool.NewBatch(64)
+	forward := func(s *State, toks []int32, prompt bool) []float32 {
+		if err := s.Reserve(len(toks)); err != nil {
+			t.Fatal(err)
+		}
+		lg, err := batch.Forward([]Segment{{Seq: s, Tokens: toks, Logits: LogitsLast, Prompt: prompt}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.Clone(lg)
+	}
+	a, p := pool.NewSeq(), longPrompt(m, 258)
+	var last []float32
+	for i := 0; i < len(p); i += 64 {
+		last = forward(a, p[i:min(i+64, len(p))], true)
+	}
+	for range 2 { // 259 and 260 keys: split, cold then warm
+		last = forward(a, []int32{argmax(last)}, false)
+	}
+	f := a.Fork()
+	tok := []int32{argmax(last)}
+	got := forward(f, tok, false)
+	want := forward(a, tok, false)
+	if d.split != 4*m.NLayer {
+		t.Fatalf("%d split launches, want %d", d.split, 4*m.NLayer)
+	}
+	sameBits(t, "fork's step", [][]float32{got}, [][]float32{want})
 }
