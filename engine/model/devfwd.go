@@ -339,10 +339,11 @@ func (s *State) devAttention(l, si int, b *devBufs, q, k, v, out device.Mem) err
 				return err
 			}
 		}
-		if done, err := s.devAttendFast(l, si, b, kv, kc, vc, g, q, out); done || err != nil {
-			if err != nil {
-				return err
-			}
+		done, err := s.devAttendFast(l, si, b, kv, kc, vc, g, q, out)
+		if err != nil {
+			return err
+		}
+		if done {
 			continue
 		}
 		for j := range g.Tokens {
