@@ -64,8 +64,8 @@ func TestShimAttnSplit(t *testing.T) {
 			checkULP(t, name+" cold", out, classic, 0) // every head recomputed exactly
 			warm := shimSplit(t, h, warp, kvt, q, kb, vb, phi, nKV, hd, nHead, nKVHead, stride)
 			checkBound(t, name+" warm", warm, classic, splitBound*maxAbsKV(kvt, vb, nKV*stride))
-			if slices.Equal(warm, out) {
-				t.Logf("%s warm: bit-identical to the classic output", name)
+			if slices.Equal(warm, out) { // 256 outputs rounded alike: the combine did not run
+				t.Errorf("%s warm: the classic output bit for bit", name)
 			}
 			m := slices.Clone(phi) // each head's maximum, from the warm step
 			phi[1], phi[2] = m[1]-40, m[2]+60
