@@ -162,3 +162,39 @@ type Device interface {
 type Finite interface {
 	Allocated() int64
 }
+
+// Attention is the attention kernels beyond one token at a time: decode
+// rows over long contexts split over chunks of keys, and prompt batches
+// in tiles. engine/model finds them by type assertion; a device without
+// them runs Attn once per token, which is what both mean (up to
+// rounding: native/cuda's shim tests state the bounds).
+type Attention interface {
+	// AttnSplit is Attn split over chunks of keys with FlashDecoding++'s
+	// unified max: phi holds nHead floats kept per sequence and layer (NaN
+	// to start; updated, engine/model's φ rule), scratch SplitScratch(nHead,
+	// nKV, headDim) floats.
+	AttnSplit(kv WeightType, q, k, v, phi, scratch, out Mem, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) error
+	// AttnPrefill is the causal attention of nTok query rows (nHead·headDim
+	// floats each, in q and out) at positions nPast…, whose K/V rows are
+	// already in the cache: row t attends over cache rows [0, nPast+t].
+	// headDim is at most PrefillMaxHeadDim.
+	AttnPrefill(kv WeightType, q, k, v, out Mem, nTok, nPast, headDim, nHead, nKVHead, kvStride int, scale float32) error
+}
+
+// SplitMinKeys is the number of keys from which a decode row takes
+// AttnSplit (native/cuda's AttnSplitMinKeys: 512, as the CPU engine).
+const SplitMinKeys = cuda.AttnSplitMinKeys
+
+// PrefillMaxHeadDim is the widest head AttnPrefill takes.
+const PrefillMaxHeadDim = cuda.AttnPrefillMaxHeadDim
+
+// SplitScratch is AttnSplit's scratch in floats for nKV keys.
+func SplitScratch(nHead, nKV, headDim int) int { return cuda.AttnSplitScratch(nHead, nKV, headDim) }
+
+// Argmaxer is greedy decoding's pick on the device: out (rows int32s)
+// gets the index of the largest of each row of n floats of x, the lowest
+// index on ties (engine/sample's Greedy on rows without NaN). The engine
+// does not use it yet: logits come back for the sampler chain.
+type Argmaxer interface {
+	Argmax(x, out Mem, n, rows int) error
+}

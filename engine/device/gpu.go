@@ -196,3 +196,46 @@ func (d *gpu[P, S]) Attn(kv WeightType, q, k, v, scratch, out Mem, nKV, headDim,
 		return d.k.AttnDecode(d.s, kv, at[P](q), at[P](k), at[P](v), at[P](scratch), at[P](out), nKV, headDim, nHead, nKVHead, kvStride, scale)
 	})
 }
+
+// attnKernels is what the adapter uses of the native launchers' split
+// decode and tiled prefill (attnlaunch.go in native/cuda).
+type attnKernels[P ~uint64, S any] interface {
+	AttnSplit(s *S, t WeightType, q, kc, vc, phi, scratch, out P, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) error
+	AttnPrefill(s *S, t WeightType, q, kc, vc, out P, nTok, nPast, headDim, nHead, nKVHead, kvStride int, scale float32) error
+}
+
+var (
+	_ attnKernels[cuda.DevicePtr, cuda.Stream] = (*cuda.Kernels)(nil)
+	_ attnKernels[hip.DevicePtr, hip.Stream]   = (*hip.Kernels)(nil)
+	_ Attention                                = (*gpu[cuda.DevicePtr, cuda.Stream])(nil)
+)
+
+// attn is the launchers' attention kernels (both native packages have them).
+func (d *gpu[P, S]) attn() attnKernels[P, S] { return d.k.(attnKernels[P, S]) }
+
+func (d *gpu[P, S]) AttnSplit(kv WeightType, q, k, v, phi, scratch, out Mem, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) error {
+	return d.ctx.Do(func() error {
+		return d.attn().AttnSplit(d.s, kv, at[P](q), at[P](k), at[P](v), at[P](phi), at[P](scratch), at[P](out), nKV, headDim, nHead, nKVHead, kvStride, scale)
+	})
+}
+
+func (d *gpu[P, S]) AttnPrefill(kv WeightType, q, k, v, out Mem, nTok, nPast, headDim, nHead, nKVHead, kvStride int, scale float32) error {
+	return d.ctx.Do(func() error {
+		return d.attn().AttnPrefill(d.s, kv, at[P](q), at[P](k), at[P](v), at[P](out), nTok, nPast, headDim, nHead, nKVHead, kvStride, scale)
+	})
+}
+
+// argmaxKernels is the native launchers' greedy argmax.
+type argmaxKernels[P ~uint64, S any] interface {
+	Argmax(s *S, x, y P, n, rows int) error
+}
+
+var (
+	_ argmaxKernels[cuda.DevicePtr, cuda.Stream] = (*cuda.Kernels)(nil)
+	_ argmaxKernels[hip.DevicePtr, hip.Stream]   = (*hip.Kernels)(nil)
+	_ Argmaxer                                   = (*gpu[cuda.DevicePtr, cuda.Stream])(nil)
+)
+
+func (d *gpu[P, S]) Argmax(x, out Mem, n, rows int) error {
+	return d.ctx.Do(func() error { return d.k.(argmaxKernels[P, S]).Argmax(d.s, at[P](x), at[P](out), n, rows) })
+}

@@ -148,3 +148,24 @@ func (d *StandIn) Attn(kv WeightType, q, k, v, scratch, out Mem, nKV, headDim, n
 	d.tw.AttnDecode(kv, d.floats(q), d.bytes(k), d.bytes(v), d.floats(out), nKV, headDim, nHead, nKVHead, kvStride, scale)
 	return nil
 }
+
+var _ Attention = (*StandIn)(nil)
+
+func (d *StandIn) AttnSplit(kv WeightType, q, k, v, phi, scratch, out Mem, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) error {
+	d.tw.AttnSplit(kv, d.floats(q), d.bytes(k), d.bytes(v), d.floats(phi), d.floats(scratch), d.floats(out), nKV, headDim, nHead, nKVHead, kvStride, scale)
+	return nil
+}
+
+func (d *StandIn) AttnPrefill(kv WeightType, q, k, v, out Mem, nTok, nPast, headDim, nHead, nKVHead, kvStride int, scale float32) error {
+	d.tw.AttnPrefill(kv, d.floats(q), d.bytes(k), d.bytes(v), d.floats(out), nTok, nPast, headDim, nHead, nKVHead, kvStride, scale)
+	return nil
+}
+
+var _ Argmaxer = (*StandIn)(nil)
+
+func (d *StandIn) Argmax(x, out Mem, n, rows int) error {
+	idx := d.tw.Argmax(d.floats(x)[:n*rows], n)
+	o := unsafe.Slice((*int32)(unsafe.Pointer(&d.bytes(out)[0])), rows)
+	copy(o, idx)
+	return nil
+}

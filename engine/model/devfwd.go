@@ -26,7 +26,7 @@ type devBufs struct {
 	red                                device.Mem // [maxBatch × d_model] a lead's received partial sums (tensor.go)
 	kd                                 int        // the widest K row of the shards here, floats
 	pos                                device.Mem // [maxBatch] int32 positions
-	scratch                            device.Mem // [nHead × nCtx] attention scores
+	scratch                            device.Mem // attention scores and split partials (devScratch)
 	kg, vg                             device.Mem // [nCtx × kvDim] keys gathered from paged blocks
 	logits                             device.Mem // [rows × nVocab], grown on demand
 	posValid                           bool       // pos holds this pass's positions
@@ -111,7 +111,7 @@ func (s *State) devBuffers(di int) (*devBufs, error) {
 	}{
 		{&b.x, T * c.NEmbd}, {&b.xn, T * c.NEmbd}, {&b.tmp, T * c.NEmbd}, {&b.q, T * nh * c.HeadDim},
 		{&b.k, T * b.kd}, {&b.v, T * nkv * c.HeadDimV}, {&b.out, T * nh * c.HeadDimV},
-		{&b.gate, T * nff}, {&b.up, T * nff}, {&b.pos, T}, {&b.scratch, nh * s.nCtx},
+		{&b.gate, T * nff}, {&b.up, T * nff}, {&b.pos, T}, {&b.scratch, devScratch(nh, s.nCtx, c.HeadDim)},
 	}
 	if lead {
 		bufs = append(bufs, struct {
@@ -314,7 +314,9 @@ func mm(d device.Device, w devLinear, x, y device.Mem, T int) error {
 
 // devAttention stores the batch's K/V rows of shard si's heads in each
 // segment's device cache and attends each row over its sequence's
-// positions [0, p] (causal), one decode-attention launch per row. Keys in
+// positions [0, p] (causal): a segment of several rows in one tiled
+// prefill launch, a decode row over a long context split over chunks
+// (devAttendFast), else one decode-attention launch per row. Keys in
 // paged blocks that are not consecutive storage rows are gathered first.
 func (s *State) devAttention(l, si int, b *devBufs, q, k, v, out device.Mem) error {
 	m := s.m
@@ -336,6 +338,13 @@ func (s *State) devAttention(l, si int, b *devBufs, q, k, v, out device.Mem) err
 			if err := d.StoreKV(kv.t, v.Floats(t*kd, kd), kv.rows(vc, kd, r, 1), kd); err != nil {
 				return err
 			}
+		}
+		done, err := s.devAttendFast(l, si, b, kv, kc, vc, g, q, out)
+		if err != nil {
+			return err
+		}
+		if done {
+			continue
 		}
 		for j := range g.Tokens {
 			n, t := g.Seq.pos+j+1, g.row0+j

@@ -325,6 +325,7 @@ func (s *State) Fork() *State {
 	}
 	f.pos = s.pos
 	copy(f.sp.phi, s.sp.phi)
+	f.forkDevPhi(s)
 	f.prefixCopy(s)
 	return f
 }

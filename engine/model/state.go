@@ -63,6 +63,7 @@ type State struct {
 	dev            *devState
 	dkv            *devKV
 	devMem, dkvMem *memList
+	dphi           *devPhi // split decode's unified max per layer and head (devattn.go)
 }
 
 // NewState allocates a sequence with a context of nCtx tokens that accepts

@@ -327,31 +327,42 @@ func softmaxRow(warp int, x, part []float32) float32 {
 // attnTwin is attn_decode_<t> for one query token: k and v hold the cache
 // as t (F32, F16 or Q8_0), each element widened exactly as it is read.
 func attnTwin(warp int, t WeightType, q []float32, k, v []byte, out []float32, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) {
-	lanes := make([]float32, warp)
+	for h := range nHead {
+		attnHeadTwin(warp, t, q, k, v, out, nKV, headDim, nHead, nKVHead, kvStride, scale, h)
+	}
+}
+
+// attnHeadTwin is attn_head: attn_decode_<t>'s work for query head h.
+func attnHeadTwin(warp int, t WeightType, q []float32, k, v []byte, out []float32, nKV, headDim, nHead, nKVHead, kvStride int, scale float32, h int) {
 	part := make([]float32, attnThreads)
 	s := make([]float32, nKV)
-	for h := range nHead {
-		g := h / (nHead / nKVHead)
-		qh := q[h*headDim : (h+1)*headDim]
+	g := h / (nHead / nKVHead)
+	attnScoresTwin(warp, t, q[h*headDim:(h+1)*headDim], k, s, 0, g*headDim, kvStride, scale)
+	inv := softmaxRow(warp, s, part)
+	for i := range headDim {
+		var acc float32
 		for j := range nKV {
-			kj := j*kvStride + g*headDim
-			for l := range lanes {
-				var d float32
-				for i := l; i < headDim; i += warp {
-					d = fmaf(qh[i], kvAt(t, k, kj+i), d)
-				}
-				lanes[l] = d
-			}
-			s[j] = warpSum(lanes) * scale
+			acc = fmaf(s[j], kvAt(t, v, j*kvStride+g*headDim+i), acc)
 		}
-		inv := softmaxRow(warp, s, part)
-		for i := range headDim {
-			var acc float32
-			for j := range nKV {
-				acc = fmaf(s[j], kvAt(t, v, j*kvStride+g*headDim+i), acc)
+		out[h*headDim+i] = acc * inv
+	}
+}
+
+// attnScoresTwin is the decode kernels' scores: s[j] = scale·q·k_{j0+j}
+// with k_j at j·kvStride + kv0, the lanes splitting the dimensions and
+// fc_warp_sum adding them.
+func attnScoresTwin(warp int, t WeightType, q []float32, k []byte, s []float32, j0, kv0, kvStride int, scale float32) {
+	lanes := make([]float32, warp)
+	for j := range s {
+		kj := (j0+j)*kvStride + kv0
+		for l := range lanes {
+			var d float32
+			for i := l; i < len(q); i += warp {
+				d = fmaf(q[i], kvAt(t, k, kj+i), d)
 			}
-			out[h*headDim+i] = acc * inv
+			lanes[l] = d
 		}
+		s[j] = warpSum(lanes) * scale
 	}
 }
 

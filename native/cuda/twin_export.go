@@ -36,3 +36,19 @@ func (t Twin) AttnDecode(kv WeightType, q []float32, k, v []byte, out []float32,
 
 // StoreKV is StoreKV's arithmetic: n = len(src) floats into dst as kv.
 func (t Twin) StoreKV(kv WeightType, dst []byte, src []float32) { kvStoreTwin(kv, dst, src) }
+
+// AttnSplit is AttnSplit's arithmetic (attn_split_* then attn_combine_*):
+// phi (nHead floats) is updated, scr holds AttnSplitScratch floats.
+func (t Twin) AttnSplit(kv WeightType, q []float32, k, v []byte, phi, scr, out []float32, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) {
+	attnSplitTwin(t.Warp, kv, q, k, v, phi, scr, nKV, headDim, nHead, nKVHead, kvStride, scale)
+	attnCombineTwin(t.Warp, kv, q, k, v, phi, scr, out, nKV, headDim, nHead, nKVHead, kvStride, scale)
+}
+
+// AttnPrefill is AttnPrefill's arithmetic: nTok causal query rows at
+// positions nPast… over the cache.
+func (t Twin) AttnPrefill(kv WeightType, q []float32, k, v []byte, out []float32, nTok, nPast, headDim, nHead, nKVHead, kvStride int, scale float32) {
+	attnPrefillTwin(kv, q, k, v, out, nTok, nPast, headDim, nHead, nKVHead, kvStride, scale)
+}
+
+// Argmax is Argmax's arithmetic: each row's largest value's index.
+func (t Twin) Argmax(x []float32, n int) []int32 { return argmaxTwin(x, n) }

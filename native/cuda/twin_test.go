@@ -412,7 +412,8 @@ func TestKernelConstants(t *testing.T) {
 		"norm.cu":   {"NORM_THREADS": normThreads},
 		"rope.cu":   {"ROPE_THREADS": ropeThreads},
 		"act.cu":    {"ACT_THREADS": actThreads},
-		"attn.cu":   {"ATTN_THREADS": attnThreads},
+		"attn.cu": {"ATTN_THREADS": attnThreads, "ATTN_CHUNK": attnChunk, "ATTN_PHI_ABOVE": attnPhiAbove,
+			"ATTN_PHI_BELOW": attnPhiBelow, "ATTN_BQ": attnBQ, "ATTN_BK": attnBK, "ATTN_MAX_HD": attnMaxHD},
 	}
 	for file, defs := range want {
 		src, ok := KernelSource(file)

@@ -144,3 +144,27 @@ func (k *Kernels) StoreKV(s *Stream, t WeightType, x, y DevicePtr, n int) error 
 	l, err := cuda.StoreKVLaunch(t, uint64(x), uint64(y), n)
 	return k.run(s, l, err)
 }
+
+// AttnSplit is one query token's attention split over chunks of keys with
+// a unified max (native/cuda's AttnSplitLaunches): phi holds nHead floats
+// (NaN to start), scratch cuda.AttnSplitScratch(nHead, nKV, headDim).
+func (k *Kernels) AttnSplit(s *Stream, t WeightType, q, kc, vc, phi, scratch, out DevicePtr, nKV, headDim, nHead, nKVHead, kvStride int, scale float32) error {
+	ls, err := cuda.AttnSplitLaunches(t, uint64(q), uint64(kc), uint64(vc), uint64(phi), uint64(scratch), uint64(out), nKV, headDim, nHead, nKVHead, kvStride, scale)
+	if err == nil {
+		err = k.run(s, ls[0], nil)
+	}
+	return k.run(s, ls[1], err)
+}
+
+// AttnPrefill is the causal attention of nTok query rows over the cache
+// (native/cuda's AttnPrefillLaunch).
+func (k *Kernels) AttnPrefill(s *Stream, t WeightType, q, kc, vc, out DevicePtr, nTok, nPast, headDim, nHead, nKVHead, kvStride int, scale float32) error {
+	l, err := cuda.AttnPrefillLaunch(t, uint64(q), uint64(kc), uint64(vc), uint64(out), nTok, nPast, headDim, nHead, nKVHead, kvStride, scale)
+	return k.run(s, l, err)
+}
+
+// Argmax writes the index of each row's largest float (the lowest on
+// ties) as int32s at y (native/cuda's ArgmaxLaunch).
+func (k *Kernels) Argmax(s *Stream, x, y DevicePtr, n, rows int) error {
+	return k.run(s, cuda.ArgmaxLaunch(uint64(x), uint64(y), n, rows), nil)
+}

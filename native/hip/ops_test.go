@@ -15,7 +15,9 @@ func TestLaunchesWholeWavefronts(t *testing.T) {
 		mm, _ := cuda.MatMulLaunch(w, cuda.WeightQ4_K, 0, 0, 0, 4096, 100, 3)
 		attn, _ := cuda.AttnDecodeLaunch(cuda.WeightF16, 0, 0, 0, 0, 0, 10, 128, 32, 8, 1024, 1)
 		store, _ := cuda.StoreKVLaunch(cuda.WeightQ8_0, 0, 0, 1024)
-		for _, l := range []cuda.Launch{mm, attn, store, cuda.RMSNormLaunch(0, 0, 0, 4096, 2, 1e-5),
+		split, _ := cuda.AttnSplitLaunches(cuda.WeightQ8_0, 0, 0, 0, 0, 0, 0, 4096, 128, 32, 8, 1024, 1)
+		prefill, _ := cuda.AttnPrefillLaunch(cuda.WeightF16, 0, 0, 0, 0, 100, 5, 128, 32, 8, 1024, 1)
+		for _, l := range []cuda.Launch{mm, attn, store, split[0], split[1], prefill, cuda.ArgmaxLaunch(0, 0, 32000, 2), cuda.RMSNormLaunch(0, 0, 0, 4096, 2, 1e-5),
 			cuda.RoPELaunch(0, 0, 3, 4096, 32, 128, 128, 1e4, 1, false), cuda.SiLUMulLaunch(0, 0, 0, 1000),
 			cuda.AddLaunch(0, 0, 1000), cuda.SoftmaxLaunch(0, 100, 2)} {
 			threads := max(l.Block.X, 1) * max(l.Block.Y, 1)

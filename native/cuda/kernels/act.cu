@@ -42,3 +42,31 @@ softmax_f32(float* X, int n) {
 	const float inv = 1.0f / fc_block_sum(sum, sh);
 	for (int i = threadIdx.x; i < n; i += ACT_THREADS) x[i] *= inv;
 }
+
+// argmax_f32: Y[r] = the index of the largest of the n floats of row r of
+// X, the lowest index on ties: engine/sample's Greedy on rows without NaN.
+// Thread k scans elements k, k + ACT_THREADS, … keeping the first largest;
+// then a tree over shared memory (strides 128, 64, …, 1) keeps, of each
+// pair, the larger value, or the lower index when they are equal. An
+// empty row gives −1. Launch: grid (rows), block (ACT_THREADS).
+FC_KERNEL void __launch_bounds__(ACT_THREADS)
+argmax_f32(const float* __restrict__ X, int* __restrict__ Y, int n) {
+	__shared__ float sv[ACT_THREADS];
+	__shared__ int si[ACT_THREADS];
+	const float* x = X + (fc_size)blockIdx.x * n;
+	float bv = -__int_as_float(0x7f800000);
+	int bi = -1;
+	for (int i = threadIdx.x; i < n; i += ACT_THREADS)
+		if (bi < 0 || x[i] > bv) bv = x[i], bi = i;
+	sv[threadIdx.x] = bv, si[threadIdx.x] = bi;
+	for (unsigned s = ACT_THREADS / 2; s > 0; s >>= 1) {
+		__syncthreads();
+		if (threadIdx.x < s) {
+			const float ov = sv[threadIdx.x + s];
+			const int oi = si[threadIdx.x + s];
+			if (oi >= 0 && (bi < 0 || ov > bv || (ov == bv && oi < bi))) bv = ov, bi = oi;
+			sv[threadIdx.x] = bv, si[threadIdx.x] = bi;
+		}
+	}
+	if (threadIdx.x == 0) Y[blockIdx.x] = bi;
+}

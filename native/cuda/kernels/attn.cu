@@ -2,7 +2,8 @@
 // query head h (KV head h / (n_head / n_kv_head), grouped-query attention),
 //   s_j = scale · q·k_j, p_j = exp(s_j − max s) / Σ exp, out = Σ p_j v_j
 // over the n_kv cached positions. This is the classic (unsplit) softmax;
-// the split FlashDecoding++ form is future work.
+// the split FlashDecoding++ form (attn_split_*, attn_combine_*) and the
+// tiled causal prefill (attn_prefill_*) follow below.
 //
 // Launch: one block of ATTN_THREADS per query head; grid (n_head). Q is
 // n_head·head_dim floats, K and V hold n_kv rows of kv_stride elements
@@ -31,12 +32,12 @@ FC_DEVICE float attn_load(const attn_q8_0* p, fc_size i) {
 	return (float)(fc_i8)blk[2 + i % 32] * fc_half_to_float(fc_load_u16(blk));
 }
 
+// attn_head is attn_decode's work for query head h, by the whole block
+// (attn_combine_* runs it too, for the heads it recomputes).
 template <typename T>
-FC_DEVICE void attn_decode(const float* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V,
+FC_DEVICE void attn_head(const float* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V,
 	float* __restrict__ S, float* __restrict__ O, int n_kv, int head_dim, int n_head, int n_kv_head,
-	int kv_stride, float scale) {
-	__shared__ float sh[FC_WARP_SIZE];
-	const int h = blockIdx.x;
+	int kv_stride, float scale, int h, float* sh) {
 	const int g = h / (n_head / n_kv_head);
 	const int lane = threadIdx.x % FC_WARP_SIZE, w = threadIdx.x / FC_WARP_SIZE;
 	const int nw = ATTN_THREADS / FC_WARP_SIZE;
@@ -67,6 +68,14 @@ FC_DEVICE void attn_decode(const float* __restrict__ Q, const T* __restrict__ K,
 		for (int j = 0; j < n_kv; j++) acc = fmaf(s[j], attn_load(V, (fc_size)j * kv_stride + kv0 + i), acc);
 		O[(fc_size)h * head_dim + i] = acc * inv;
 	}
+}
+
+template <typename T>
+FC_DEVICE void attn_decode(const float* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V,
+	float* __restrict__ S, float* __restrict__ O, int n_kv, int head_dim, int n_head, int n_kv_head,
+	int kv_stride, float scale) {
+	__shared__ float sh[FC_WARP_SIZE];
+	attn_head<T>(Q, K, V, S, O, n_kv, head_dim, n_head, n_kv_head, kv_stride, scale, blockIdx.x, sh);
 }
 
 FC_KERNEL void __launch_bounds__(ATTN_THREADS)
@@ -116,4 +125,255 @@ kv_store_q8_0(const float* __restrict__ X, fc_u8* __restrict__ Y, int n) {
 		y[0] = (fc_u8)dh, y[1] = (fc_u8)(dh >> 8);
 		for (int j = 0; j < 32; j++) y[2 + j] = (fc_u8)(fc_i8)(int)rintf(x[j] * id);
 	}
+}
+
+// ---- Split decode: FlashDecoding++'s asynchronous softmax, unified max ----
+//
+// One query token, keys cut into chunks of ATTN_CHUNK: block (h, c) scores
+// chunk c of head h into shared memory, then e_j = exp(s_j − φ_h) against
+// the head's unified max φ_h (PHI[h], no maximum first) and writes the
+// unnormalized partial Σ e_j·v_j, Σ e_j and the chunk's largest score; a
+// chunk whose largest score is more than ATTN_PHI_ABOVE above φ (or φ NaN:
+// not known yet) writes no partial. attn_combine_* then, one block per
+// head: M = the chunks' largest score; when every chunk took φ and M is no
+// more than ATTN_PHI_BELOW below it, out = Σ_c partial_c · (1/Σ_c sum_c)
+// and φ becomes max(φ, M); otherwise φ becomes M and the block recomputes
+// the head with attn_decode's exact-max softmax (attn_head). This is
+// engine/model's CPU rule (attn_split.go: phiAbove 32, phiBelow 48, the
+// first step of a head cold), so φ evolves as on the CPU.
+//
+// SCRATCH (floats): [n_head·n_kv] the fallback's scores, then per (h, c)
+// [n_head·nc·head_dim] partials, [n_head·nc] sums, [n_head·nc] maxima, nc
+// = ceil(n_kv / ATTN_CHUNK). Launch: attn_split_* grid (n_head, nc), then
+// attn_combine_* grid (n_head), both blocks of ATTN_THREADS.
+#define ATTN_CHUNK 256
+#define ATTN_PHI_ABOVE 32
+#define ATTN_PHI_BELOW 48
+
+template <typename T>
+FC_DEVICE void attn_split(const float* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V,
+	const float* __restrict__ PHI, float* __restrict__ SCR, int n_kv, int head_dim, int n_head, int n_kv_head,
+	int kv_stride, float scale) {
+	__shared__ float sc[ATTN_CHUNK];
+	__shared__ float sh[FC_WARP_SIZE];
+	const int h = blockIdx.x, c = blockIdx.y, nc = (n_kv + ATTN_CHUNK - 1) / ATTN_CHUNK;
+	const int g = h / (n_head / n_kv_head);
+	const int lane = threadIdx.x % FC_WARP_SIZE, w = threadIdx.x / FC_WARP_SIZE;
+	const int nw = ATTN_THREADS / FC_WARP_SIZE;
+	const int j0 = c * ATTN_CHUNK, n = min(ATTN_CHUNK, n_kv - j0);
+	const float* q = Q + (fc_size)h * head_dim;
+	const fc_size kv0 = (fc_size)g * head_dim;
+	const float phi = PHI[h];
+	for (int j = w; j < n; j += nw) {
+		const fc_size kj = (fc_size)(j0 + j) * kv_stride + kv0;
+		float d = 0.0f;
+		for (int i = lane; i < head_dim; i += FC_WARP_SIZE) d = fmaf(q[i], attn_load(K, kj + i), d);
+		d = fc_warp_sum(d);
+		if (lane == 0) sc[j] = d * scale;
+	}
+	__syncthreads();
+	float m = -__int_as_float(0x7f800000);
+	for (int j = threadIdx.x; j < n; j += ATTN_THREADS) m = fmaxf(m, sc[j]);
+	m = fc_block_max(m, sh);
+	float sum = 0.0f;
+	for (int j = threadIdx.x; j < n; j += ATTN_THREADS) {
+		const float e = fc_expf_ggml(sc[j] - phi);
+		sc[j] = e;
+		sum += e;
+	}
+	sum = fc_block_sum(sum, sh); // its barriers publish sc
+	const fc_size hc = (fc_size)h * nc + c;
+	float* part = SCR + (fc_size)n_head * n_kv;
+	float* sums = part + (fc_size)n_head * nc * head_dim;
+	if (threadIdx.x == 0) sums[hc] = sum, sums[(fc_size)n_head * nc + hc] = m;
+	if (!(m - phi <= (float)ATTN_PHI_ABOVE)) return; // the whole block: m is the block's
+	for (int i = threadIdx.x; i < head_dim; i += ATTN_THREADS) {
+		float acc = 0.0f;
+		for (int j = 0; j < n; j++) acc = fmaf(sc[j], attn_load(V, (fc_size)(j0 + j) * kv_stride + kv0 + i), acc);
+		part[hc * head_dim + i] = acc;
+	}
+}
+
+template <typename T>
+FC_DEVICE void attn_combine(const float* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V,
+	float* __restrict__ PHI, float* __restrict__ SCR, float* __restrict__ O, int n_kv, int head_dim, int n_head,
+	int n_kv_head, int kv_stride, float scale) {
+	__shared__ float sh[FC_WARP_SIZE];
+	const int h = blockIdx.x, nc = (n_kv + ATTN_CHUNK - 1) / ATTN_CHUNK;
+	const float* part = SCR + (fc_size)n_head * n_kv;
+	const float* sums = part + (fc_size)n_head * nc * head_dim;
+	const float* maxs = sums + (fc_size)n_head * nc;
+	const float phi = PHI[h];
+	float m = -__int_as_float(0x7f800000);
+	bool ok = true;
+	for (int c = 0; c < nc; c++) {
+		const float mc = maxs[(fc_size)h * nc + c];
+		m = fmaxf(m, mc);
+		ok = ok && mc - phi <= (float)ATTN_PHI_ABOVE;
+	}
+	ok = ok && m - phi >= -(float)ATTN_PHI_BELOW;
+	__syncthreads(); // every thread has read φ
+	if (threadIdx.x == 0) PHI[h] = ok ? fmaxf(phi, m) : m;
+	if (!ok) {
+		attn_head<T>(Q, K, V, SCR, O, n_kv, head_dim, n_head, n_kv_head, kv_stride, scale, h, sh);
+		return;
+	}
+	float sum = 0.0f;
+	for (int c = 0; c < nc; c++) sum += sums[(fc_size)h * nc + c];
+	const float inv = 1.0f / sum;
+	for (int i = threadIdx.x; i < head_dim; i += ATTN_THREADS) {
+		float acc = 0.0f;
+		for (int c = 0; c < nc; c++) acc += part[((fc_size)h * nc + c) * head_dim + i];
+		O[(fc_size)h * head_dim + i] = acc * inv;
+	}
+}
+
+// ---- Tiled causal prefill (flash-style) ----
+//
+// n_tok query tokens at positions n_past … n_past + n_tok − 1, whose K/V
+// rows are already in the cache: token t sees cache rows [0, n_past + t].
+// Block (h, b) takes query rows t0 = b·ATTN_BQ … t0 + ATTN_BQ − 1 of head h
+// and walks the keys its last row sees in tiles of ATTN_BK, each staged in
+// shared memory as floats (widened as attn_load reads them). Thread k
+// scores the pair (row k / ATTN_BK, key k % ATTN_BK): s = scale ·
+// Σ_i fmaf(q_i, k_i) in i order, −Inf where masked. Thread r < ATTN_BQ then
+// keeps row r's online softmax: m' = fmaxf over m and the tile's scores in
+// key order, α = exp(m − m') (0 while m is −Inf), p_j = exp(s_j − m') (0
+// where masked), l = l·α + Σ_j p_j (summed in key order). Output entries
+// e = k, k + ATTN_THREADS, … of the tile's [ATTN_BQ × head_dim] (row e /
+// head_dim) are o = o·α + Σ_j fmaf(p_j, v_j) in key order, and at the end
+// out = o · (1/l). No warp operation: the arithmetic is the same at any
+// warp size. Q and O are n_tok rows of n_head·head_dim floats; head_dim ≤
+// ATTN_MAX_HD. Launch: grid (n_head, ceil(n_tok / ATTN_BQ)), block
+// ATTN_THREADS (= ATTN_BQ·ATTN_BK). Shared: 41,632 bytes at the limits.
+#define ATTN_BQ 8
+#define ATTN_BK 16
+#define ATTN_MAX_HD 256
+static_assert(ATTN_BQ * ATTN_BK == ATTN_THREADS, "attn_prefill: one (row, key) pair per thread");
+
+template <typename T>
+FC_DEVICE void attn_prefill(const float* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V,
+	float* __restrict__ O, int n_tok, int n_past, int head_dim, int n_head, int n_kv_head, int kv_stride,
+	float scale) {
+	__shared__ float kt[ATTN_BK][ATTN_MAX_HD + 1]; // +1: the pairs' key rows in different banks
+	__shared__ float vt[ATTN_BK][ATTN_MAX_HD];
+	__shared__ float ot[ATTN_BQ * ATTN_MAX_HD];
+	__shared__ float ps[ATTN_BQ][ATTN_BK];
+	__shared__ float rm[ATTN_BQ], rl[ATTN_BQ], ra[ATTN_BQ];
+	const float ninf = -__int_as_float(0x7f800000);
+	const int h = blockIdx.x, t0 = blockIdx.y * ATTN_BQ;
+	const int g = h / (n_head / n_kv_head);
+	const int rows = min(ATTN_BQ, n_tok - t0), n_end = n_past + t0 + rows;
+	const fc_size kv0 = (fc_size)g * head_dim, qs = (fc_size)n_head * head_dim;
+	const int pr = threadIdx.x / ATTN_BK, pj = threadIdx.x % ATTN_BK;
+	const float* q = Q + (fc_size)(t0 + pr) * qs + (fc_size)h * head_dim;
+	for (int e = threadIdx.x; e < ATTN_BQ * head_dim; e += ATTN_THREADS) ot[e] = 0.0f;
+	if (threadIdx.x < ATTN_BQ) rm[threadIdx.x] = ninf, rl[threadIdx.x] = 0.0f;
+	for (int kb = 0; kb < n_end; kb += ATTN_BK) {
+		const int nk = min(ATTN_BK, n_end - kb);
+		__syncthreads(); // the previous tile is no longer read
+		for (int e = threadIdx.x; e < nk * head_dim; e += ATTN_THREADS) {
+			const int j = e / head_dim, i = e % head_dim;
+			const fc_size at = (fc_size)(kb + j) * kv_stride + kv0 + i;
+			kt[j][i] = attn_load(K, at);
+			vt[j][i] = attn_load(V, at);
+		}
+		__syncthreads();
+		float s = ninf;
+		if (pr < rows && pj < nk && kb + pj <= n_past + t0 + pr) {
+			float d = 0.0f;
+			for (int i = 0; i < head_dim; i++) d = fmaf(q[i], kt[pj][i], d);
+			s = d * scale;
+		}
+		ps[pr][pj] = s;
+		__syncthreads();
+		if (threadIdx.x < ATTN_BQ) {
+			const int r = threadIdx.x;
+			const float mo = rm[r];
+			float mn = mo;
+			for (int j = 0; j < ATTN_BK; j++) mn = fmaxf(mn, ps[r][j]);
+			const float a = mo == ninf ? 0.0f : fc_expf_ggml(mo - mn);
+			float sum = 0.0f;
+			for (int j = 0; j < ATTN_BK; j++) {
+				const float p = ps[r][j] == ninf ? 0.0f : fc_expf_ggml(ps[r][j] - mn);
+				ps[r][j] = p;
+				sum += p;
+			}
+			rl[r] = rl[r] * a + sum, rm[r] = mn, ra[r] = a;
+		}
+		__syncthreads();
+		for (int e = threadIdx.x; e < ATTN_BQ * head_dim; e += ATTN_THREADS) {
+			const int r = e / head_dim, i = e % head_dim;
+			float o = ot[e] * ra[r];
+			for (int j = 0; j < nk; j++) o = fmaf(ps[r][j], vt[j][i], o);
+			ot[e] = o;
+		}
+	}
+	for (int e = threadIdx.x; e < rows * head_dim; e += ATTN_THREADS) {
+		const int r = e / head_dim, i = e % head_dim;
+		O[(fc_size)(t0 + r) * qs + (fc_size)h * head_dim + i] = ot[e] * (1.0f / rl[r]);
+	}
+}
+
+FC_KERNEL void __launch_bounds__(ATTN_THREADS)
+attn_split_f32(const float* __restrict__ Q, const float* __restrict__ K, const float* __restrict__ V,
+	const float* __restrict__ PHI, float* __restrict__ SCR, int n_kv, int head_dim, int n_head, int n_kv_head,
+	int kv_stride, float scale) {
+	attn_split<float>(Q, K, V, PHI, SCR, n_kv, head_dim, n_head, n_kv_head, kv_stride, scale);
+}
+
+FC_KERNEL void __launch_bounds__(ATTN_THREADS)
+attn_combine_f32(const float* __restrict__ Q, const float* __restrict__ K, const float* __restrict__ V,
+	float* __restrict__ PHI, float* __restrict__ SCR, float* __restrict__ O, int n_kv, int head_dim, int n_head,
+	int n_kv_head, int kv_stride, float scale) {
+	attn_combine<float>(Q, K, V, PHI, SCR, O, n_kv, head_dim, n_head, n_kv_head, kv_stride, scale);
+}
+
+FC_KERNEL void __launch_bounds__(ATTN_THREADS)
+attn_prefill_f32(const float* __restrict__ Q, const float* __restrict__ K, const float* __restrict__ V,
+	float* __restrict__ O, int n_tok, int n_past, int head_dim, int n_head, int n_kv_head, int kv_stride,
+	float scale) {
+	attn_prefill<float>(Q, K, V, O, n_tok, n_past, head_dim, n_head, n_kv_head, kv_stride, scale);
+}
+
+FC_KERNEL void __launch_bounds__(ATTN_THREADS)
+attn_split_f16(const float* __restrict__ Q, const fc_u16* __restrict__ K, const fc_u16* __restrict__ V,
+	const float* __restrict__ PHI, float* __restrict__ SCR, int n_kv, int head_dim, int n_head, int n_kv_head,
+	int kv_stride, float scale) {
+	attn_split<fc_u16>(Q, K, V, PHI, SCR, n_kv, head_dim, n_head, n_kv_head, kv_stride, scale);
+}
+
+FC_KERNEL void __launch_bounds__(ATTN_THREADS)
+attn_combine_f16(const float* __restrict__ Q, const fc_u16* __restrict__ K, const fc_u16* __restrict__ V,
+	float* __restrict__ PHI, float* __restrict__ SCR, float* __restrict__ O, int n_kv, int head_dim, int n_head,
+	int n_kv_head, int kv_stride, float scale) {
+	attn_combine<fc_u16>(Q, K, V, PHI, SCR, O, n_kv, head_dim, n_head, n_kv_head, kv_stride, scale);
+}
+
+FC_KERNEL void __launch_bounds__(ATTN_THREADS)
+attn_prefill_f16(const float* __restrict__ Q, const fc_u16* __restrict__ K, const fc_u16* __restrict__ V,
+	float* __restrict__ O, int n_tok, int n_past, int head_dim, int n_head, int n_kv_head, int kv_stride,
+	float scale) {
+	attn_prefill<fc_u16>(Q, K, V, O, n_tok, n_past, head_dim, n_head, n_kv_head, kv_stride, scale);
+}
+
+FC_KERNEL void __launch_bounds__(ATTN_THREADS)
+attn_split_q8_0(const float* __restrict__ Q, const attn_q8_0* __restrict__ K, const attn_q8_0* __restrict__ V,
+	const float* __restrict__ PHI, float* __restrict__ SCR, int n_kv, int head_dim, int n_head, int n_kv_head,
+	int kv_stride, float scale) {
+	attn_split<attn_q8_0>(Q, K, V, PHI, SCR, n_kv, head_dim, n_head, n_kv_head, kv_stride, scale);
+}
+
+FC_KERNEL void __launch_bounds__(ATTN_THREADS)
+attn_combine_q8_0(const float* __restrict__ Q, const attn_q8_0* __restrict__ K, const attn_q8_0* __restrict__ V,
+	float* __restrict__ PHI, float* __restrict__ SCR, float* __restrict__ O, int n_kv, int head_dim, int n_head,
+	int n_kv_head, int kv_stride, float scale) {
+	attn_combine<attn_q8_0>(Q, K, V, PHI, SCR, O, n_kv, head_dim, n_head, n_kv_head, kv_stride, scale);
+}
+
+FC_KERNEL void __launch_bounds__(ATTN_THREADS)
+attn_prefill_q8_0(const float* __restrict__ Q, const attn_q8_0* __restrict__ K, const attn_q8_0* __restrict__ V,
+	float* __restrict__ O, int n_tok, int n_past, int head_dim, int n_head, int n_kv_head, int kv_stride,
+	float scale) {
+	attn_prefill<attn_q8_0>(Q, K, V, O, n_tok, n_past, head_dim, n_head, n_kv_head, kv_stride, scale);
 }

@@ -10,4 +10,7 @@
 	KERNEL(mm_if_q6_b64), KERNEL(mm_if_q5_b64), KERNEL(mm_if_q4_b32), KERNEL(mm_if_q4_b64),             \
 	KERNEL(mm_if_q3h_b64), KERNEL(mm_if_q3_b32), KERNEL(mm_if_q2_b32), KERNEL(rms_norm_f32), KERNEL(rope_f32), \
 	KERNEL(silu_mul_f32), KERNEL(add_f32), KERNEL(softmax_f32), KERNEL(attn_decode_f32),     \
-	KERNEL(attn_decode_f16), KERNEL(kv_store_f16), KERNEL(attn_decode_q8_0), KERNEL(kv_store_q8_0)
+	KERNEL(attn_decode_f16), KERNEL(kv_store_f16), KERNEL(attn_decode_q8_0), KERNEL(kv_store_q8_0),                 \
+	KERNEL(attn_split_f32), KERNEL(attn_split_f16), KERNEL(attn_split_q8_0), KERNEL(attn_combine_f32),     \
+	KERNEL(attn_combine_f16), KERNEL(attn_combine_q8_0), KERNEL(attn_prefill_f32), KERNEL(attn_prefill_f16), \
+	KERNEL(attn_prefill_q8_0), KERNEL(argmax_f32)
