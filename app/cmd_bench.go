@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"sort"
@@ -206,8 +207,9 @@ func randomTokensSeed(m *engine.Model, n int, seed uint64) []int32 {
 // garbage collector does not run inside a measurement; the runs' first
 // touches of its buffers happen in the warm-up.
 func benchPrompt(m *engine.Model, n int, kv ggml.Type) func() float64 {
-	st := m.Net.NewState(n, 512)
-	if err := st.SetKVType(kv); err != nil {
+	debug.FreeOSMemory() // the previous test's State, as llama-bench frees its context between tests
+	st, err := m.Net.NewStateKV(n, 512, kv)
+	if err != nil {
 		return func() float64 { return 0 }
 	}
 	ids := randomTokens(m, n)
@@ -225,8 +227,9 @@ func benchPrompt(m *engine.Model, n int, kv ggml.Type) func() float64 {
 // benchGen returns a run that generates n tokens one at a time from an
 // empty cache (the same State for every run, as benchPrompt).
 func benchGen(m *engine.Model, n int, kv ggml.Type) func() float64 {
-	st := m.Net.NewState(n+1, 1)
-	if err := st.SetKVType(kv); err != nil {
+	debug.FreeOSMemory() // the previous test's State (see benchPrompt)
+	st, err := m.Net.NewStateKV(n+1, 1, kv)
+	if err != nil {
 		return func() float64 { return 0 }
 	}
 	ids := randomTokens(m, n)
