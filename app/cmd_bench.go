@@ -140,14 +140,17 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "| %s %s | %s | %s | CPU | %d | %s | %.2f | %.2f |\n",
 				strings.TrimSuffix(filepath.Base(m.Path), ".gguf"), m.Info.Quant, humanBytes(m.Info.FileSize), humanCount(m.Info.Params), th, test, med, sd)
 		}
+		// Each test's State dies with measure's frame, so the next test's
+		// FreeOSMemory returns it (a closure left in this frame's slots
+		// would keep it live).
 		for _, n := range pps {
 			if n > 0 {
-				row("pp"+strconv.Itoa(n), benchRepeat(*reps, benchPrompt(m, n, kv)))
+				row("pp"+strconv.Itoa(n), measure(*reps, func() func() float64 { return benchPrompt(m, n, kv) }))
 			}
 		}
 		for _, n := range tgs {
 			if n > 0 {
-				row("tg"+strconv.Itoa(n), benchRepeat(*reps, benchGen(m, n, kv)))
+				row("tg"+strconv.Itoa(n), measure(*reps, func() func() float64 { return benchGen(m, n, kv) }))
 			}
 		}
 		m.Close()
@@ -177,6 +180,11 @@ func parseInts(s string) ([]int, error) {
 	}
 	return out, nil
 }
+
+// measure makes a test's run and repeats it (benchRepeat).
+//
+//go:noinline
+func measure(reps int, mk func() func() float64) []float64 { return benchRepeat(reps, mk()) }
 
 // benchRepeat runs one warm-up and reps measured runs, returning tokens/s.
 func benchRepeat(reps int, run func() float64) []float64 {

@@ -38,6 +38,7 @@ type State struct {
 	ffnOut      []float32 // [maxBatch × nEmbd] (parallel blocks; xn otherwise)
 	logits      []float32 // [maxBatch × nVocab]
 	actBuf      []byte    // quantized activations
+	embBuf      []byte    // one token embedding row read with pread (Model.embFile)
 	act         ggml.Act  // actBuf prepared for the matrix kernels
 	actSrc      *float32  // which buffer act holds, for reuse across Q/K/V
 	actType     ggml.Type // weight type act is prepared for
@@ -167,6 +168,9 @@ func (s *State) withBuffers(maxBatch int) *State {
 	off = 0
 	s.up, s.gate = carve(&off, s.ffnRows*nff), carve(&off, s.ffnRows*width)
 	s.logits = make([]float32, c.NVocab) // grown on demand when every row is wanted
+	if m.embFile != nil {
+		s.embBuf = make([]byte, m.TokEmbd.Type.RowSize(m.TokEmbd.Cols))
+	}
 	in, down := m.actRowBytes(maxCols)
 	s.actBuf = make([]byte, max(T*in, s.ffnRows*down))
 	s.scores, s.blockScores = attnScratch(m, nCtx, maxBatch > 1)
@@ -403,7 +407,14 @@ func (s *State) embedRows(T int) {
 func (s *State) embedRow(t int, tok int32) {
 	m, d, p := s.m, s.m.NEmbd, s.rowPos[t]
 	row := s.x[t*d : (t+1)*d]
-	ggml.DequantizeRow(m.TokEmbd.Type, m.TokEmbd.Row(int(tok)), row)
+	src := m.TokEmbd.Row(int(tok))
+	if m.embFile != nil && len(s.embBuf) >= len(src) {
+		// pread: no page of the mapping becomes resident (FromGGUFHugePages).
+		if n, err := m.embFile.ReadAt(s.embBuf[:len(src)], m.embOff+int64(tok)*int64(len(src))); n == len(src) && err == nil {
+			src = s.embBuf[:len(src)]
+		}
+	}
+	ggml.DequantizeRow(m.TokEmbd.Type, src, row)
 	if m.embdScale != 1 {
 		for i := range row {
 			row[i] *= m.embdScale
