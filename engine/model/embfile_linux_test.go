@@ -13,7 +13,7 @@ import (
 // (also the LM head) is copied with the other weights. Either way the
 // logits are those of the model read in place, bit for bit.
 func TestHugePagesEmbeddingByPread(t *testing.T) {
-	for _, file := range []string{"arch/rand-llama-gqa-Q4_0.gguf", "arch/rand-llama-gqa-Q4_K_M-mix.gguf", "arch/rand-gpt2-F32.gguf", "models/stories260K/stories260K-F32.gguf"} {
+	for _, file := range []string{"arch/rand-llama-gqa-Q4_0.gguf", "arch/rand-llama-gqa-Q4_K_M-mix.gguf", "arch/rand-gpt2-F32.gguf", "arch/rand-gemma-F32.gguf", "arch/rand-qwen2-F32.gguf", "models/stories260K/stories260K-F32.gguf"} {
 		f, err := gguf.Open(fixtures.Path(t, file))
 		if err != nil {
 			t.Fatal(err)
