@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"sort"
@@ -139,14 +140,17 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "| %s %s | %s | %s | CPU | %d | %s | %.2f | %.2f |\n",
 				strings.TrimSuffix(filepath.Base(m.Path), ".gguf"), m.Info.Quant, humanBytes(m.Info.FileSize), humanCount(m.Info.Params), th, test, med, sd)
 		}
+		// Each test's State dies with measure's frame, so the next test's
+		// FreeOSMemory returns it (a closure left in this frame's slots
+		// would keep it live).
 		for _, n := range pps {
 			if n > 0 {
-				row("pp"+strconv.Itoa(n), benchRepeat(*reps, benchPrompt(m, n, kv)))
+				row("pp"+strconv.Itoa(n), measure(*reps, func() func() float64 { return benchPrompt(m, n, kv) }))
 			}
 		}
 		for _, n := range tgs {
 			if n > 0 {
-				row("tg"+strconv.Itoa(n), benchRepeat(*reps, benchGen(m, n, kv)))
+				row("tg"+strconv.Itoa(n), measure(*reps, func() func() float64 { return benchGen(m, n, kv) }))
 			}
 		}
 		m.Close()
@@ -177,6 +181,11 @@ func parseInts(s string) ([]int, error) {
 	return out, nil
 }
 
+// measure makes a test's run and repeats it (benchRepeat).
+//
+//go:noinline
+func measure(reps int, mk func() func() float64) []float64 { return benchRepeat(reps, mk()) }
+
 // benchRepeat runs one warm-up and reps measured runs, returning tokens/s.
 func benchRepeat(reps int, run func() float64) []float64 {
 	run()
@@ -206,8 +215,9 @@ func randomTokensSeed(m *engine.Model, n int, seed uint64) []int32 {
 // garbage collector does not run inside a measurement; the runs' first
 // touches of its buffers happen in the warm-up.
 func benchPrompt(m *engine.Model, n int, kv ggml.Type) func() float64 {
-	st := m.Net.NewState(n, 512)
-	if err := st.SetKVType(kv); err != nil {
+	debug.FreeOSMemory() // the previous test's State, as llama-bench frees its context between tests
+	st, err := m.Net.NewStateKV(n, 512, kv)
+	if err != nil {
 		return func() float64 { return 0 }
 	}
 	ids := randomTokens(m, n)
@@ -225,8 +235,9 @@ func benchPrompt(m *engine.Model, n int, kv ggml.Type) func() float64 {
 // benchGen returns a run that generates n tokens one at a time from an
 // empty cache (the same State for every run, as benchPrompt).
 func benchGen(m *engine.Model, n int, kv ggml.Type) func() float64 {
-	st := m.Net.NewState(n+1, 1)
-	if err := st.SetKVType(kv); err != nil {
+	debug.FreeOSMemory() // the previous test's State (see benchPrompt)
+	st, err := m.Net.NewStateKV(n+1, 1, kv)
+	if err != nil {
 		return func() float64 { return 0 }
 	}
 	ids := randomTokens(m, n)

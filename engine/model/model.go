@@ -9,6 +9,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"flowchat/engine/ggml"
 	"flowchat/engine/parallel"
@@ -24,7 +25,12 @@ type Model struct {
 	Config
 	Spec *spec.Spec
 
-	TokEmbd   *Weight
+	TokEmbd *Weight
+	// embFile reads token embedding rows with pread where the embedding
+	// stayed in the file mapping (FromGGUFHugePages): a read through the
+	// mapping would make the rows around it resident (fault-around).
+	embFile   *os.File
+	embOff    int64   // the embedding's offset in embFile
 	PosEmbd   *Weight // learned positions (GPT-2, BERT)
 	TypeEmbd  *Weight // token types (BERT); row 0 is used
 	EmbdNorm  *Norm   // norm right after the embedding (BLOOM, BERT)

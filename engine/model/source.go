@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"os"
 
 	"flowchat/engine/gguf"
 	"flowchat/engine/spec"
@@ -12,13 +13,24 @@ type ggufSource struct {
 	byName map[string]*Weight
 }
 
-// copyToHugePages moves every 2-D weight out of the file mapping into one
+// copyToHugePages moves every 2-D weight (but an untied token embedding)
+// out of the file mapping into one
 // anonymous block backed by huge pages; it returns the release function.
 // Tensor data stays 64-byte aligned.
 func (s *ggufSource) copyToHugePages() (func() error, error) {
+	// The token embedding is a table of rows looked up one per token, never
+	// streamed: in the file mapping only the rows in use become resident
+	// (as in llama.cpp, whose embedding stays in its mapping), where the
+	// copy would hold all of it (issue 18: 33–125 MiB of the TinyLlama
+	// files' peak RSS). Not when it is also the LM head (tied embeddings),
+	// which every token streams.
+	_, untied := s.byName["output.weight"]
+	copied := func(name string, w *Weight) bool {
+		return w.Rows > 1 && !(untied && name == "token_embd.weight")
+	}
 	total := 0
-	for _, w := range s.byName {
-		if w.Rows > 1 {
+	for name, w := range s.byName {
+		if copied(name, w) {
 			total += (len(w.Data) + 63) &^ 63
 		}
 	}
@@ -33,8 +45,8 @@ func (s *ggufSource) copyToHugePages() (func() error, error) {
 			break
 		}
 	}
-	for _, w := range s.byName {
-		if w.Rows > 1 {
+	for name, w := range s.byName {
+		if copied(name, w) {
 			n := copy(buf[off:], w.Data)
 			if mapped {
 				dropPages(w.Data)
@@ -89,6 +101,20 @@ func FromGGUFHugePages(f *gguf.File, sp *spec.Spec, opt Options) (m *Model, rele
 	if err != nil {
 		release()
 		return nil, nil, err
+	}
+	if w := m.TokEmbd; w != nil && m.Output.W != w && len(w.Data) > 0 && isFileMapping(w.Data) {
+		// Left in the mapping (copyToHugePages): read its rows with pread.
+		for i := range f.Tensors {
+			t := &f.Tensors[i]
+			if d := f.TensorData(t); len(d) == len(w.Data) && &d[0] == &w.Data[0] {
+				if fh, err := os.Open(f.Path); err == nil {
+					m.embFile, m.embOff = fh, int64(f.DataOffset+t.Offset)
+					mem := release
+					release = func() error { fh.Close(); return mem() }
+				}
+				break
+			}
+		}
 	}
 	return m, release, nil
 }

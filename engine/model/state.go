@@ -35,9 +35,10 @@ type State struct {
 	q, k, v     []float32 // [maxBatch × qDim|kvDim|vDim]
 	attnOut     []float32 // [maxBatch × nHead·headDimV]
 	up, gate    []float32 // [maxBatch × nFF(·2 when fused)]
-	ffnOut      []float32 // [maxBatch × nEmbd] (parallel blocks)
+	ffnOut      []float32 // [maxBatch × nEmbd] (parallel blocks; xn otherwise)
 	logits      []float32 // [maxBatch × nVocab]
 	actBuf      []byte    // quantized activations
+	embBuf      []byte    // one token embedding row read with pread (Model.embFile)
 	act         ggml.Act  // actBuf prepared for the matrix kernels
 	actSrc      *float32  // which buffer act holds, for reuse across Q/K/V
 	actType     ggml.Type // weight type act is prepared for
@@ -45,6 +46,7 @@ type State struct {
 	scores      [][]float32 // per worker [nCtx]
 	blockScores [][]float32 // per worker [attnBlockRows × nCtx] (attn_block.go; nil when maxBatch is 1)
 	blockAttn   bool        // prompt attention in blocks of queries
+	ffnRows     int         // batch rows per FFN block (up and gate hold this many)
 	ropes       []ropeTable // per batch row
 	ropeStorage []float32
 
@@ -69,24 +71,43 @@ type State struct {
 // NewState allocates a sequence with a context of nCtx tokens that accepts
 // up to maxBatch tokens per Forward call.
 func (m *Model) NewState(nCtx, maxBatch int) *State {
+	s, _ := m.NewStateKV(nCtx, maxBatch, ggml.F32)
+	return s
+}
+
+// NewStateKV is NewState with a KV cache of type kv (F32, F16 or Q8_0; see
+// SetKVType), allocated as that type from the start: NewState followed by
+// SetKVType would first write an F32 cache's pages (peak RSS).
+func (m *Model) NewStateKV(nCtx, maxBatch int, kv ggml.Type) (*State, error) {
 	if maxBatch < 1 {
 		maxBatch = 1
 	}
 	maxBatch = min(maxBatch, nCtx)
 	c := m.Config
 	s := &State{m: m, nCtx: nCtx, maxBatch: maxBatch}
-	s.kCache = make([][]float32, c.NLayer)
-	s.vCache = make([][]float32, c.NLayer)
-	for i := range s.kCache {
-		s.kCache[i] = make([]float32, nCtx*c.kvDim())
-		s.vCache[i] = make([]float32, nCtx*c.vDim())
+	if kv != ggml.F32 && kv != 0 {
+		if m.seq != nil {
+			return nil, fmt.Errorf("model: %s caches of encoder-decoder networks are not supported", kv)
+		}
+		q, err := newKVQuant(m, kv, nCtx)
+		if err != nil {
+			return nil, err
+		}
+		s.kv = q
+	} else {
+		s.kCache = make([][]float32, c.NLayer)
+		s.vCache = make([][]float32, c.NLayer)
+		for i := range s.kCache {
+			s.kCache[i] = make([]float32, nCtx*c.kvDim())
+			s.vCache[i] = make([]float32, nCtx*c.vDim())
+		}
 	}
 	s = s.withBuffers(maxBatch)
 	if m.seq != nil {
 		s.sq = newSeqState(m, nCtx)
 	}
 	s.SetAttnSplit(m.defaultSplitKeys(), splitChunkKeys)
-	return s
+	return s, nil
 }
 
 // withBuffers sizes the forward pass's buffers for batches of up to
@@ -101,13 +122,58 @@ func (s *State) withBuffers(maxBatch int) *State {
 	}
 	qkvRows := c.qDim() + c.kvDim() + c.vDim()
 	T := maxBatch
-	s.x, s.xn, s.tmp, s.ffnOut = make([]float32, T*c.NEmbd), make([]float32, T*c.NEmbd), make([]float32, T*c.NEmbd), make([]float32, T*c.NEmbd)
-	s.qkv = make([]float32, T*qkvRows)
-	s.q, s.k, s.v = make([]float32, T*c.qDim()), make([]float32, T*c.kvDim()), make([]float32, T*c.vDim())
-	s.attnOut = make([]float32, T*c.NHead*c.HeadDimV)
-	s.up, s.gate = make([]float32, T*nff), make([]float32, T*nff)
+	s.x, s.xn = make([]float32, T*c.NEmbd), make([]float32, T*c.NEmbd)
+	if m.parallel {
+		// x + attn(n(x)) + ffn(n'(x)): the attention's output (tmp) is
+		// live while the FFN reads xn and writes ffnOut.
+		s.tmp, s.ffnOut = make([]float32, T*c.NEmbd), make([]float32, T*c.NEmbd)
+	} else {
+		// Sequential blocks: xn is read by the Q/K/V projections before
+		// the output projection writes tmp, tmp is added to x before the
+		// FFN norm rewrites xn, and each FFN row block's input rows are
+		// read (quantized) before its down projection writes them.
+		s.tmp, s.ffnOut = s.xn, s.xn
+	}
+	// The attention's buffers (qkv, q, k, v, attnOut) and the FFN's (up,
+	// gate) are never live at once (attention → output projection into
+	// tmp → FFN): they are carved from one arena, as llama.cpp's graph
+	// allocator reuses one compute buffer. The FFN runs in blocks of
+	// ffnRows batch rows sized so that its up and gate fit the
+	// attention's part (never below 64 rows: each block reads the FFN's
+	// weights once more).
+	fused, width := false, 0
+	for i := range m.Layers {
+		fused = fused || m.Layers[i].Attn.QKV.W != nil
+		width = max(width, m.Layers[i].FFN.width())
+	}
+	attnN := T * (c.qDim() + c.kvDim() + c.vDim() + c.NHead*c.HeadDimV)
+	if fused {
+		attnN += T * qkvRows
+	}
+	s.ffnRows = T
+	if per := nff + width; per > 0 && T*per > attnN {
+		s.ffnRows = min(T, max(64, attnN/per/16*16))
+	}
+	work := make([]float32, max(attnN, s.ffnRows*(nff+width)))
+	carve := func(off *int, n int) []float32 {
+		b := work[*off : *off+n : *off+n]
+		*off += n
+		return b
+	}
+	var off int
+	s.q, s.k, s.v = carve(&off, T*c.qDim()), carve(&off, T*c.kvDim()), carve(&off, T*c.vDim())
+	s.attnOut = carve(&off, T*c.NHead*c.HeadDimV)
+	if fused {
+		s.qkv = carve(&off, T*qkvRows)
+	}
+	off = 0
+	s.up, s.gate = carve(&off, s.ffnRows*nff), carve(&off, s.ffnRows*width)
 	s.logits = make([]float32, c.NVocab) // grown on demand when every row is wanted
-	s.actBuf = make([]byte, T*maxActRowBytes(maxCols))
+	if m.embFile != nil {
+		s.embBuf = make([]byte, m.TokEmbd.Type.RowSize(m.TokEmbd.Cols))
+	}
+	in, down := m.actRowBytes(maxCols)
+	s.actBuf = make([]byte, max(T*in, s.ffnRows*down))
 	s.scores, s.blockScores = attnScratch(m, nCtx, maxBatch > 1)
 	s.blockAttn, s.scoreSt = maxBatch > 1, nCtx
 	s.allocRows(T)
@@ -145,6 +211,36 @@ func (s *State) allocRows(T int) {
 // maxActRowBytes bounds the bytes of one activation row of n elements in
 // any vec-dot type (float32 is the largest).
 func maxActRowBytes(n int) int { return 4*n + 64 }
+
+// actRowBytes bounds the bytes of one quantized activation row (State.actBuf)
+// for the model's matrices: the largest row of their vec-dot types (F32
+// activations are read in place and need none), for the inputs of every
+// matrix but the FFN's down projection (batches of up to maxBatch rows) and
+// for those of the down projections (blocks of ffnRows). A network whose
+// matrices are not all known here (maxCols is the widest input) gets the
+// bound of any type; prepare grows the buffer should a matrix still need
+// more.
+func (m *Model) actRowBytes(maxCols int) (in, down int) {
+	if len(m.Layers) == 0 || m.seq != nil {
+		return maxActRowBytes(maxCols), maxActRowBytes(maxCols)
+	}
+	row := func(n *int, l Linear) {
+		if l.W != nil {
+			if vt := l.W.Type.VecDotType(); vt != ggml.F32 {
+				*n = max(*n, vt.RowSize(l.W.Cols))
+			}
+		}
+	}
+	for i := range m.Layers {
+		a, f := &m.Layers[i].Attn, &m.Layers[i].FFN
+		for _, l := range []Linear{a.Q, a.K, a.V, a.QKV, a.O, f.Gate, f.Up} {
+			row(&in, l)
+		}
+		row(&down, f.Down)
+	}
+	row(&in, m.Output)
+	return in, down
+}
 
 // Pos is the number of tokens in the cache.
 func (s *State) Pos() int { return s.pos }
@@ -312,7 +408,14 @@ func (s *State) embedRows(T int) {
 func (s *State) embedRow(t int, tok int32) {
 	m, d, p := s.m, s.m.NEmbd, s.rowPos[t]
 	row := s.x[t*d : (t+1)*d]
-	ggml.DequantizeRow(m.TokEmbd.Type, m.TokEmbd.Row(int(tok)), row)
+	src := m.TokEmbd.Row(int(tok))
+	if m.embFile != nil && len(s.embBuf) >= len(src) {
+		// pread: no page of the mapping becomes resident (FromGGUFHugePages).
+		if n, err := m.embFile.ReadAt(s.embBuf[:len(src)], m.embOff+int64(tok)*int64(len(src))); n == len(src) && err == nil {
+			src = s.embBuf[:len(src)]
+		}
+	}
+	ggml.DequantizeRow(m.TokEmbd.Type, src, row)
 	if m.embdScale != 1 {
 		for i := range row {
 			row[i] *= m.embdScale
@@ -389,6 +492,7 @@ func normRows(n *Norm, dst, src []float32, d int) {
 func (s *State) attention(l, T int, xn []float32) {
 	m, c := s.m, s.m.Config
 	a := &m.Layers[l].Attn
+	s.actSrc = nil // the arena's buffers change roles (withBuffers): no reuse across blocks
 	q, k, v := s.q[:T*c.qDim()], s.k[:T*c.kvDim()], s.v[:T*c.vDim()]
 	if a.QKV.W != nil {
 		rows := c.qDim() + c.kvDim() + c.vDim()
@@ -556,10 +660,21 @@ func absInt(x int) int {
 	return x
 }
 
-// ffn computes the feed-forward block of the T rows of xn into out.
+// ffn computes the feed-forward block of the T rows of xn into out, in
+// blocks of s.ffnRows rows (withBuffers). out may be xn: a block's rows of
+// xn are read before its rows of out are written.
 func (s *State) ffn(L *Layer, T int, xn, out []float32) {
 	f := &L.FFN
+	in, od := f.Up.W.Cols, f.Down.W.Rows
+	for t0 := 0; t0 < T; t0 += s.ffnRows {
+		n := min(s.ffnRows, T-t0)
+		s.ffnBlock(f, n, xn[t0*in:(t0+n)*in], out[t0*od:(t0+n)*od])
+	}
+}
+
+func (s *State) ffnBlock(f *FFN, T int, xn, out []float32) {
 	nff := f.width()
+	s.actSrc = nil // the arena's buffers change roles (withBuffers): no reuse across blocks
 	up := s.up[:T*f.Up.W.Rows]
 	h := s.gate[:T*nff]
 	if f.Gate.W != nil && !f.FusedGate {
@@ -639,6 +754,9 @@ func (s *State) prepare(x []float32, T, n int, wt ggml.Type) {
 	stride := typ.RowSize(n)
 	xq := ggml.F32Bytes(x[:T*n])
 	if typ != ggml.F32 {
+		if len(s.actBuf) < T*stride { // a matrix actRowBytes did not know
+			s.actBuf = make([]byte, T*stride)
+		}
 		xq = s.actBuf[:T*stride]
 	}
 	s.act.Begin(wt, n, xq, T)
