@@ -25,6 +25,7 @@ import (
 type gpuFlags struct {
 	layers, devices, split, mode string
 	group                        int
+	kvType                       string // --kv-type as the load will use it (auto counts its KV cache)
 }
 
 func (g *gpuFlags) register(fs *flag.FlagSet) {
@@ -157,7 +158,7 @@ const autoMargin = 0.10
 // over the devices by the partition and shares asked, fits each device's
 // free memory less autoMargin: the load dialog's auto (guiLibrary.autoFit).
 func (g *gpuFlags) autoLayers(path string, ctx int, devs []device.Device, shares []float64) (int, error) {
-	o := ui.LoadOptions{Context: ctx, Split: shares, SplitMode: g.mode, TensorGroup: g.group}
+	o := ui.LoadOptions{Context: ctx, Split: shares, SplitMode: g.mode, TensorGroup: g.group, KVType: g.kvType}
 	n, err := (&guiLibrary{ctx: ctx}).autoFit(path, o, devs)
 	if err != nil {
 		return 0, fmt.Errorf("--gpu-layers auto: %w", err)

@@ -74,7 +74,7 @@ func (m *Model) placeSplit(o *GPUOptions, k int) error {
 		ctx = 4096
 	}
 	p, plan, err := m.Net.PlanSplit(o.Devices, model.SplitOptions{Mode: o.Mode, TensorGroup: o.TensorGroup,
-		Shares: o.Split, First: n - min(k, n), Output: k > n, Ctx: ctx})
+		Shares: o.Split, First: n - min(k, n), Output: k > n, Ctx: ctx, KVType: m.kvType})
 	if err == nil {
 		err = m.Net.Place(p)
 	}
