@@ -14,10 +14,10 @@ import (
 
 // EstimateOptions choose how a model would be run.
 type EstimateOptions struct {
-	Context   int // tokens of KV cache; default min(training context, 4096)
-	GPULayers int // layers offloaded, as llama.cpp's -ngl: the last GPULayers blocks; more than the block count also offloads the output head
+	Context   int       // tokens of KV cache; default min(training context, 4096)
+	GPULayers int       // layers offloaded, as llama.cpp's -ngl: the last GPULayers blocks; more than the block count also offloads the output head
 	KVType    ggml.Type // the KV cache's element type (F32, the zero value; F16; Q8_0), counted by device.KVCacheBytes
-	Batch     int // tokens per forward step during prefill (ubatch); default 512
+	Batch     int       // tokens per forward step during prefill (ubatch); default 512
 }
 
 // Estimate is the memory a model needs, in bytes, split between host RAM
@@ -25,7 +25,7 @@ type EstimateOptions struct {
 type Estimate struct {
 	Context     int
 	KVType      ggml.Type // the KV cache's element type counted
-	GPULayers   int // clamped to blocks + 1
+	GPULayers   int       // clamped to blocks + 1
 	WeightsRAM  uint64
 	WeightsVRAM uint64
 	KVRAM       uint64 // K and V of the layers on the CPU
