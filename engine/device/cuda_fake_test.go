@@ -48,6 +48,10 @@ func TestMain(m *testing.M) {
 	if fakePath != "" {
 		os.Setenv("FLOWCHAT_LIBCUDA", fakePath)
 	}
+	fakeHIPPath, fakeHIPSkip = buildFakeHIP(dir)
+	if fakeHIPPath != "" {
+		os.Setenv("FLOWCHAT_LIBAMDHIP64", fakeHIPPath)
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -346,12 +350,17 @@ func ulpDistance(a, b float32) uint32 {
 func TestCUDAFakeKernelsMatchStandIn(t *testing.T) {
 	d := openFakeCUDA(t)
 	defer d.Close()
-	h := hooks(t)
-	ref := NewStandIn("cpu:0", 0, 32)
+	kernelsMatchStandIn(t, d, 32, hooks(t).launches)
+}
+
+// kernelsMatchStandIn runs every operation on d and on a stand-in at
+// warp size warp; launches counts the fake library's kernel runs.
+func kernelsMatchStandIn(t *testing.T, d Device, warp int, launches func() int32) {
+	ref := NewStandIn("cpu:0", 0, warp)
 	for _, o := range kernelOps(rand.New(rand.NewPCG(1, 2))) {
-		before := h.launches()
+		before := launches()
 		got, want := runOp(t, d, o), runOp(t, ref, o)
-		if h.launches() == before && !o.copyOnly {
+		if launches() == before && !o.copyOnly {
 			t.Errorf("%s: no kernel ran on the fake driver", o.name)
 		}
 		for i := range got {

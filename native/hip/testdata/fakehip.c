@@ -12,6 +12,10 @@
 //   FAKE_OMIT_COMPUTE    leave out the compute set (allocations, streams, modules…)
 //   FAKE_OMIT_PROPS      leave out hipGetDeviceProperties and hipDeviceGetAttribute
 //   FAKE_ANY_FUNCTION    hipModuleGetFunction finds any name (launches only record)
+//   FAKE_KERNELS         the code objects hipRTC made are modules of the real
+//                        kernels, run on the host by native/cuda's CPU shim
+//                        (native/cuda/testdata/fakekernels.cpp, linked in by
+//                        g++ with -DFC_WARP_SIZE=64 for the gfx90a device)
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,6 +178,11 @@ hipError_t hipEventRecord(hipEvent_t e, hipStream_t s) { return e ? 0 : 400; }
 hipError_t hipEventSynchronize(hipEvent_t e) { return e ? 0 : 400; }
 hipError_t hipEventElapsedTime(float *ms, hipEvent_t a, hipEvent_t b) { *ms = 1.5f; return 0; }
 
+#ifdef FAKE_KERNELS
+const void *fakeKernelFind(const char *name);
+int fakeKernelLaunch(const void *f, unsigned gx, unsigned gy, unsigned bx, unsigned by, void **params);
+#endif
+
 static int fakeModule;
 hipError_t hipModuleLoadData(hipModule_t *m, const void *image) {
 	if (memcmp(image, "\x7f" "ELF", 4) != 0) return 200; /* hipErrorInvalidImage */
@@ -193,6 +202,10 @@ hipError_t hipModuleGetFunction(hipFunction_t *f, hipModule_t m, const char *nam
 		*f = &axpyFunction;
 		return 0;
 	}
+#ifdef FAKE_KERNELS
+	*f = (hipFunction_t)fakeKernelFind(name);
+	return *f ? 0 : 500;
+#endif
 #ifdef FAKE_ANY_FUNCTION
 	snprintf(lastName, sizeof lastName, "%s", name);
 	*f = &otherFunction;
@@ -203,10 +216,17 @@ hipError_t hipModuleGetFunction(hipFunction_t *f, hipModule_t m, const char *nam
 
 hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 	unsigned by, unsigned bz, unsigned shared, hipStream_t s, void **params, void **extra) {
-	if ((f != &axpyFunction && f != &otherFunction) || extra != NULL) return 1;
+	if (extra != NULL) return 1;
 	unsigned dims[9] = {gx, gy, gz, bx, by, bz, shared};
 	memcpy(lastLaunch, dims, sizeof dims);
 	lastLaunchDevice = current;
+#ifdef FAKE_KERNELS
+	if (f != &axpyFunction) {
+		if (gz != 1 || bz != 1 || current != 0) return 1; /* the kernels run on the wave64 device 0 */
+		return fakeKernelLaunch(f, gx, gy, bx, by, params) ? 0 : 400;
+	}
+#endif
+	if (f != &axpyFunction && f != &otherFunction) return 1;
 	if (f == &otherFunction) return 0;
 	float *y = *(float **)params[0];
 	const float *x = *(const float **)params[1];
