@@ -66,8 +66,8 @@ func buildFakeDriver(dir string, defines ...string) (path, skip string) {
 	if _, err := exec.LookPath("g++"); err != nil {
 		return "", "g++ not found; cannot build native/cuda's fake driver"
 	}
-	path = filepath.Join(dir, fmt.Sprintf("libfakecuda%d.so", len(defines)))
-	args := []string{"-shared", "-fPIC", "-O1", "-pthread", "-ffp-contract=off", "-DFC_WARP_SIZE=32",
+	path = filepath.Join(dir, fmt.Sprintf("libfakecuda%d.so", len(defines)+len(strings.Join(defines, ""))))
+	args := []string{"-shared", "-fPIC", "-O1", "-pthread", "-ffp-contract=off", "-DFC_WARP_SIZE=32", "-DFAKE_MINOR1=0",
 		"-I../../native/cuda/kernels", "-I" + nativeTestdata + "/cpushim", "-o", path, "-x", "c", nativeTestdata + "/fakecuda.c"}
 	for _, d := range defines {
 		args = append(args, "-D"+d)

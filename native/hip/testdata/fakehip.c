@@ -138,7 +138,7 @@ hipError_t hipMalloc(hipDeviceptr_t *p, size_t n) {
 }
 hipError_t hipFree(hipDeviceptr_t p) { free((void *)p); allocs--; return 0; }
 hipError_t hipHostMalloc(void **pp, size_t n, unsigned flags) {
-	if (flags != 0) return 1;
+	if (flags != 0 && flags != 1) return 1; /* hipHostMallocDefault, hipHostMallocPortable */
 	return hipMalloc((hipDeviceptr_t *)pp, n);
 }
 hipError_t hipHostFree(void *p) { return hipFree((hipDeviceptr_t)p); }
