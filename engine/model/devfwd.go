@@ -207,7 +207,9 @@ func (p *KVPool) copyDevRows(dst, src, n int) {
 }
 
 // moveTo makes the batch's T rows of activations live on device di (-1:
-// the host): one copy per boundary, through the host between devices.
+// the host): one copy per boundary; between devices a device.Transfer
+// (peer to peer, or through pinned memory, on GPUs of one backend; through
+// the host otherwise).
 func (s *State) moveTo(di, T int) error {
 	if s.m.off == nil {
 		return nil
@@ -227,6 +229,20 @@ func (s *State) moveTo(di, T int) error {
 	}
 	o, n := s.m.off, T*s.m.NEmbd
 	x := ggml.F32Bytes(s.x[:n])
+	if from >= 0 && di >= 0 {
+		b, err := s.devBuffers(di)
+		if err == nil && !b.posValid {
+			err = s.writePositions(di, b, T)
+		}
+		if err == nil {
+			err = device.Transfer(o.Devices[di], b.x.Floats(0, n), o.Devices[from], s.dev.b[from].x.Floats(0, n), x)
+		}
+		if err != nil {
+			return err
+		}
+		s.dev.loc = di
+		return nil
+	}
 	if from >= 0 {
 		if err := o.Devices[from].Read(x, s.dev.b[from].x.Floats(0, n)); err != nil {
 			return err

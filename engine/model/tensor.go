@@ -15,9 +15,10 @@ import (
 //	                                        or its FFN rows and down columns)
 //	lead:   tmp = tmp_0 + tmp_1 + … in shard order, then x += tmp
 //
-// The partial sums cross through the host (Read, then Write into the
-// lead's red buffer; peer copies are not done yet) and are added on the
-// lead by the Add kernel in shard order, so the result does not depend on
+// The partial sums cross by device.Transfer into the lead's red buffer
+// (peer copies where the GPUs allow it, else through pinned host memory;
+// through the host for stand-ins) and are added on the lead by the Add
+// kernel in shard order, so the result does not depend on
 // timing: runs are bit for bit repeatable. It differs from one device's
 // only in that order (one device sums a row of O or down over all its
 // columns in one kernel), within the bound stated by TestTensorSplit. An
@@ -63,8 +64,9 @@ func (s *State) devSub(l, r0, T int, norm device.Mem, part func(l, si, r0, T int
 }
 
 // broadcast copies the lead's normalized rows xn to the other shards'
-// devices through the host (and their positions, the first time in a
-// pass).
+// devices by device.Transfer (peer or pinned copies between GPUs of one
+// backend, else through the host; and their positions, the first time in
+// a pass).
 func (s *State) broadcast(l, T int) error {
 	o, n := s.m.off, T*s.m.NEmbd
 	w := &o.w[l]
@@ -73,16 +75,13 @@ func (s *State) broadcast(l, T int) error {
 	}
 	lead := w.shards[0].Device
 	host := s.stage(lead, n)
-	if err := o.Devices[lead].Read(host, s.dev.b[lead].xn.Floats(0, n)); err != nil {
-		return fmt.Errorf("block %d: reading from %s: %w", l, o.Devices[lead].Name(), err)
-	}
 	for _, sh := range w.shards[1:] {
 		b, err := s.devBuffers(sh.Device)
 		if err == nil && !b.posValid {
 			err = s.writePositions(sh.Device, b, s.dev.rows)
 		}
 		if err == nil {
-			err = o.Devices[sh.Device].Write(b.xn.Floats(0, n), host)
+			err = device.Transfer(o.Devices[sh.Device], b.xn.Floats(0, n), o.Devices[lead], s.dev.b[lead].xn.Floats(0, n), host)
 		}
 		if err != nil {
 			return fmt.Errorf("block %d: to %s: %w", l, o.Devices[sh.Device].Name(), err)
@@ -108,10 +107,7 @@ func (s *State) reduce(l, T int, got []int) error {
 		if k == 0 { // the lead computed nothing: the first partial is the sum so far
 			dst = b.tmp
 		}
-		err := o.Devices[di].Read(host, s.dev.b[di].tmp.Floats(0, n))
-		if err == nil {
-			err = d.Write(dst.Floats(0, n), host)
-		}
+		err := device.Transfer(d, dst.Floats(0, n), o.Devices[di], s.dev.b[di].tmp.Floats(0, n), host)
 		if err == nil && k > 0 {
 			err = d.Add(b.tmp.Floats(0, n), b.red.Floats(0, n), n)
 		}
