@@ -13,6 +13,7 @@ import (
 	"github.com/ebitengine/purego"
 
 	"flowchat/native/cuda"
+	"flowchat/native/hip"
 )
 
 // callLog is the fake driver's log of copies, events and peer calls.
@@ -141,4 +142,56 @@ func openFakeCUDA2(t *testing.T) (Device, Device) {
 		t.Fatalf("OpenCUDA(1) on the fake driver: %v", err)
 	}
 	return a, b
+}
+
+// TestHIPFakeTransfer: the same on two HIP devices (a child process over
+// the fake libamdhip64 built with two wave64 gfx90a devices): staged
+// writes and reads through pinned memory, and a peer copy on the
+// destination's stream between the two streams' events.
+func TestHIPFakeTransfer(t *testing.T) {
+	if os.Getenv(childEnv) == "" {
+		if fakeHIPPath == "" {
+			t.Skip("skipping: " + fakeHIPSkip)
+		}
+		path, _ := buildFakeHIP(t.TempDir(), "FAKE_SAME_ARCH")
+		child(t, t.Name(), "FLOWCHAT_LIBAMDHIP64="+path)
+		return
+	}
+	if _, err := hip.LoadHIPRTC(); err != nil {
+		t.Skipf("skipping: the HIP device compiles its kernels with hipRTC: %v", err)
+	}
+	a, err := OpenHIP(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := OpenHIP(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	log, clear := callLog(t, os.Getenv("FLOWCHAT_LIBAMDHIP64"))
+	if !PeerAccess(a, b) {
+		t.Fatal("no peer access between the fake's devices")
+	}
+	const n = 4096
+	src := make([]byte, n)
+	for i := range src {
+		src[i] = byte(rand.IntN(256))
+	}
+	sm, _ := b.Alloc(n)
+	dm, _ := a.Alloc(n)
+	clear()
+	must(t, b.Write(sm, src))
+	matchLog(t, "Write", log(), []string{"htod s{B} pinned", "record e{W} s{B}"})
+	clear()
+	must(t, Transfer(a, dm, b, sm, nil))
+	matchLog(t, "transfer", log(), []string{"record e{R} s{B}", "wait s{A} e{R}", "peer d0←d1 s{A}", "record e{M} s{A}", "wait s{B} e{M}"})
+	got := make([]byte, n)
+	must(t, a.Read(got, dm))
+	if string(got) != string(src) {
+		t.Error("the transfer changed the bytes")
+	}
+	a.Free(dm)
+	b.Free(sm)
 }

@@ -34,7 +34,7 @@ const nativeHIPTestdata = "../../native/hip/testdata"
 
 // buildFakeHIP compiles the fake libamdhip64 with the kernels (g++, a
 // test tool only: the packages stay cgo-free).
-func buildFakeHIP(dir string) (path, skip string) {
+func buildFakeHIP(dir string, defines ...string) (path, skip string) {
 	if _, err := exec.LookPath("g++"); err != nil {
 		return "", "g++ not found; cannot build native/hip's fake runtime"
 	}
@@ -42,6 +42,9 @@ func buildFakeHIP(dir string) (path, skip string) {
 	args := []string{"-shared", "-fPIC", "-O1", "-pthread", "-ffp-contract=off", "-DFC_WARP_SIZE=64", "-DFAKE_KERNELS",
 		"-I../../native/cuda/kernels", "-I" + nativeTestdata + "/cpushim", "-o", path,
 		"-x", "c", nativeHIPTestdata + "/fakehip.c", "-x", "c++", "-std=c++17", nativeTestdata + "/fakekernels.cpp"}
+	for _, d := range defines {
+		args = append(args, "-D"+d)
+	}
 	if msg, err := exec.Command("g++", args...).CombinedOutput(); err != nil {
 		panic(fmt.Sprintf("g++ %s: %v\n%s", strings.Join(args, " "), err, msg))
 	}
