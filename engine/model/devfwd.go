@@ -235,6 +235,7 @@ func (s *State) moveTo(di, T int) error {
 			err = s.writePositions(di, b, T)
 		}
 		if err == nil {
+			s.actSrc = nil // x may stage the copy
 			err = device.Transfer(o.Devices[di], b.x.Floats(0, n), o.Devices[from], s.dev.b[from].x.Floats(0, n), x)
 		}
 		if err != nil {
