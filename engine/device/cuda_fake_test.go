@@ -410,7 +410,8 @@ func child(t *testing.T, name string, env ...string) {
 // reasons. Nothing panics and nothing falls back.
 func TestCUDAMissingLibrary(t *testing.T) {
 	if os.Getenv(childEnv) == "" {
-		child(t, t.Name(), "FLOWCHAT_LIBCUDA=/nonexistent/libcuda.so.1")
+		// without the fake libamdhip64 TestMain points at (a "ROCm device")
+		child(t, t.Name(), "FLOWCHAT_LIBCUDA=/nonexistent/libcuda.so.1", "FLOWCHAT_LIBAMDHIP64=/nonexistent/libamdhip64.so")
 		return
 	}
 	_, err := OpenCUDA(0)
