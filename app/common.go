@@ -88,6 +88,10 @@ func (m *modelFlags) load() (*engine.Model, error) {
 		}
 		opt.Quant.Threads = threads
 	}
+	m.gpu.kvType = m.kvType
+	if m.kvType == "" {
+		m.gpu.kvType = "F16" // the device cache's default, set below
+	}
 	if opt.GPU, err = m.gpu.options(path, m.ctx); err != nil {
 		return nil, err
 	}

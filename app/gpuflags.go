@@ -25,6 +25,7 @@ import (
 type gpuFlags struct {
 	layers, devices, split, mode string
 	group                        int
+	kvType                       string // --kv-type as the load will use it (auto counts its KV cache)
 }
 
 func (g *gpuFlags) register(fs *flag.FlagSet) {
@@ -164,7 +165,7 @@ func (g *gpuFlags) autoLayers(path string, ctx int, devs []device.Device, shares
 	if mode == "auto" {
 		mode = "layer" // every partition holds the same bytes in all; auto's per-device shares are the planner's
 	}
-	o := ui.LoadOptions{Context: ctx, Split: shares, SplitMode: mode, TensorGroup: g.group}
+	o := ui.LoadOptions{Context: ctx, Split: shares, SplitMode: mode, TensorGroup: g.group, KVType: g.kvType}
 	n, err := (&guiLibrary{ctx: ctx}).autoFit(path, o, devs)
 	if err != nil {
 		return 0, fmt.Errorf("--gpu-layers auto: %w", err)

@@ -10,6 +10,8 @@ import (
 
 	"flowchat/app/hub"
 	"flowchat/engine"
+	"flowchat/engine/device"
+	"flowchat/engine/ggml"
 	"flowchat/engine/gguf"
 	"flowchat/engine/multigpu"
 	"flowchat/engine/quant"
@@ -100,7 +102,7 @@ func (l *guiLibrary) estimateGPU(e *ui.MemoryEstimate, in estimateInput, o ui.Lo
 	per, err := deviceEstimates(h, ctx, o, mems)
 	if err != nil {
 		e.Problem = err.Error()
-		e.VRAM = hub.EstimateMemory(h, hub.EstimateOptions{Context: ctx, GPULayers: o.GPULayers}).VRAM
+		e.VRAM = hub.EstimateMemory(h, hub.EstimateOptions{Context: ctx, GPULayers: o.GPULayers, KVType: estimateKVType(o)}).VRAM
 		return
 	}
 	e.Devices = per
@@ -163,7 +165,7 @@ func deviceEstimates(h *hub.Header, ctx int, o ui.LoadOptions, devs []devMem) ([
 	if err != nil {
 		return nil, err
 	}
-	e := hub.EstimateMemory(h, hub.EstimateOptions{Context: ctx, GPULayers: n})
+	e := hub.EstimateMemory(h, hub.EstimateOptions{Context: ctx, GPULayers: n, KVType: estimateKVType(o)})
 	return partBytes(h, e, parts, devs), nil
 }
 
@@ -201,7 +203,7 @@ func plannedParts(h *hub.Header, ctx, n int, mode multigpu.Mode, o ui.LoadOption
 		return nil, fmt.Errorf("%d KV heads cannot be shared by %d devices (a KV head stays whole with its query heads); use fewer devices per group or the layer partition", info.HeadCountKV, t)
 	}
 	first := blocks - min(n, blocks)
-	mm, err := plannerModel(h, ctx, first, n > blocks)
+	mm, err := plannerModel(h, ctx, first, n > blocks, estimateKVType(o))
 	if err != nil {
 		return nil, err
 	}
@@ -235,9 +237,9 @@ func plannedParts(h *hub.Header, ctx, n int, mode multigpu.Mode, o ui.LoadOption
 
 // plannerModel describes blocks [first, blocks) from the header as
 // model.splitModel describes a loaded model: shapes, bytes per weight of
-// the seven matrices as stored, an F32 KV cache over ctx, and the output
-// norm and head when head.
-func plannerModel(h *hub.Header, ctx, first int, head bool) (multigpu.Model, error) {
+// the seven matrices as stored, a KV cache of type kv over ctx (the
+// engine's device.KVCacheBytes), and the output norm and head when head.
+func plannerModel(h *hub.Header, ctx, first int, head bool, kv ggml.Type) (multigpu.Model, error) {
 	info := h.Info()
 	dff := ffnWidths(h)
 	var mm multigpu.Model
@@ -254,7 +256,8 @@ func plannerModel(h *hub.Header, ctx, first int, head bool) (multigpu.Model, err
 		headDim := int(info.KeyLength)
 		mm.Layers = append(mm.Layers, multigpu.Layer{
 			DModel: int(info.EmbeddingLength), NHead: int(info.HeadCount), NKVHead: int(info.HeadCountKV), HeadDim: headDim, DFF: dff[l],
-			BytesPerWeight: float64(bytes) / float64(elems), KVBytesPerHead: int64(2 * max(ctx, 1) * headDim * 4),
+			BytesPerWeight: float64(bytes) / float64(elems),
+			KVBytesPerHead: device.KVCacheBytes(kv, max(ctx, 1), 1, headDim, int(info.ValueLength)),
 		})
 	}
 	if head {
@@ -262,6 +265,17 @@ func plannerModel(h *hub.Header, ctx, first int, head bool) (multigpu.Model, err
 		mm.Output = int64(out) + 4*info.EmbeddingLength
 	}
 	return mm, nil
+}
+
+// estimateKVType is the KV cache type a load with o keeps (the estimate's
+// KV element size): the one chosen, F32 when none (or one not valid: the
+// load refuses it).
+func estimateKVType(o ui.LoadOptions) ggml.Type {
+	t, err := parseKVType(o.KVType)
+	if err != nil {
+		return ggml.F32
+	}
+	return t
 }
 
 // headTensor is the output head's bytes: output.weight, else the tied
@@ -323,7 +337,7 @@ func partBytes(h *hub.Header, e hub.Estimate, parts []devicePart, devs []devMem)
 			if kvHeads == 0 {
 				kvHeads = uint64(info.HeadCountKV)
 			}
-			b := uint64(e.Context) * kvHeads * uint64(info.KeyLength+info.ValueLength) * 4
+			b := uint64(device.KVCacheBytes(e.KVType, e.Context, int(kvHeads), int(info.KeyLength), int(info.ValueLength)))
 			out[i].KV += p.cut(b, p.heads, int(info.HeadCountKV))
 		}
 		out[i].ID, out[i].Where = devs[i].id, p.where(info, dff[min(p.first, len(dff)-1)])

@@ -92,7 +92,7 @@ func (m *Model) placeSplit(o *GPUOptions, k int) error {
 		}
 	}
 	p, plan, err := m.Net.PlanSplit(o.Devices, model.SplitOptions{Mode: o.Mode, TensorGroup: o.TensorGroup,
-		Shares: o.Split, First: n - min(k, n), Output: k > n, Ctx: ctx, Probes: probes})
+		Shares: o.Split, First: n - min(k, n), Output: k > n, Ctx: ctx, Probes: probes, KVType: m.kvType})
 	if err == nil {
 		err = m.Net.Place(p)
 	}

@@ -7,21 +7,25 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"flowchat/engine/device"
+	"flowchat/engine/ggml"
 )
 
 // EstimateOptions choose how a model would be run.
 type EstimateOptions struct {
-	Context   int // tokens of KV cache; default min(training context, 4096)
-	GPULayers int // layers offloaded, as llama.cpp's -ngl: the last GPULayers blocks; more than the block count also offloads the output head
-	KVBytes   int // bytes per cached K/V element; default 4 (the engine keeps an F32 KV cache)
-	Batch     int // tokens per forward step during prefill (ubatch); default 512
+	Context   int       // tokens of KV cache; default min(training context, 4096)
+	GPULayers int       // layers offloaded, as llama.cpp's -ngl: the last GPULayers blocks; more than the block count also offloads the output head
+	KVType    ggml.Type // the KV cache's element type (F32, the zero value; F16; Q8_0), counted by device.KVCacheBytes
+	Batch     int       // tokens per forward step during prefill (ubatch); default 512
 }
 
 // Estimate is the memory a model needs, in bytes, split between host RAM
 // and GPU memory.
 type Estimate struct {
 	Context     int
-	GPULayers   int // clamped to blocks + 1
+	KVType      ggml.Type // the KV cache's element type counted
+	GPULayers   int       // clamped to blocks + 1
 	WeightsRAM  uint64
 	WeightsVRAM uint64
 	KVRAM       uint64 // K and V of the layers on the CPU
@@ -39,8 +43,10 @@ const (
 )
 
 // EstimateMemory estimates the RAM and VRAM a model needs from its header:
-// weights by layer placement, the KV cache (2 × n_layer × n_ctx × n_kv_heads
-// × head_dim × KVBytes, per-layer head counts honoured) and compute buffers.
+// weights by layer placement, the KV cache (n_layer × n_ctx × n_kv_heads ×
+// (key_length + value_length) elements of KVType, as device.KVCacheBytes
+// counts them: 4, 2 or 34/32 bytes; per-layer head counts honoured) and
+// compute buffers.
 // The compute-buffer figure is an approximation of llama.cpp's graph
 // allocator: attention scores (n_head × n_ctx × batch × 4) plus
 // activations (batch × (4·n_embd + 2·n_ff) × 4), with the logits
@@ -48,7 +54,7 @@ const (
 func EstimateMemory(h *Header, o EstimateOptions) Estimate {
 	info := h.Info()
 	o = o.withDefaults(info)
-	e := Estimate{Context: o.Context, GPULayers: min(max(o.GPULayers, 0), int(info.BlockCount)+1)}
+	e := Estimate{Context: o.Context, KVType: o.KVType, GPULayers: min(max(o.GPULayers, 0), int(info.BlockCount)+1)}
 	firstGPU := int(info.BlockCount) - e.GPULayers // blocks ≥ firstGPU are on the GPU
 	e.placeWeights(h, firstGPU, e.GPULayers > int(info.BlockCount))
 	e.placeKV(h, info, o, firstGPU)
@@ -67,9 +73,6 @@ func (o EstimateOptions) withDefaults(info ModelInfo) EstimateOptions {
 		if info.ContextLength > 0 {
 			o.Context = int(min(info.ContextLength, 4096))
 		}
-	}
-	if o.KVBytes <= 0 {
-		o.KVBytes = 4
 	}
 	if o.Batch <= 0 {
 		o.Batch = 512
@@ -110,7 +113,7 @@ func (e *Estimate) placeKV(h *Header, info ModelInfo, o EstimateOptions, firstGP
 		if kvHeads == 0 {
 			kvHeads = info.HeadCountKV
 		}
-		b := uint64(o.Context) * uint64(kvHeads) * uint64(info.KeyLength+info.ValueLength) * uint64(o.KVBytes)
+		b := uint64(device.KVCacheBytes(o.KVType, o.Context, int(kvHeads), int(info.KeyLength), int(info.ValueLength)))
 		if l >= firstGPU {
 			e.KVVRAM += b
 		} else {

@@ -48,6 +48,10 @@ func TestMain(m *testing.M) {
 	if fakePath != "" {
 		os.Setenv("FLOWCHAT_LIBCUDA", fakePath)
 	}
+	fakeHIPPath, fakeHIPSkip = buildFakeHIP(dir)
+	if fakeHIPPath != "" {
+		os.Setenv("FLOWCHAT_LIBAMDHIP64", fakeHIPPath)
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -62,8 +66,8 @@ func buildFakeDriver(dir string, defines ...string) (path, skip string) {
 	if _, err := exec.LookPath("g++"); err != nil {
 		return "", "g++ not found; cannot build native/cuda's fake driver"
 	}
-	path = filepath.Join(dir, fmt.Sprintf("libfakecuda%d.so", len(defines)))
-	args := []string{"-shared", "-fPIC", "-O1", "-pthread", "-ffp-contract=off", "-DFC_WARP_SIZE=32",
+	path = filepath.Join(dir, fmt.Sprintf("libfakecuda%d.so", len(defines)+len(strings.Join(defines, ""))))
+	args := []string{"-shared", "-fPIC", "-O1", "-pthread", "-ffp-contract=off", "-DFC_WARP_SIZE=32", "-DFAKE_MINOR1=0",
 		"-I../../native/cuda/kernels", "-I" + nativeTestdata + "/cpushim", "-o", path, "-x", "c", nativeTestdata + "/fakecuda.c"}
 	for _, d := range defines {
 		args = append(args, "-D"+d)
@@ -346,12 +350,17 @@ func ulpDistance(a, b float32) uint32 {
 func TestCUDAFakeKernelsMatchStandIn(t *testing.T) {
 	d := openFakeCUDA(t)
 	defer d.Close()
-	h := hooks(t)
-	ref := NewStandIn("cpu:0", 0, 32)
+	kernelsMatchStandIn(t, d, 32, hooks(t).launches)
+}
+
+// kernelsMatchStandIn runs every operation on d and on a stand-in at
+// warp size warp; launches counts the fake library's kernel runs.
+func kernelsMatchStandIn(t *testing.T, d Device, warp int, launches func() int32) {
+	ref := NewStandIn("cpu:0", 0, warp)
 	for _, o := range kernelOps(rand.New(rand.NewPCG(1, 2))) {
-		before := h.launches()
+		before := launches()
 		got, want := runOp(t, d, o), runOp(t, ref, o)
-		if h.launches() == before && !o.copyOnly {
+		if launches() == before && !o.copyOnly {
 			t.Errorf("%s: no kernel ran on the fake driver", o.name)
 		}
 		for i := range got {
@@ -401,7 +410,8 @@ func child(t *testing.T, name string, env ...string) {
 // reasons. Nothing panics and nothing falls back.
 func TestCUDAMissingLibrary(t *testing.T) {
 	if os.Getenv(childEnv) == "" {
-		child(t, t.Name(), "FLOWCHAT_LIBCUDA=/nonexistent/libcuda.so.1")
+		// without the fake libamdhip64 TestMain points at (a "ROCm device")
+		child(t, t.Name(), "FLOWCHAT_LIBCUDA=/nonexistent/libcuda.so.1", "FLOWCHAT_LIBAMDHIP64=/nonexistent/libamdhip64.so")
 		return
 	}
 	_, err := OpenCUDA(0)

@@ -148,6 +148,18 @@ func KVType(t ggml.Type, headDim int) WeightType {
 	return F32
 }
 
+// KVCacheBytes is the device memory of a KV cache for a host cache of
+// type t (see KVType): rows positions of kvHeads heads, each of headDimK
+// key and headDimV value elements, in the device cache's element type (F32:
+// 4 bytes, F16: 2, Q8_0: 34 per 32). engine/model allocates exactly this
+// (rows·RowBytes(kvHeads·headDim) for K and for V); the memory estimates
+// (the CLI's auto-fit, the GUI's per-device lines through app/hub, and the
+// planner's KV bytes per head) all count the KV cache with it.
+func KVCacheBytes(t ggml.Type, rows, kvHeads, headDimK, headDimV int) int64 {
+	wt := KVType(t, headDimK)
+	return int64(rows) * int64(wt.RowBytes(kvHeads*headDimK)+wt.RowBytes(kvHeads*headDimV))
+}
+
 // Device is one accelerator (or a stand-in for one). A Device is used by
 // one goroutine at a time.
 type Device interface {

@@ -49,14 +49,19 @@ type devPhi struct {
 
 // devAttendFast runs segment g's attention for shard si through the
 // device's Attention kernels where they apply, and reports whether it did.
-func (s *State) devAttendFast(l, si int, b *devBufs, kv *devKV, kc, vc device.Mem, g *Segment, q, out device.Mem) (bool, error) {
+func (s *State) devAttendFast(l, si int, b *devBufs, kv *devKV, kc, vc device.Mem, g *Segment, j0, j1, r0 int, q, out device.Mem) (bool, error) {
 	m := s.m
 	sh := &m.off.w[l].shards[si]
 	d := m.off.Devices[sh.Device]
 	att, ok := d.(device.Attention)
-	T, n := len(g.Tokens), g.Seq.pos+len(g.Tokens)
-	prefill := T > 1 || g.Prompt // a one-token prompt chunk too: chunking changes no bit
+	// The segment's tokens [j0, j1) are in this pass's rows (a pipeline's
+	// micro-batch may hold part of a segment: the tiled kernel's rows do
+	// not depend on the rows beside them, so a cut changes no bit).
+	T, n := j1-j0, g.Seq.pos+j1
+	prefill := len(g.Tokens) > 1 || g.Prompt // a one-token prompt chunk too: chunking changes no bit
 	switch {
+	case T <= 0:
+		return true, nil
 	case !ok, !prefill && n < devSplitMinKeys, prefill && m.HeadDim > device.PrefillMaxHeadDim:
 		return false, nil
 	}
@@ -65,9 +70,10 @@ func (s *State) devAttendFast(l, si int, b *devBufs, kv *devKV, kc, vc device.Me
 	if err != nil {
 		return true, err
 	}
-	qs, os := q.Floats(g.row0*qd, T*qd), out.Floats(g.row0*qd, T*qd)
+	row := g.row0 + j0 - r0
+	qs, os := q.Floats(row*qd, T*qd), out.Floats(row*qd, T*qd)
 	if prefill {
-		return true, att.AttnPrefill(kv.t, qs, kr, vr, os, T, g.Seq.pos, m.HeadDim, sh.nHead, sh.nKV, kd, m.attnScale)
+		return true, att.AttnPrefill(kv.t, qs, kr, vr, os, T, g.Seq.pos+j0, m.HeadDim, sh.nHead, sh.nKV, kd, m.attnScale)
 	}
 	phi, err := g.Seq.devPhi(l, si)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 	"unsafe"
 
 	"flowchat/engine/device"
@@ -15,8 +16,9 @@ import (
 // the device and freed when the State is collected.
 type devState struct {
 	b    []*devBufs
-	loc  int       // where the batch's activations x are: -1 host, else a device
-	host []float32 // [maxBatch × d_model] staging of tensor splits' copies through the host
+	loc  int         // where the batch's activations x are: -1 host, else a device
+	rows int         // the pass's batch rows (positions are written for all of them)
+	host [][]float32 // per lead device, [maxBatch × d_model] staging of tensor splits' copies through the host
 }
 
 // devBufs are one device's activations for batches of up to maxBatch rows
@@ -51,11 +53,14 @@ func (kv *devKV) rows(m device.Mem, kd, r, n int) device.Mem {
 // memList frees device memory; a cleanup owns one so that it does not
 // keep the State or pool reachable.
 type memList struct {
+	mu   sync.Mutex // devices' goroutines allocate gather buffers at once (concurrent.go)
 	devs []device.Device
 	mems [][]device.Mem
 }
 
 func (l *memList) add(di int, m device.Mem) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	for len(l.mems) <= di {
 		l.mems = append(l.mems, nil)
 	}
@@ -63,6 +68,8 @@ func (l *memList) add(di int, m device.Mem) {
 }
 
 func (l *memList) free() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	for di, ms := range l.mems {
 		for _, m := range ms {
 			l.devs[di].Free(m)
@@ -84,11 +91,7 @@ func devAlloc(o *offload, l *memList, di, bytes int) (device.Mem, error) {
 // sized for the largest shard di holds.
 func (s *State) devBuffers(di int) (*devBufs, error) {
 	o := s.m.off
-	if s.dev == nil || len(s.dev.b) != len(o.Devices) {
-		s.dev = &devState{b: make([]*devBufs, len(o.Devices)), loc: -1}
-		s.devMem = &memList{devs: o.Devices}
-		runtime.AddCleanup(s, (*memList).free, s.devMem)
-	}
+	s.initDev()
 	if b := s.dev.b[di]; b != nil {
 		return b, nil
 	}
@@ -204,7 +207,9 @@ func (p *KVPool) copyDevRows(dst, src, n int) {
 }
 
 // moveTo makes the batch's T rows of activations live on device di (-1:
-// the host): one copy per boundary, through the host between devices.
+// the host): one copy per boundary; between devices a device.Transfer
+// (peer to peer, or through pinned memory, on GPUs of one backend; through
+// the host otherwise).
 func (s *State) moveTo(di, T int) error {
 	if s.m.off == nil {
 		return nil
@@ -224,6 +229,21 @@ func (s *State) moveTo(di, T int) error {
 	}
 	o, n := s.m.off, T*s.m.NEmbd
 	x := ggml.F32Bytes(s.x[:n])
+	if from >= 0 && di >= 0 {
+		b, err := s.devBuffers(di)
+		if err == nil && !b.posValid {
+			err = s.writePositions(di, b, T)
+		}
+		if err == nil {
+			s.actSrc = nil // x may stage the copy
+			err = device.Transfer(o.Devices[di], b.x.Floats(0, n), o.Devices[from], s.dev.b[from].x.Floats(0, n), x)
+		}
+		if err != nil {
+			return err
+		}
+		s.dev.loc = di
+		return nil
+	}
 	if from >= 0 {
 		if err := o.Devices[from].Read(x, s.dev.b[from].x.Floats(0, n)); err != nil {
 			return err
@@ -258,21 +278,24 @@ func (s *State) writePositions(di int, b *devBufs, T int) error {
 	return s.m.off.Devices[di].Write(b.pos.Floats(0, T), unsafe.Slice((*byte)(unsafe.Pointer(&pos[0])), 4*T))
 }
 
-// devLayer runs block l on its devices over the batch's T rows (x already
-// on the lead), in the CPU block's order: x += O·attn(rope(Q,K)·norm(x)),
+// devLayer runs block l on its devices over the batch's rows [r0, r0+T)
+// (x already on the lead; all of the batch, or a micro-batch of a
+// pipeline: concurrent.go), in the CPU block's order: x += O·attn(rope(Q,K)·norm(x)),
 // then x += down(silu(gate·n)·(up·n)), n = ffn_norm(x); each sub-layer's
-// projections run per shard and are summed on the lead (tensor.go).
-func (s *State) devLayer(l, T int) error {
+// projections run per shard and are summed on the lead (tensor.go). The
+// rows' activations are rows r0… of x; the other buffers hold the T rows
+// from their start.
+func (s *State) devLayer(l, r0, T int) error {
 	w := &s.m.off.w[l]
-	if err := s.devSub(l, T, w.attnNorm, s.devAttnPart); err != nil {
+	if err := s.devSub(l, r0, T, w.attnNorm, s.devAttnPart); err != nil {
 		return err
 	}
-	return s.devSub(l, T, w.ffnNorm, s.devFFNPart)
+	return s.devSub(l, r0, T, w.ffnNorm, s.devFFNPart)
 }
 
 // devAttnPart is shard si's attention: its heads' Q/K/V from xn, RoPE,
 // attention over its KV cache, and its columns of O into tmp.
-func (s *State) devAttnPart(l, si, T int) (bool, error) {
+func (s *State) devAttnPart(l, si, r0, T int) (bool, error) {
 	m := s.m
 	sh := &m.off.w[l].shards[si]
 	if sh.nKV == 0 {
@@ -284,18 +307,19 @@ func (s *State) devAttnPart(l, si, T int) (bool, error) {
 	q, k, v := b.q.Floats(0, T*qd), b.k.Floats(0, T*kd), b.v.Floats(0, T*kd)
 	out := b.out.Floats(0, T*sh.nHead*c.HeadDimV)
 	errs := []error{mm(d, sh.q, xn, q, T), mm(d, sh.k, xn, k, T), mm(d, sh.v, xn, v, T)}
+	pos := b.pos.Floats(r0, T)
 	if m.useRope {
 		errs = append(errs,
-			d.RoPE(q, b.pos, T, qd, sh.nHead, c.HeadDim, c.NRot, c.RopeTheta, c.RopeFreqScale, m.ropeHalf),
-			d.RoPE(k, b.pos, T, kd, sh.nKV, c.HeadDim, c.NRot, c.RopeTheta, c.RopeFreqScale, m.ropeHalf))
+			d.RoPE(q, pos, T, qd, sh.nHead, c.HeadDim, c.NRot, c.RopeTheta, c.RopeFreqScale, m.ropeHalf),
+			d.RoPE(k, pos, T, kd, sh.nKV, c.HeadDim, c.NRot, c.RopeTheta, c.RopeFreqScale, m.ropeHalf))
 	}
-	errs = append(errs, s.devAttention(l, si, b, q, k, v, out), mm(d, sh.o, out, tmp, T))
+	errs = append(errs, s.devAttention(l, si, r0, T, b, q, k, v, out), mm(d, sh.o, out, tmp, T))
 	return true, errors.Join(errs...)
 }
 
 // devFFNPart is shard si's FFN rows: silu(gate·xn)·(up·xn), then its
 // columns of down into tmp.
-func (s *State) devFFNPart(l, si, T int) (bool, error) {
+func (s *State) devFFNPart(l, si, r0, T int) (bool, error) {
 	m := s.m
 	sh := &m.off.w[l].shards[si]
 	if sh.nff == 0 {
@@ -312,13 +336,14 @@ func mm(d device.Device, w devLinear, x, y device.Mem, T int) error {
 	return d.MatMul(w.t, w.w, x, y, w.n, w.rows, T)
 }
 
-// devAttention stores the batch's K/V rows of shard si's heads in each
-// segment's device cache and attends each row over its sequence's
-// positions [0, p] (causal): a segment of several rows in one tiled
-// prefill launch, a decode row over a long context split over chunks
-// (devAttendFast), else one decode-attention launch per row. Keys in
-// paged blocks that are not consecutive storage rows are gathered first.
-func (s *State) devAttention(l, si int, b *devBufs, q, k, v, out device.Mem) error {
+// devAttention stores the K/V rows of shard si's heads of the batch's
+// rows [r0, r0+T) (q, k, v and out hold those rows) in each segment's
+// device cache and attends each row over its sequence's positions [0, p]
+// (causal): a segment's rows in one tiled prefill launch, a decode row
+// over a long context split over chunks (devAttendFast), else one
+// decode-attention launch per row. Keys in paged blocks that are not
+// consecutive storage rows are gathered first.
+func (s *State) devAttention(l, si, r0, T int, b *devBufs, q, k, v, out device.Mem) error {
 	m := s.m
 	sh := &m.off.w[l].shards[si]
 	d := m.off.Devices[sh.Device]
@@ -330,8 +355,9 @@ func (s *State) devAttention(l, si int, b *devBufs, q, k, v, out device.Mem) err
 			return err
 		}
 		kc, vc := kv.k[l][si], kv.v[l][si]
-		for j := range g.Tokens {
-			r, t := g.Seq.row(g.Seq.pos+j), g.row0+j
+		j0, j1 := max(r0-g.row0, 0), min(r0+T-g.row0, len(g.Tokens)) // the segment's tokens in the rows
+		for j := j0; j < j1; j++ {
+			r, t := g.Seq.row(g.Seq.pos+j), g.row0+j-r0
 			if err := d.StoreKV(kv.t, k.Floats(t*kd, kd), kv.rows(kc, kd, r, 1), kd); err != nil {
 				return err
 			}
@@ -339,15 +365,15 @@ func (s *State) devAttention(l, si int, b *devBufs, q, k, v, out device.Mem) err
 				return err
 			}
 		}
-		done, err := s.devAttendFast(l, si, b, kv, kc, vc, g, q, out)
+		done, err := s.devAttendFast(l, si, b, kv, kc, vc, g, j0, j1, r0, q, out)
 		if err != nil {
 			return err
 		}
-		if done {
+		if done || j0 >= j1 {
 			continue
 		}
-		for j := range g.Tokens {
-			n, t := g.Seq.pos+j+1, g.row0+j
+		for j := j0; j < j1; j++ {
+			n, t := g.Seq.pos+j+1, g.row0+j-r0
 			kr, vr, err := s.devKeys(g.Seq, kv, kc, vc, sh.Device, kd, b, n)
 			if err == nil {
 				err = d.Attn(kv.t, q.Floats(t*qd, qd), kr, vr, b.scratch.Floats(0, sh.nHead*n), out.Floats(t*od, od),
@@ -441,13 +467,21 @@ func (s *State) devOutput(T int) ([]float32, error) {
 	return s.logits[:rows*nv], nil
 }
 
-// devBegin starts a forward pass: activations are on the host (embedded
-// there) and no device holds this pass's positions yet.
-func (s *State) devBegin() error {
-	if s.dev == nil {
-		return nil
+// initDev makes s's devState for the placement's devices (no buffers yet).
+func (s *State) initDev() {
+	o := s.m.off
+	if s.dev == nil || len(s.dev.b) != len(o.Devices) {
+		s.dev = &devState{b: make([]*devBufs, len(o.Devices)), loc: -1}
+		s.devMem = &memList{devs: o.Devices}
+		runtime.AddCleanup(s, (*memList).free, s.devMem)
 	}
-	s.dev.loc = -1
+}
+
+// devBegin starts a forward pass of T rows: activations are on the host
+// (embedded there) and no device holds this pass's positions yet.
+func (s *State) devBegin(T int) error {
+	s.initDev()
+	s.dev.loc, s.dev.rows = -1, T
 	for _, b := range s.dev.b {
 		if b != nil {
 			b.posValid = false
@@ -461,19 +495,20 @@ func (s *State) devBegin() error {
 // boundary.
 func (s *State) forwardPlaced(segs []Segment, T int) ([]float32, error) {
 	m := s.m
-	if err := s.devBegin(); err != nil {
+	if err := s.devBegin(T); err != nil {
 		return nil, err
 	}
-	for l := range m.Layers {
-		di := m.off.Layer[l]
-		if err := s.moveTo(di, T); err != nil {
+	for i := range segs { // made here: shards and stages run at once (concurrent.go)
+		if _, err := segs[i].Seq.devCache(); err != nil {
 			return nil, err
 		}
-		if di < 0 {
-			s.layer(l, T)
-		} else if err := s.devLayer(l, T); err != nil {
+	}
+	if p := s.pipelinePlan(T); p != nil {
+		if err := s.runPipeline(p, T); err != nil {
 			return nil, err
 		}
+	} else if err := s.placedLayers(T); err != nil {
+		return nil, err
 	}
 	if err := s.moveTo(m.off.Output, T); err != nil {
 		return nil, err
@@ -486,4 +521,22 @@ func (s *State) forwardPlaced(segs []Segment, T int) ([]float32, error) {
 		return s.devOutput(T)
 	}
 	return s.outputRows(T), nil
+}
+
+// placedLayers runs the blocks one after another where they are placed,
+// the activations crossing once per boundary.
+func (s *State) placedLayers(T int) error {
+	m := s.m
+	for l := range m.Layers {
+		di := m.off.Layer[l]
+		if err := s.moveTo(di, T); err != nil {
+			return err
+		}
+		if di < 0 {
+			s.layer(l, T)
+		} else if err := s.devLayer(l, 0, T); err != nil {
+			return err
+		}
+	}
+	return nil
 }

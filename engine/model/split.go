@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"flowchat/engine/device"
+	"flowchat/engine/ggml"
 	"flowchat/engine/multigpu"
 )
 
@@ -21,6 +22,7 @@ type SplitOptions struct {
 	// one per device; nil: equal speeds and free links (the planner then
 	// splits by free memory and shares alone).
 	Probes []device.Probe
+	KVType      ggml.Type     // the KV cache's type (F32, F16, Q8_0), counted by device.KVCacheBytes
 }
 
 // ErrSplitShape is wrapped when the blocks cannot be split as asked.
@@ -79,7 +81,8 @@ func groupSize(o SplitOptions, devs int) int {
 }
 
 // splitModel describes blocks [o.First, NLayer) as the planner sees them:
-// shapes, the device bytes per weight, F32 KV cache over o.Ctx.
+// shapes, the device bytes per weight, the KV cache of type o.KVType over
+// o.Ctx (device.KVCacheBytes of one KV head).
 func (m *Model) splitModel(o SplitOptions) (multigpu.Model, error) {
 	c := m.Config
 	var mm multigpu.Model
@@ -96,7 +99,7 @@ func (m *Model) splitModel(o SplitOptions) (multigpu.Model, error) {
 		mm.Layers = append(mm.Layers, multigpu.Layer{
 			DModel: c.NEmbd, NHead: c.NHead, NKVHead: c.NHeadKV, HeadDim: c.HeadDim, DFF: L.FFN.width(),
 			BytesPerWeight: float64(bytes) / float64(elems),
-			KVBytesPerHead: int64(2 * max(o.Ctx, 1) * c.HeadDim * 4),
+			KVBytesPerHead: device.KVCacheBytes(o.KVType, max(o.Ctx, 1), 1, c.HeadDim, c.HeadDimV),
 		})
 	}
 	if o.Output {

@@ -140,6 +140,60 @@ func (c *Context) FreeHost(b *HostBuffer) error {
 	return check("cuMemFreeHost", c.d.api.cuMemFreeHost(b.ptr))
 }
 
+// AllocPinned allocates bytes of portable pinned host memory
+// (cuMemHostAlloc with CU_MEMHOSTALLOC_PORTABLE: pinned for every
+// context, so one buffer stages copies between devices), or, where the
+// driver lacks cuMemHostAlloc, this context's pinned memory. Free it with
+// FreePinned.
+func (c *Context) AllocPinned(bytes int) ([]byte, error) {
+	var p unsafe.Pointer
+	var err error
+	if c.d.api.cuMemHostAlloc != nil {
+		err = check("cuMemHostAlloc", c.d.api.cuMemHostAlloc(&p, uint64(max(bytes, 1)), 1 /* CU_MEMHOSTALLOC_PORTABLE */))
+	} else {
+		err = check("cuMemAllocHost_v2", c.d.api.cuMemAllocHost_v2(&p, uint64(max(bytes, 1))))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return unsafe.Slice((*byte)(p), bytes), nil
+}
+
+// FreePinned releases memory from AllocPinned.
+func (c *Context) FreePinned(b []byte) error {
+	return check("cuMemFreeHost", c.d.api.cuMemFreeHost(unsafe.Pointer(unsafe.SliceData(b))))
+}
+
+// CanAccessPeer reports whether this context's device can read peer's
+// memory directly (then device-to-device copies go peer to peer, else
+// through pinned host memory). False where the driver lacks the entry
+// points.
+func (c *Context) CanAccessPeer(peer *Context) (bool, error) {
+	a := c.d.api
+	if a.cuDeviceCanAccessPeer == nil || a.cuCtxEnablePeerAccess == nil || a.cuMemcpyPeerAsync == nil || c.dev == peer.dev {
+		return false, nil
+	}
+	var can int32
+	err := check("cuDeviceCanAccessPeer", a.cuDeviceCanAccessPeer(&can, c.dev, peer.dev))
+	return can != 0, err
+}
+
+// EnablePeerAccess lets this context (current: call inside Do) access
+// peer's memory; enabling it twice is not an error.
+func (c *Context) EnablePeerAccess(peer *Context) error {
+	r := c.d.api.cuCtxEnablePeerAccess(peer.ctx, 0)
+	if r == errorPeerAccessAlreadyEnabled {
+		return nil
+	}
+	return check("cuCtxEnablePeerAccess", r)
+}
+
+// CopyPeer queues on s (this context's) a copy of n bytes from src in
+// srcCtx to dst in this context.
+func (c *Context) CopyPeer(s *Stream, dst DevicePtr, srcCtx *Context, src DevicePtr, n int) error {
+	return check("cuMemcpyPeerAsync", c.d.api.cuMemcpyPeerAsync(dst, c.ctx, src, srcCtx.ctx, uint64(n), s.handle()))
+}
+
 // Stream is a queue of device work; nil means the legacy default stream.
 type Stream struct {
 	c *Context

@@ -77,7 +77,18 @@ type driverAPI struct {
 	cuLaunchKernel       func(f cuFunction, gx, gy, gz, bx, by, bz, sharedBytes uint32, s cuStream, params *uintptr, extra *uintptr) Result
 
 	cuOccupancyMaxActiveBlocksPerMultiprocessor func(blocks *int32, f cuFunction, blockSize int32, dynSharedBytes uint64) Result
+
+	// Optional: portable pinned memory and peer copies (issue 16's
+	// multi-device copies; nil where the driver lacks them, and then
+	// copies go through the host).
+	cuMemHostAlloc        func(pp *unsafe.Pointer, bytes uint64, flags uint32) Result
+	cuDeviceCanAccessPeer func(can *int32, dev, peer cuDevice) Result
+	cuCtxEnablePeerAccess func(peer cuContext, flags uint32) Result
+	cuMemcpyPeerAsync     func(dst DevicePtr, dstCtx cuContext, src DevicePtr, srcCtx cuContext, bytes uint64, s cuStream) Result
 }
+
+// CUresult values the peer entry points return when there is nothing to do.
+const errorPeerAccessAlreadyEnabled Result = 704
 
 // nvrtcAPI holds NVRTC's entry points, named as in nvrtc.h. Arrays of C
 // strings are **byte to NUL-terminated copies.
@@ -124,6 +135,10 @@ func (a *driverAPI) optional() []symbol {
 		{"cuCtxPushCurrent_v2", &a.cuCtxPushCurrent_v2},
 		{"cuCtxPopCurrent_v2", &a.cuCtxPopCurrent_v2},
 		{"cuMemGetInfo_v2", &a.cuMemGetInfo_v2},
+		{"cuMemHostAlloc", &a.cuMemHostAlloc},
+		{"cuDeviceCanAccessPeer", &a.cuDeviceCanAccessPeer},
+		{"cuCtxEnablePeerAccess", &a.cuCtxEnablePeerAccess},
+		{"cuMemcpyPeerAsync", &a.cuMemcpyPeerAsync},
 	}, a.compute()...)
 }
 

@@ -111,6 +111,22 @@ func (c *Context) FreeHost(b *HostBuffer) error {
 	return check("hipHostFree", c.r.api.hipHostFree(b.ptr))
 }
 
+// AllocPinned allocates bytes of portable pinned host memory
+// (hipHostMalloc with hipHostMallocPortable: pinned for every device, so
+// one buffer stages copies between devices). Free it with FreePinned.
+func (c *Context) AllocPinned(bytes int) ([]byte, error) {
+	var p unsafe.Pointer
+	if err := check("hipHostMalloc", c.r.api.hipHostMalloc(&p, uint64(max(bytes, 1)), 1 /* hipHostMallocPortable */)); err != nil {
+		return nil, err
+	}
+	return unsafe.Slice((*byte)(p), bytes), nil
+}
+
+// FreePinned releases memory from AllocPinned.
+func (c *Context) FreePinned(b []byte) error {
+	return check("hipHostFree", c.r.api.hipHostFree(unsafe.Pointer(unsafe.SliceData(b))))
+}
+
 // Stream is a queue of device work; nil means the null stream.
 type Stream struct{ s hipStream }
 

@@ -9,6 +9,8 @@
 //   FAKE_OMIT_TOTALMEM    leave out cuDeviceTotalMem_v2 (a required symbol)
 //   FAKE_OMIT_CONTEXT     leave out the optional context entry points
 //   FAKE_OMIT_COMPUTE     leave out the compute set (memory, streams, modules…)
+//   FAKE_MINOR1=m         device 1's compute capability minor (default 9: 9.9)
+//   FAKE_NO_PEER          cuDeviceCanAccessPeer says no (copies go through the host)
 //   FAKE_KERNELS          also load NVRTC's images (CUBIN or PTX) as modules of
 //                         the real kernels, run on the host (fakekernels.cpp,
 //                         linked in by g++)
@@ -22,6 +24,7 @@
 // y, const float* x, float a, int n), executed over the launch's threads,
 // so the tests see kernel arguments arrive through cuLaunchKernel's
 // kernelParams exactly as a GPU would.
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +35,9 @@
 #endif
 #ifndef FAKE_INIT_RESULT
 #define FAKE_INIT_RESULT 0
+#endif
+#ifndef FAKE_MINOR1
+#define FAKE_MINOR1 9 /* device 1's compute minor: 9.9 (engine/device builds 9.0, which NVRTC 11.8 compiles for) */
 #endif
 
 typedef int CUresult;
@@ -86,7 +92,7 @@ CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d) {
 	if (!valid(d)) return 101;
 	switch (attr) {
 	case 75: *v = 8 + (d - 100); return 0; /* major */
-	case 76: *v = 9; return 0;             /* minor */
+	case 76: *v = d == 100 ? 9 : FAKE_MINOR1; return 0; /* minor */
 	case 10: *v = 32; return 0;            /* warp size */
 	case 16: *v = 4 + (d - 100); return 0; /* multiprocessors */
 	}
@@ -145,6 +151,39 @@ static int allocs, streams, events, modules;
 static unsigned lastLaunch[9];
 static CUstream lastStream;
 
+/* The copy and ordering calls are logged, one line each, for the tests
+   (fakeCallLog): "htod s<stream> pinned|pageable", "dtoh s<stream>
+   pinned|pageable", "record e<event> s<stream>", "wait s<stream>
+   e<event>", "peer d<dst>←d<src> s<stream>", "enable d<cur>→d<peer>".
+   Streams and events remember their context's device, and a call on a
+   stream must run with that context current (record: the event's too). */
+static char callLog[1 << 16];
+static size_t callLogLen;
+static void logCall(const char *fmt, ...) {
+	va_list ap;
+	va_start(ap, fmt);
+	if (callLogLen + 64 < sizeof callLog) callLogLen += (size_t)vsnprintf(callLog + callLogLen, 64, fmt, ap);
+	va_end(ap);
+}
+const char *fakeCallLog(void) { return callLog; }
+void fakeClearLog(void) { callLogLen = 0; callLog[0] = 0; }
+
+static int streamDev[1024], eventDev[1024];
+static int curDev(void) { return depth ? stack[depth - 1]->dev - 100 : -1; }
+static int streamOK(CUstream s) { /* s is the current context's (0: the null stream) */
+	size_t i = (size_t)s;
+	return s == 0 || (i > 0x5000 && i < 0x5000 + 1024 && streamDev[i - 0x5000] == curDev());
+}
+static int streamNo(CUstream s) { return s ? (int)((size_t)s - 0x5000) : 0; }
+
+static struct { char *p; size_t n; } pinnedMem[64];
+static int isPinned(const void *p, size_t n) {
+	for (int i = 0; i < 64; i++)
+		if (pinnedMem[i].p && (const char *)p >= pinnedMem[i].p && (const char *)p + n <= pinnedMem[i].p + pinnedMem[i].n) return 1;
+	return 0;
+}
+static int peerEnabled[FAKE_DEVICES + 1][FAKE_DEVICES + 1];
+
 CUresult cuCtxSetCurrent(CUcontext c) { return 0; }
 CUresult cuCtxSynchronize(void) { return depth ? 0 : 201; }
 
@@ -173,29 +212,112 @@ CUresult cuMemFree_v2(CUdeviceptr p) {
 	allocs--;
 	return 0;
 }
-CUresult cuMemAllocHost_v2(void **pp, size_t n) { return cuMemAlloc_v2((CUdeviceptr *)pp, n); }
-CUresult cuMemFreeHost(void *p) { return cuMemFree_v2((CUdeviceptr)p); }
+static void pin(void *p, size_t n) {
+	for (int i = 0; i < 64; i++)
+		if (!pinnedMem[i].p) { pinnedMem[i].p = p; pinnedMem[i].n = n; return; }
+}
+CUresult cuMemAllocHost_v2(void **pp, size_t n) {
+	CUresult r = cuMemAlloc_v2((CUdeviceptr *)pp, n);
+	if (r == 0) pin(*pp, n);
+	return r;
+}
+/* Portable pinned memory is the host's: it does not count against a device. */
+CUresult cuMemHostAlloc(void **pp, size_t n, unsigned flags) {
+	if (flags != 1) return 1; /* the package asks for CU_MEMHOSTALLOC_PORTABLE */
+	struct fakeAlloc *m = malloc(sizeof *m + n);
+	if (!m) return 2;
+	m->n = 0, m->dev = 0;
+	*pp = m + 1;
+	pin(*pp, n);
+	allocs++;
+	return 0;
+}
+CUresult cuMemFreeHost(void *p) {
+	for (int i = 0; i < 64; i++)
+		if (pinnedMem[i].p == p) pinnedMem[i].p = NULL;
+	return cuMemFree_v2((CUdeviceptr)p);
+}
 
-CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s) { memcpy((void *)dst, src, n); return 0; }
-CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s) { memcpy(dst, (void *)src, n); return 0; }
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s) {
+	if (!streamOK(s)) return 400;
+	logCall("htod s%d %s\n", streamNo(s), isPinned(src, n) ? "pinned" : "pageable");
+	memcpy((void *)dst, src, n);
+	return 0;
+}
+CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s) {
+	if (!streamOK(s)) return 400;
+	logCall("dtoh s%d %s\n", streamNo(s), isPinned(dst, n) ? "pinned" : "pageable");
+	memcpy(dst, (void *)src, n);
+	return 0;
+}
+
+CUresult cuDeviceCanAccessPeer(int *can, CUdevice d, CUdevice peer) {
+	if (!valid(d) || !valid(peer)) return 101;
+#ifdef FAKE_NO_PEER
+	*can = 0;
+#else
+	*can = d != peer;
+#endif
+	return 0;
+}
+CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned flags) {
+	int cur = curDev();
+	if (cur < 0) return 201;
+	if (flags != 0 || peer == NULL || peer->dev - 100 == cur) return 1;
+	if (peerEnabled[cur][peer->dev - 100]) return 704; /* CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED */
+	peerEnabled[cur][peer->dev - 100] = 1;
+	logCall("enable d%d→d%d\n", cur, peer->dev - 100);
+	return 0;
+}
+/* The copy runs on the destination context's stream, with that context
+   current, between allocations of the two contexts' devices, after the
+   destination enabled access to the source. */
+CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t n, CUstream s) {
+	int dd = dctx->dev - 100, sd = sctx->dev - 100;
+	if (curDev() != dd || !streamOK(s)) return 400;
+	if (((struct fakeAlloc *)dst - 1)->dev != dd || ((struct fakeAlloc *)src - 1)->dev != sd) return 1;
+	if (!peerEnabled[dd][sd]) return 217; /* CUDA_ERROR_PEER_ACCESS_UNSUPPORTED */
+	logCall("peer d%d←d%d s%d\n", dd, sd, streamNo(s));
+	memcpy((void *)dst, (void *)src, n);
+	return 0;
+}
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) { memmove((void *)dst, (void *)src, n); return 0; }
 CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned v, size_t n, CUstream s) {
 	for (size_t i = 0; i < n; i++) ((unsigned *)dst)[i] = v;
 	return 0;
 }
 
+static int streamsMade, eventsMade;
 CUresult cuStreamCreate(CUstream *s, unsigned flags) {
 	if (flags != 1) return 1; /* the package asks for CU_STREAM_NON_BLOCKING */
-	*s = (CUstream)(size_t)(0x5000 + ++streams);
+	if (++streamsMade >= 1024) return 2;
+	streamDev[streamsMade] = curDev();
+	streams++;
+	*s = (CUstream)(size_t)(0x5000 + streamsMade);
 	return 0;
 }
 CUresult cuStreamDestroy_v2(CUstream s) { streams--; return 0; }
 CUresult cuStreamSynchronize(CUstream s) { return 0; }
-CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags) { return e ? 0 : 400; }
+static int eventNo(CUevent e) { return (int)((size_t)e - 0x6000); }
+CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags) {
+	if (!e || !streamOK(s) || flags != 0) return 400;
+	logCall("wait s%d e%d\n", streamNo(s), eventNo(e));
+	return 0;
+}
 
-CUresult cuEventCreate(CUevent *e, unsigned flags) { *e = (CUevent)(size_t)(0x6000 + ++events); return 0; }
+CUresult cuEventCreate(CUevent *e, unsigned flags) {
+	if (++eventsMade >= 1024) return 2;
+	eventDev[eventsMade] = curDev();
+	events++;
+	*e = (CUevent)(size_t)(0x6000 + eventsMade);
+	return 0;
+}
 CUresult cuEventDestroy_v2(CUevent e) { events--; return 0; }
-CUresult cuEventRecord(CUevent e, CUstream s) { return e ? 0 : 400; }
+CUresult cuEventRecord(CUevent e, CUstream s) {
+	if (!e || !streamOK(s) || eventDev[eventNo(e)] != curDev()) return 400; /* the event is this context's */
+	logCall("record e%d s%d\n", eventNo(e), streamNo(s));
+	return 0;
+}
 CUresult cuEventSynchronize(CUevent e) { return e ? 0 : 400; }
 CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b) { *ms = 1.5f; return 0; }
 

@@ -12,6 +12,12 @@
 //   FAKE_OMIT_COMPUTE    leave out the compute set (allocations, streams, modules…)
 //   FAKE_OMIT_PROPS      leave out hipGetDeviceProperties and hipDeviceGetAttribute
 //   FAKE_ANY_FUNCTION    hipModuleGetFunction finds any name (launches only record)
+//   FAKE_SAME_ARCH       device 1 is a wave64 gfx90a too (two devices the kernels run on)
+//   FAKE_KERNELS         the code objects hipRTC made are modules of the real
+//                        kernels, run on the host by native/cuda's CPU shim
+//                        (native/cuda/testdata/fakekernels.cpp, linked in by
+//                        g++ with -DFC_WARP_SIZE=64 for the gfx90a device)
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +28,11 @@
 #endif
 #ifndef FAKE_INIT_RESULT
 #define FAKE_INIT_RESULT 0
+#endif
+#ifdef FAKE_SAME_ARCH
+#define ARCH0(o) 1
+#else
+#define ARCH0(o) ((o) == 0)
 #endif
 
 typedef int hipError_t;
@@ -101,14 +112,14 @@ hipError_t hipGetDeviceProperties(void *prop, int ordinal) {
 	memset(prop, 0, 1200);
 	snprintf((char *)prop, 256, "Fake Instinct %d", ordinal);
 	strcpy((char *)prop + 300, "gfx-not-a-target");
-	strcpy((char *)prop + 1100, ordinal == 0 ? "gfx90a:sramecc+:xnack-" : "gfx1100");
+	strcpy((char *)prop + 1100, ARCH0(ordinal) ? "gfx90a:sramecc+:xnack-" : "gfx1100");
 	return 0;
 }
 
 hipError_t hipDeviceGetAttribute(int *v, int attr, int ordinal) {
 	if (ordinal < 0 || ordinal >= FAKE_DEVICES) return 101;
 	switch (attr) {
-	case 87: *v = ordinal == 0 ? 64 : 32; return 0; /* hipDeviceAttributeWarpSize */
+	case 87: *v = ARCH0(ordinal) ? 64 : 32; return 0; /* hipDeviceAttributeWarpSize */
 	case 63: *v = ordinal == 0 ? 104 : 48; return 0; /* hipDeviceAttributeMultiprocessorCount */
 	}
 	return 1;
@@ -119,9 +130,35 @@ hipError_t hipDeviceGetAttribute(int *v, int attr, int ordinal) {
 typedef void *hipStream_t, *hipEvent_t, *hipModule_t, *hipFunction_t;
 typedef unsigned long long hipDeviceptr_t;
 
-static int allocs, streams, events, modules, peerEnabled;
+static int allocs, streams, events, modules, peerEnabled[8];
 static unsigned lastLaunch[9];
 static int lastLaunchDevice = -1;
+
+/* As the fake libcuda: copies, events and peer calls are logged one line
+   each (fakeCallLog), and streams and events remember their device. */
+static char callLog[1 << 16];
+static size_t callLogLen;
+static void logCall(const char *fmt, ...) {
+	va_list ap;
+	va_start(ap, fmt);
+	if (callLogLen + 64 < sizeof callLog) callLogLen += (size_t)vsnprintf(callLog + callLogLen, 64, fmt, ap);
+	va_end(ap);
+}
+const char *fakeCallLog(void) { return callLog; }
+void fakeClearLog(void) { callLogLen = 0; callLog[0] = 0; }
+static int streamDev[1024], eventDev[1024], streamsMade, eventsMade;
+static int streamOK(void *s) {
+	size_t i = (size_t)s;
+	return s == 0 || (i > 0x5000 && i < 0x5000 + 1024 && streamDev[i - 0x5000] == current);
+}
+static int streamNo(void *s) { return s ? (int)((size_t)s - 0x5000) : 0; }
+static int eventNo(void *e) { return (int)((size_t)e - 0x6000); }
+static struct { char *p; size_t n; } pinnedMem[64];
+static int isPinned(const void *p, size_t n) {
+	for (int i = 0; i < 64; i++)
+		if (pinnedMem[i].p && (const char *)p >= pinnedMem[i].p && (const char *)p + n <= pinnedMem[i].p + pinnedMem[i].n) return 1;
+	return 0;
+}
 
 hipError_t hipDeviceSynchronize(void) { return 0; }
 
@@ -134,45 +171,91 @@ hipError_t hipMalloc(hipDeviceptr_t *p, size_t n) {
 }
 hipError_t hipFree(hipDeviceptr_t p) { free((void *)p); allocs--; return 0; }
 hipError_t hipHostMalloc(void **pp, size_t n, unsigned flags) {
-	if (flags != 0) return 1;
-	return hipMalloc((hipDeviceptr_t *)pp, n);
+	if (flags != 0 && flags != 1) return 1; /* hipHostMallocDefault, hipHostMallocPortable */
+	hipError_t r = hipMalloc((hipDeviceptr_t *)pp, n);
+	for (int i = 0; r == 0 && i < 64; i++)
+		if (!pinnedMem[i].p) { pinnedMem[i].p = *pp; pinnedMem[i].n = n; break; }
+	return r;
 }
-hipError_t hipHostFree(void *p) { return hipFree((hipDeviceptr_t)p); }
+hipError_t hipHostFree(void *p) {
+	for (int i = 0; i < 64; i++)
+		if (pinnedMem[i].p == p) pinnedMem[i].p = NULL;
+	return hipFree((hipDeviceptr_t)p);
+}
 
-hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t dst, void *src, size_t n, hipStream_t s) { memcpy((void *)dst, src, n); return 0; }
-hipError_t hipMemcpyDtoHAsync(void *dst, hipDeviceptr_t src, size_t n, hipStream_t s) { memcpy(dst, (void *)src, n); return 0; }
+hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t dst, void *src, size_t n, hipStream_t s) {
+	if (!streamOK(s)) return 400;
+	logCall("htod s%d %s\n", streamNo(s), isPinned(src, n) ? "pinned" : "pageable");
+	memcpy((void *)dst, src, n);
+	return 0;
+}
+hipError_t hipMemcpyDtoHAsync(void *dst, hipDeviceptr_t src, size_t n, hipStream_t s) {
+	if (!streamOK(s)) return 400;
+	logCall("dtoh s%d %s\n", streamNo(s), isPinned(dst, n) ? "pinned" : "pageable");
+	memcpy(dst, (void *)src, n);
+	return 0;
+}
 hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t dst, hipDeviceptr_t src, size_t n, hipStream_t s) { memmove((void *)dst, (void *)src, n); return 0; }
 hipError_t hipMemsetD32Async(hipDeviceptr_t dst, int v, size_t n, hipStream_t s) {
 	for (size_t i = 0; i < n; i++) ((int *)dst)[i] = v;
 	return 0;
 }
+/* The copy runs on a stream of the current device, after one of the two
+   enabled access to the other (stricter than HIP, which would stage it:
+   the package enables access first). */
 hipError_t hipMemcpyPeerAsync(void *dst, int dd, const void *src, int sd, size_t n, hipStream_t s) {
 	if (dd == sd || dd < 0 || sd < 0 || dd >= FAKE_DEVICES || sd >= FAKE_DEVICES) return 101;
+	if (!streamOK(s)) return 400;
+	if (!(peerEnabled[dd] & (1 << sd)) && !(peerEnabled[sd] & (1 << dd))) return 217;
+	logCall("peer d%d←d%d s%d\n", dd, sd, streamNo(s));
 	memcpy(dst, src, n);
 	return 0;
 }
 hipError_t hipDeviceCanAccessPeer(int *can, int d, int peer) { *can = d != peer; return 0; }
 hipError_t hipDeviceEnablePeerAccess(int peer, unsigned flags) {
 	if (peer == current) return 101;
-	if (peerEnabled & (1 << peer)) return 704; /* hipErrorPeerAccessAlreadyEnabled */
-	peerEnabled |= 1 << peer;
+	if (peerEnabled[current] & (1 << peer)) return 704; /* hipErrorPeerAccessAlreadyEnabled */
+	peerEnabled[current] |= 1 << peer;
+	logCall("enable d%d→d%d\n", current, peer);
 	return 0;
 }
 
 hipError_t hipStreamCreateWithFlags(hipStream_t *s, unsigned flags) {
 	if (flags != 1) return 1; /* the package asks for hipStreamNonBlocking */
-	*s = (hipStream_t)(size_t)(0x5000 + ++streams);
+	if (++streamsMade >= 1024) return 2;
+	streamDev[streamsMade] = current;
+	streams++;
+	*s = (hipStream_t)(size_t)(0x5000 + streamsMade);
 	return 0;
 }
 hipError_t hipStreamDestroy(hipStream_t s) { streams--; return 0; }
 hipError_t hipStreamSynchronize(hipStream_t s) { return 0; }
-hipError_t hipStreamWaitEvent(hipStream_t s, hipEvent_t e, unsigned flags) { return e ? 0 : 400; }
+hipError_t hipStreamWaitEvent(hipStream_t s, hipEvent_t e, unsigned flags) {
+	if (!e || !streamOK(s) || flags != 0) return 400;
+	logCall("wait s%d e%d\n", streamNo(s), eventNo(e));
+	return 0;
+}
 
-hipError_t hipEventCreateWithFlags(hipEvent_t *e, unsigned flags) { *e = (hipEvent_t)(size_t)(0x6000 + ++events); return 0; }
+hipError_t hipEventCreateWithFlags(hipEvent_t *e, unsigned flags) {
+	if (++eventsMade >= 1024) return 2;
+	eventDev[eventsMade] = current;
+	events++;
+	*e = (hipEvent_t)(size_t)(0x6000 + eventsMade);
+	return 0;
+}
 hipError_t hipEventDestroy(hipEvent_t e) { events--; return 0; }
-hipError_t hipEventRecord(hipEvent_t e, hipStream_t s) { return e ? 0 : 400; }
+hipError_t hipEventRecord(hipEvent_t e, hipStream_t s) {
+	if (!e || !streamOK(s) || eventDev[eventNo(e)] != current) return 400;
+	logCall("record e%d s%d\n", eventNo(e), streamNo(s));
+	return 0;
+}
 hipError_t hipEventSynchronize(hipEvent_t e) { return e ? 0 : 400; }
 hipError_t hipEventElapsedTime(float *ms, hipEvent_t a, hipEvent_t b) { *ms = 1.5f; return 0; }
+
+#ifdef FAKE_KERNELS
+const void *fakeKernelFind(const char *name);
+int fakeKernelLaunch(const void *f, unsigned gx, unsigned gy, unsigned bx, unsigned by, void **params);
+#endif
 
 static int fakeModule;
 hipError_t hipModuleLoadData(hipModule_t *m, const void *image) {
@@ -193,6 +276,10 @@ hipError_t hipModuleGetFunction(hipFunction_t *f, hipModule_t m, const char *nam
 		*f = &axpyFunction;
 		return 0;
 	}
+#ifdef FAKE_KERNELS
+	*f = (hipFunction_t)fakeKernelFind(name);
+	return *f ? 0 : 500;
+#endif
 #ifdef FAKE_ANY_FUNCTION
 	snprintf(lastName, sizeof lastName, "%s", name);
 	*f = &otherFunction;
@@ -203,10 +290,17 @@ hipError_t hipModuleGetFunction(hipFunction_t *f, hipModule_t m, const char *nam
 
 hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 	unsigned by, unsigned bz, unsigned shared, hipStream_t s, void **params, void **extra) {
-	if ((f != &axpyFunction && f != &otherFunction) || extra != NULL) return 1;
+	if (extra != NULL) return 1;
 	unsigned dims[9] = {gx, gy, gz, bx, by, bz, shared};
 	memcpy(lastLaunch, dims, sizeof dims);
 	lastLaunchDevice = current;
+#ifdef FAKE_KERNELS
+	if (f != &axpyFunction) {
+		if (gz != 1 || bz != 1 || !ARCH0(current)) return 1; /* the kernels run on the wave64 devices */
+		return fakeKernelLaunch(f, gx, gy, bx, by, params) ? 0 : 400;
+	}
+#endif
+	if (f != &axpyFunction && f != &otherFunction) return 1;
 	if (f == &otherFunction) return 0;
 	float *y = *(float **)params[0];
 	const float *x = *(const float **)params[1];
