@@ -61,7 +61,11 @@ func OpenCUDA(ordinal int) (Device, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrNoDevice, err)
 		}
-		return ctx.LoadKernels(n, cuda.NewCache(cuda.DefaultCacheDir()))
+		k, err := ctx.LoadKernels(n, cuda.NewCache(cuda.DefaultCacheDir()))
+		if err == nil {
+			useCUBLAS(k)
+		}
+		return k, err
 	}, fmt.Sprintf("CUDA device %d", ordinal))
 }
 
@@ -195,4 +199,13 @@ func (d *gpu[P, S]) Attn(kv WeightType, q, k, v, scratch, out Mem, nKV, headDim,
 	return d.ctx.Do(func() error {
 		return d.k.AttnDecode(d.s, kv, at[P](q), at[P](k), at[P](v), at[P](scratch), at[P](out), nKV, headDim, nHead, nKVHead, kvStride, scale)
 	})
+}
+
+// useCUBLAS gives k cuBLAS for prefill-shaped products where a libcublas
+// loads (cuda.LoadCUBLAS; $FLOWCHAT_CUBLAS=off for none). Without it, or
+// when it fails to start, k keeps its tiled kernels: never an error.
+func useCUBLAS(k *cuda.Kernels) {
+	if lib, err := cuda.LoadCUBLAS(); err == nil {
+		k.UseCUBLAS(lib)
+	}
 }

@@ -79,3 +79,41 @@ func TestShimTiledExtremeScales(t *testing.T) {
 		}
 	}
 }
+
+// TestShimDequantF16: dq16_<type> for every type but F16, run by the shim,
+// writes the twin's halves exactly, on quantizer-made rows and on blocks
+// with extreme fp16 scales (products past ±65504 become ±Inf), with a grid
+// smaller than the work so the grid-stride loop turns.
+func TestShimDequantF16(t *testing.T) {
+	r := rand.New(rand.NewPCG(93, 94))
+	h := shimHarness(t, 32)
+	for _, wt := range WeightTypes() {
+		if _, ok := wt.DequantF16Kernel(); !ok {
+			continue
+		}
+		for _, extreme := range []bool{false, true} {
+			const rows = 5
+			n := tiledSizes(wt)[1]
+			w, _ := randWeights(r, wt, n, rows)
+			if extreme {
+				if wt.BlockSize() == 1 {
+					continue
+				}
+				w = tiledRandomBlocks(r, wt, rows*n/wt.BlockSize(), true)
+			}
+			want := dq16Twin(wt, w, n, rows)
+			l, err := DequantF16Launch(wt, 0, 0, n, rows)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.Grid.X = 1 // fewer threads than items: every thread loops
+			out := runShim(t, h, l.Kernel, l.Grid, l.Block, w, make([]byte, 2*rows*n), n, rows)
+			for i := range want {
+				if got := le16(out[1][2*i:]); got != want[i] {
+					t.Errorf("%s extreme=%v: h[%d] = %#04x, twin %#04x", l.Kernel, extreme, i, got, want[i])
+					break
+				}
+			}
+		}
+	}
+}

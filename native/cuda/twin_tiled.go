@@ -80,3 +80,49 @@ func unitQ4_0(b []byte, _ int, w *[32]float32) {
 		w[j+16] = float32(int(q>>4)-8) * d
 	}
 }
+
+// dqThreads is DQ_THREADS (matmul_tiled.cu).
+const dqThreads = 256
+
+// DequantF16Kernel is the kernel that widens rows of t to F16 for the
+// cuBLAS path (dq16_<type>); ok is false for F16, which needs none.
+func (t WeightType) DequantF16Kernel() (name string, ok bool) {
+	if t == WeightF16 {
+		return "", false
+	}
+	return "dq16" + t.Kernel()[2:], true
+}
+
+// DequantF16Launch is dq16_<t>'s launch: rows × n weights at w into n·rows
+// halves at h.
+func DequantF16Launch(t WeightType, w, h uint64, n, rows int) (Launch, error) {
+	name, ok := t.DequantF16Kernel()
+	switch {
+	case !ok:
+		return Launch{}, fmt.Errorf("no F16 dequantization kernel for %v", t)
+	case n%t.BlockSize() != 0:
+		return Launch{}, fmt.Errorf("%v row of %d elements is not whole blocks", t, n)
+	}
+	items := rows * n
+	if t.BlockSize() > 1 {
+		items /= 32
+	}
+	l := Launch{Kernel: name, Grid: gridFor(items, dqThreads), Block: Dim3{X: dqThreads}}
+	l.ptrs(w, h).ints(n, rows)
+	return l, nil
+}
+
+// dq16Twin is dq16_<t>: the rows × n weights the tiled kernels read,
+// rounded to binary16.
+func dq16Twin(t WeightType, w []byte, n, rows int) []uint16 {
+	h := make([]uint16, rows*n)
+	wr := make([]float32, n)
+	rb := t.RowBytes(n)
+	for r := range rows {
+		dequantRowTwin(t, w[r*rb:(r+1)*rb], wr)
+		for i, v := range wr {
+			h[r*n+i] = floatToHalf(v)
+		}
+	}
+	return h
+}

@@ -227,3 +227,22 @@ func checkBound(t *testing.T, name string, y []float32, want func(c, r int) (flo
 		}
 	}
 }
+
+// TestDequantF16Twin: dq16Twin's halves are engine/ggml's dequantized
+// weights rounded by ggml's FP32ToFP16, for every type it serves.
+func TestDequantF16Twin(t *testing.T) {
+	r := rand.New(rand.NewPCG(95, 96))
+	for _, wt := range WeightTypes() {
+		if _, ok := wt.DequantF16Kernel(); !ok {
+			continue
+		}
+		n, rows := tiledSizes(wt)[1], 3
+		w, deq := randWeights(r, wt, n, rows)
+		got := dq16Twin(wt, w, n, rows)
+		for i, v := range deq {
+			if want := ggml.FP32ToFP16(v); got[i] != want {
+				t.Fatalf("%v: h[%d] = %#04x, ggml %#04x (%g)", wt, i, got[i], want, v)
+			}
+		}
+	}
+}

@@ -232,3 +232,145 @@ FC_KERNEL void __launch_bounds__(MT_THREADS)
 mt_if_q2_b32(const fc_u8* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y, int n, int rows, int cols) {
 	mt_tiled<mt_unit_t<mm_if_t<32, 12, 2, 0, 0, false> > >(W, X, Y, n, rows, cols);
 }
+
+// Dequantization to F16 for the cuBLAS prefill path (cublas.go): H gets
+// the rows × n weights of W as IEEE binary16, each the decoder's float32
+// value (as the tiled kernels read it) rounded to nearest even by
+// fc_float_to_half (beyond ±65504: ±Inf, as ggml's own F16 path).
+//
+// Launch: block (DQ_THREADS), grid (min(ceil(units / DQ_THREADS), 65535)),
+// a grid-stride loop over units: 32-element units of quantized rows (a
+// thread decodes one into registers and writes its 32 halves), single
+// elements of float rows. twin_tiled.go's dq16Twin is this.
+#define DQ_THREADS 256
+
+template <typename T>
+FC_DEVICE void dq16_units(const fc_u8* __restrict__ W, fc_u16* __restrict__ H, int n, int rows) {
+	const int per_row = n / 32;
+	const fc_size nu = (fc_size)rows * per_row;
+	for (fc_size u = (fc_size)blockIdx.x * blockDim.x + threadIdx.x; u < nu; u += (fc_size)gridDim.x * blockDim.x) {
+		const fc_size r = u / per_row;
+		const int j = (int)(u % per_row);
+		float w[32];
+		T::unit(W + r * (per_row / T::per) * T::bytes + (fc_size)(j / T::per) * T::bytes, j % T::per, w);
+#pragma unroll
+		for (int l = 0; l < 32; l++) H[u * 32 + l] = fc_float_to_half(w[l]);
+	}
+}
+
+template <typename E>
+FC_DEVICE void dq16_floats(const fc_u8* __restrict__ W, fc_u16* __restrict__ H, int n, int rows) {
+	const fc_size ne = (fc_size)rows * n;
+	for (fc_size i = (fc_size)blockIdx.x * blockDim.x + threadIdx.x; i < ne; i += (fc_size)gridDim.x * blockDim.x)
+		H[i] = fc_float_to_half(E::at(W, i));
+}
+
+FC_KERNEL void __launch_bounds__(DQ_THREADS)
+dq16_f32(const fc_u8* __restrict__ W, fc_u16* __restrict__ H, int n, int rows) {
+	dq16_floats<mt_f32_e>(W, H, n, rows);
+}
+
+FC_KERNEL void __launch_bounds__(DQ_THREADS)
+dq16_bf16(const fc_u8* __restrict__ W, fc_u16* __restrict__ H, int n, int rows) {
+	dq16_floats<mt_bf16_e>(W, H, n, rows);
+}
+
+FC_KERNEL void __launch_bounds__(DQ_THREADS)
+dq16_q8_0(const fc_u8* __restrict__ W, fc_u16* __restrict__ H, int n, int rows) {
+	dq16_units<mm_q8_0_t>(W, H, n, rows);
+}
+
+FC_KERNEL void __launch_bounds__(DQ_THREADS)
+dq16_q4_0(const fc_u8* __restrict__ W, fc_u16* __restrict__ H, int n, int rows) {
+	dq16_units<mm_q4_0_t>(W, H, n, rows);
+}
+
+FC_KERNEL void __launch_bounds__(DQ_THREADS)
+dq16_q4_1(const fc_u8* __restrict__ W, fc_u16* __restrict__ H, int n, int rows) {
+	dq16_units<mm_q4_1_t>(W, H, n, rows);
+}
+
+FC_KERNEL void __launch_bounds__(DQ_THREADS)
+dq16_q5_0(const fc_u8* __restrict__ W, fc_u16* __restrict__ H, int n, int rows) {
+	dq16_units<mm_q5_0_t>(W, H, n, rows);
+}
+
+FC_KERNEL void __launch_bounds__(DQ_THREADS)
+dq16_q5_1(const fc_u8* __restrict__ W, fc_u16* __restrict__ H, int n, int rows) {
+	dq16_units<mm_q5_1_t>(W, H, n, rows);
+}
+
+FC_KERNEL void __launch_bounds__(DQ_THREADS)
+dq16_iq4_nl(const fc_u8* __restrict__ W, fc_u16* __restrict__ H, int n, int rows) {
+	dq16_units<mm_iq4_nl_t>(W, H, n, rows);
+}
+
+FC_KERNEL void __launch_bounds__(DQ_THREADS)
+dq16_q2_k(const fc_u8* __restrict__ W, fc_u16* __restrict__ H, int n, int rows) {
+	dq16_units<mm_q2_k_t>(W, H, n, rows);
+}
+
+FC_KERNEL void __launch_bounds__(DQ_THREADS)
+dq16_q3_k(const fc_u8* __restrict__ W, fc_u16* __restrict__ H, int n, int rows) {
+	dq16_units<mm_q3_k_t>(W, H, n, rows);
+}
+
+FC_KERNEL void __launch_bounds__(DQ_THREADS)
+dq16_q4_k(const fc_u8* __restrict__ W, fc_u16* __restrict__ H, int n, int rows) {
+	dq16_units<mm_q4_k_t>(W, H, n, rows);
+}
+
+FC_KERNEL void __launch_bounds__(DQ_THREADS)
+dq16_q5_k(const fc_u8* __restrict__ W, fc_u16* __restrict__ H, int n, int rows) {
+	dq16_units<mm_q5_k_t>(W, H, n, rows);
+}
+
+FC_KERNEL void __launch_bounds__(DQ_THREADS)
+dq16_q6_k(const fc_u8* __restrict__ W, fc_u16* __restrict__ H, int n, int rows) {
+	dq16_units<mm_q6_k_t>(W, H, n, rows);
+}
+
+FC_KERNEL void __launch_bounds__(DQ_THREADS)
+dq16_if_q8_b32(const fc_u8* __restrict__ W, fc_u16* __restrict__ H, int n, int rows) {
+	dq16_units<mm_if_t<32, 36, 8, 0, 0, false> >(W, H, n, rows);
+}
+
+FC_KERNEL void __launch_bounds__(DQ_THREADS)
+dq16_if_q8_b64(const fc_u8* __restrict__ W, fc_u16* __restrict__ H, int n, int rows) {
+	dq16_units<mm_if_t<64, 68, 8, 0, 0, false> >(W, H, n, rows);
+}
+
+FC_KERNEL void __launch_bounds__(DQ_THREADS)
+dq16_if_q6_b64(const fc_u8* __restrict__ W, fc_u16* __restrict__ H, int n, int rows) {
+	dq16_units<mm_if_t<64, 52, 4, 2, 0, false> >(W, H, n, rows);
+}
+
+FC_KERNEL void __launch_bounds__(DQ_THREADS)
+dq16_if_q5_b64(const fc_u8* __restrict__ W, fc_u16* __restrict__ H, int n, int rows) {
+	dq16_units<mm_if_t<64, 44, 4, 1, 0, false> >(W, H, n, rows);
+}
+
+FC_KERNEL void __launch_bounds__(DQ_THREADS)
+dq16_if_q4_b32(const fc_u8* __restrict__ W, fc_u16* __restrict__ H, int n, int rows) {
+	dq16_units<mm_if_t<32, 20, 4, 0, 0, false> >(W, H, n, rows);
+}
+
+FC_KERNEL void __launch_bounds__(DQ_THREADS)
+dq16_if_q4_b64(const fc_u8* __restrict__ W, fc_u16* __restrict__ H, int n, int rows) {
+	dq16_units<mm_if_t<64, 36, 4, 0, 0, false> >(W, H, n, rows);
+}
+
+FC_KERNEL void __launch_bounds__(DQ_THREADS)
+dq16_if_q3h_b64(const fc_u8* __restrict__ W, fc_u16* __restrict__ H, int n, int rows) {
+	dq16_units<mm_if_t<64, 32, 4, 2, 1, true> >(W, H, n, rows);
+}
+
+FC_KERNEL void __launch_bounds__(DQ_THREADS)
+dq16_if_q3_b32(const fc_u8* __restrict__ W, fc_u16* __restrict__ H, int n, int rows) {
+	dq16_units<mm_if_t<32, 16, 2, 1, 0, false> >(W, H, n, rows);
+}
+
+FC_KERNEL void __launch_bounds__(DQ_THREADS)
+dq16_if_q2_b32(const fc_u8* __restrict__ W, fc_u16* __restrict__ H, int n, int rows) {
+	dq16_units<mm_if_t<32, 12, 2, 0, 0, false> >(W, H, n, rows);
+}
