@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	os.Setenv("XDG_CACHE_HOME", dir) // the kernel cache starts empty
+	os.Setenv("XDG_CACHE_HOME", dir)    // the kernel cache starts empty
 	os.Setenv("FLOWCHAT_CUBLAS", "off") // the tiled kernels, whatever is installed; cuBLAS: cuda_fake_cublas_test.go
 	fakePath, fakeSkip = buildFakeDriver(dir, "FAKE_KERNELS")
 	if fakePath != "" {
