@@ -43,8 +43,9 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	os.Setenv("XDG_CACHE_HOME", dir)    // the kernel cache starts empty
-	os.Setenv("FLOWCHAT_CUBLAS", "off") // the tiled kernels, whatever is installed; cuBLAS: cuda_fake_cublas_test.go
+	os.Setenv("XDG_CACHE_HOME", dir) // the kernel cache starts empty
+	// The tiled kernels, whatever is installed (cuBLAS: cuda_fake_cublas_test.go).
+	os.Setenv("FLOWCHAT_CUBLAS", "off")
 	fakePath, fakeSkip = buildFakeDriver(dir, "FAKE_KERNELS")
 	if fakePath != "" {
 		os.Setenv("FLOWCHAT_LIBCUDA", fakePath)
