@@ -58,7 +58,11 @@ func loadCUBLASFrom(candidates []string) (*CUBLAS, error) {
 	for _, path := range candidates {
 		h, err := openLibrary(path)
 		if err != nil {
-			tried = append(tried, fmt.Sprintf("%s: %v", path, err))
+			msg := err.Error() // dlerror's message names the file already
+			if !strings.Contains(msg, path) {
+				msg = path + ": " + msg
+			}
+			tried = append(tried, msg)
 			continue
 		}
 		b := &CUBLAS{Path: path}
