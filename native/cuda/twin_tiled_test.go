@@ -246,3 +246,31 @@ func TestDequantF16Twin(t *testing.T) {
 		}
 	}
 }
+
+// blasReference is the float64 product of the inputs GemmEx should get:
+// the twin's F16 weights and F16-rounded activations (F32 weights: both
+// as they are), with a bound of 2⁻²³·Σ|w·x|.
+func blasReference(wt WeightType, w []byte, x []float32, n, rows int) func(c, r int) (float64, float64) {
+	var wf []float32
+	if wt == WeightF32 || wt == WeightF16 {
+		wf = make([]float32, rows*n)
+		for r := range rows {
+			dequantRowTwin(wt, w[r*wt.RowBytes(n):], wf[r*n:(r+1)*n])
+		}
+	} else {
+		for _, h := range dq16Twin(wt, w, n, rows) {
+			wf = append(wf, halfToFloat(h))
+		}
+	}
+	xr := x
+	if wt != WeightF32 {
+		xr = make([]float32, len(x))
+		for i, v := range x {
+			xr[i] = halfToFloat(floatToHalf(v))
+		}
+	}
+	return func(c, r int) (float64, float64) {
+		v, mag := dot64(wf[r*n:(r+1)*n], xr[c*n:(c+1)*n])
+		return v, mag * 0x1p-23
+	}
+}
