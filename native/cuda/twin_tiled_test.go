@@ -148,7 +148,7 @@ func TestTiledAgainstMatvec(t *testing.T) {
 // beyond, at every warp size.
 func TestMatMulDispatch(t *testing.T) {
 	r := rand.New(rand.NewPCG(87, 88))
-	const n, rows = 96, 70
+	const rows = 70
 	w, _ := randWeights(r, WeightQ4_K, 256, rows)
 	for _, warp := range warps {
 		for _, cols := range []int{1, 8, 16, 17, 64, 130} {
@@ -175,7 +175,6 @@ func TestMatMulDispatch(t *testing.T) {
 			checkULP(t, fmt.Sprintf("Twin.MatMul warp=%d cols=%d", warp, cols), got, wantTwin, 0)
 		}
 	}
-	_ = n
 }
 
 // TestTiledConstants: twin_tiled.go's launch constants are
