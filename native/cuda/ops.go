@@ -92,7 +92,9 @@ const cudaWarp = 32
 // (launches.go has their shapes).
 
 // MatMul: y[c·rows + r] = Σ_i W[r][i]·x[c·n + i] for rows weight rows of
-// type t (n elements each, GGML layout) and cols float32 columns.
+// type t (n elements each, GGML layout) and cols float32 columns: the
+// matvec or the tiled kernels (MatMulTiled), or cuBLAS for the tiled
+// shapes after UseCUBLAS.
 func (k *Kernels) MatMul(s *Stream, t WeightType, w, x, y DevicePtr, n, rows, cols int) error {
 	if k.blas != nil && MatMulTiled(cols) {
 		return k.matMulBLAS(s, t, w, x, y, n, rows, cols)
