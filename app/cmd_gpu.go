@@ -31,6 +31,10 @@ type gpuReport struct {
 	hipMem   []memReading
 	hiprtc   *hip.HIPRTC
 	hipRTErr error
+
+	// cuBLAS, optional (neither set: not probed, no line).
+	cublas    *cuda.CUBLAS
+	cublasErr error
 }
 
 type memReading struct {
@@ -48,6 +52,7 @@ func probeGPUs() gpuReport {
 		}
 	}
 	r.nvrtc, r.nvrtcErr = cuda.LoadNVRTC()
+	r.cublas, r.cublasErr = cuda.LoadCUBLAS()
 	if r.hip, r.hipErr = hip.Probe(); r.hipErr == nil {
 		for _, d := range r.hip.Devices {
 			var m memReading
@@ -91,6 +96,7 @@ func printGPUReport(w io.Writer, r gpuReport) {
 	} else {
 		fmt.Fprintf(w, "NVRTC: %s (%s)%s\n", r.nvrtc.Version(), r.nvrtc.Path, archRange(r.nvrtc.SupportedArchs()))
 	}
+	printCUBLAS(w, r)
 	if r.hipErr != nil {
 		fmt.Fprintf(w, "ROCm: no device: %s\n", noGPUReason(r.hipErr))
 	} else {
@@ -282,4 +288,14 @@ func printCompiled(w io.Writer, target, source string, err error) bool {
 		fmt.Fprintf(w, "    %s\n", l)
 	}
 	return true
+}
+
+// printCUBLAS says which path prefill-shaped matrix products take on CUDA.
+func printCUBLAS(w io.Writer, r gpuReport) {
+	switch {
+	case r.cublas != nil:
+		fmt.Fprintf(w, "cuBLAS: %s (prefill products; FLOWCHAT_CUBLAS=off for flowchat's tiled kernels)\n", r.cublas.Path)
+	case r.cublasErr != nil:
+		fmt.Fprintf(w, "cuBLAS: not used, prefill products run flowchat's tiled kernels: %s\n", noGPUReason(r.cublasErr))
+	}
 }

@@ -49,6 +49,7 @@ func TestGPUReportText(t *testing.T) {
 		}},
 		cudaMem:  []memReading{{free: 79 << 30, total: 80 << 30}, {err: errors.New("CUDA_ERROR_OUT_OF_MEMORY (2)"), total: 24 << 30}},
 		nvrtcErr: fmt.Errorf("%w: tried libnvrtc.so.12: not found", cuda.ErrNoNVRTC),
+		cublas:   &cuda.CUBLAS{Path: "libcublas.so.12"},
 		hip:      hip.Info{RuntimeVersion: 60241134, Devices: []hip.Device{{Ordinal: 0, Name: "AMD Instinct MI210", TotalMem: 64 << 30, Arch: "gfx90a:sramecc+:xnack-", WarpSize: 64}}},
 		hipMem:   []memReading{{free: 32 << 30, total: 64 << 30}},
 		hipRTErr: fmt.Errorf("%w: tried libhiprtc.so: not found", hip.ErrNoHIPRTC),
@@ -59,6 +60,7 @@ func TestGPUReportText(t *testing.T) {
   cuda:0  NVIDIA H100 80GB HBM3  compute 9.0 (sm_90)  79.0 GiB free of 80.0 GiB
   cuda:1  NVIDIA RTX 4090  compute 8.9 (sm_89)  24.0 GiB total, free unknown (CUDA_ERROR_OUT_OF_MEMORY (2))
 NVRTC: not found: NVRTC (the CUDA runtime compiler) not available: tried libnvrtc.so.12: not found
+cuBLAS: libcublas.so.12 (prefill products; FLOWCHAT_CUBLAS=off for flowchat's tiled kernels)
 ROCm: HIP 6.2.41134, 1 device(s)
   hip:0  AMD Instinct MI210  gfx90a:sramecc+:xnack-  wavefront 64  32.0 GiB free of 64.0 GiB
 hipRTC: not found: hipRTC (the HIP runtime compiler) not available: tried libhiprtc.so: not found
@@ -71,10 +73,11 @@ hipRTC: not found: hipRTC (the HIP runtime compiler) not available: tried libhip
 	printGPUReport(&b, gpuReport{
 		cudaErr:  fmt.Errorf("%w: libcuda.so.1 not loadable (no such file); running on CPU", cuda.ErrNoGPU),
 		hipErr:   fmt.Errorf("%w: libamdhip64.so not loadable (no such file); running on CPU", hip.ErrNoGPU),
-		nvrtcErr: cuda.ErrNoNVRTC, hipRTErr: hip.ErrNoHIPRTC,
+		nvrtcErr: cuda.ErrNoNVRTC, hipRTErr: hip.ErrNoHIPRTC, cublasErr: cuda.ErrNoCUBLAS,
 	})
 	want = `CUDA: no device: no NVIDIA GPU found: libcuda.so.1 not loadable (no such file)
 NVRTC: not found: NVRTC (the CUDA runtime compiler) not available
+cuBLAS: not used, prefill products run flowchat's tiled kernels: cuBLAS not available
 ROCm: no device: no AMD GPU found: libamdhip64.so not loadable (no such file)
 hipRTC: not found: hipRTC (the HIP runtime compiler) not available
 
@@ -173,7 +176,8 @@ func TestGPUCompileFailurePrintsLog(t *testing.T) {
 
 	// A target NVRTC cannot build for: one FAILED line per source, exit 1.
 	out, stderr, code := run(t, "gpu", "compile", "--arch", "sm_20")
-	if code != 1 || strings.Count(out, "FAILED: nvrtc: ") != len(cudaSourceNames()) || !strings.Contains(stderr, "kernel compilation failed: 5 of 5") {
+	ns := len(cudaSourceNames())
+	if code != 1 || strings.Count(out, "FAILED: nvrtc: ") != ns || !strings.Contains(stderr, fmt.Sprintf("kernel compilation failed: %d of %d", ns, ns)) {
 		t.Errorf("sm_20: exit %d, stdout:\n%s\nstderr: %s", code, out, stderr)
 	}
 }

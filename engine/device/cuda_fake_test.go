@@ -44,6 +44,8 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Setenv("XDG_CACHE_HOME", dir) // the kernel cache starts empty
+	// The tiled kernels, whatever is installed (cuBLAS: cuda_fake_cublas_test.go).
+	os.Setenv("FLOWCHAT_CUBLAS", "off")
 	fakePath, fakeSkip = buildFakeDriver(dir, "FAKE_KERNELS")
 	if fakePath != "" {
 		os.Setenv("FLOWCHAT_LIBCUDA", fakePath)

@@ -85,7 +85,11 @@ func OpenCUDA(ordinal int) (Device, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrNoDevice, err)
 		}
-		return ctx.LoadKernels(n, cuda.NewCache(cuda.DefaultCacheDir()))
+		k, err := ctx.LoadKernels(n, cuda.NewCache(cuda.DefaultCacheDir()))
+		if err == nil {
+			useCUBLAS(k)
+		}
+		return k, err
 	}, fmt.Sprintf("CUDA device %d", ordinal))
 }
 
@@ -255,4 +259,13 @@ var (
 
 func (d *gpu[P, S, E, C]) Argmax(x, out Mem, n, rows int) error {
 	return d.ctx.Do(func() error { return d.k.(argmaxKernels[P, S]).Argmax(d.s, at[P](x), at[P](out), n, rows) })
+}
+
+// useCUBLAS gives k cuBLAS for prefill-shaped products where a libcublas
+// loads (cuda.LoadCUBLAS; $FLOWCHAT_CUBLAS=off for none). Without it, or
+// when it fails to start, k keeps its tiled kernels: never an error.
+func useCUBLAS(k *cuda.Kernels) {
+	if lib, err := cuda.LoadCUBLAS(); err == nil {
+		k.UseCUBLAS(lib)
+	}
 }

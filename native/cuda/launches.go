@@ -50,10 +50,14 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 // gridFor is a grid-stride kernel's grid for n items, threads a block.
 func gridFor(n, threads int) Dim3 { return Dim3{X: min(ceilDiv(n, threads), 65535)} }
 
-// MatMulLaunch is MatMul's launch (matmul.cu) at warp size warp.
+// MatMulLaunch is MatMul's launch at warp size warp: matmul.cu's matvec,
+// or matmul_tiled.cu's tiled kernel where MatMulTiled(cols).
 func MatMulLaunch(warp int, t WeightType, w, x, y uint64, n, rows, cols int) (Launch, error) {
 	if n%t.BlockSize() != 0 {
 		return Launch{}, fmt.Errorf("%v row of %d elements is not whole blocks", t, n)
+	}
+	if MatMulTiled(cols) {
+		return matMulTiledLaunch(t, w, x, y, n, rows, cols), nil
 	}
 	l := Launch{Kernel: t.Kernel(), Grid: Dim3{X: ceilDiv(rows, mmWarps), Y: ceilDiv(cols, mmMaxCols)}, Block: Dim3{X: warp, Y: mmWarps}}
 	l.ptrs(w, x, y).ints(n, rows, cols)

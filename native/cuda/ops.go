@@ -13,6 +13,7 @@ type Kernels struct {
 	fn   map[string]*Function
 	args Args
 	warp int
+	blas *blas // nil: no cuBLAS (cublas.go)
 }
 
 // LoadKernels compiles (or takes from cache) every kernel source for the
@@ -52,6 +53,10 @@ func (c *Context) LoadKernels(n *NVRTC, cache *Cache) (*Kernels, error) {
 
 // Unload releases the modules.
 func (k *Kernels) Unload() {
+	if k.blas != nil {
+		k.blas.free(k.c)
+		k.blas = nil
+	}
 	for _, m := range k.mods {
 		k.c.UnloadModule(m)
 	}
@@ -87,8 +92,13 @@ const cudaWarp = 32
 // (launches.go has their shapes).
 
 // MatMul: y[c·rows + r] = Σ_i W[r][i]·x[c·n + i] for rows weight rows of
-// type t (n elements each, GGML layout) and cols float32 columns.
+// type t (n elements each, GGML layout) and cols float32 columns: the
+// matvec or the tiled kernels (MatMulTiled), or cuBLAS for the tiled
+// shapes after UseCUBLAS.
 func (k *Kernels) MatMul(s *Stream, t WeightType, w, x, y DevicePtr, n, rows, cols int) error {
+	if k.blas != nil && MatMulTiled(cols) {
+		return k.matMulBLAS(s, t, w, x, y, n, rows, cols)
+	}
 	l, err := MatMulLaunch(k.warp, t, uint64(w), uint64(x), uint64(y), n, rows, cols)
 	return k.run(s, l, err)
 }

@@ -8,8 +8,13 @@ package cuda
 // not a fast path.
 type Twin struct{ Warp int }
 
-// MatMul is MatMul's arithmetic: y[c·rows + r] = Σ_i W[r][i]·x[c·n + i].
+// MatMul is MatMul's arithmetic: y[c·rows + r] = Σ_i W[r][i]·x[c·n + i],
+// by the kernel MatMulLaunch picks (MatMulTiled).
 func (t Twin) MatMul(wt WeightType, w []byte, x, y []float32, n, rows, cols int) {
+	if MatMulTiled(cols) {
+		mtTwin(wt, w, x, y, n, rows, cols)
+		return
+	}
 	mmTwin(wt, t.Warp, w, x, y, n, rows, cols)
 }
 

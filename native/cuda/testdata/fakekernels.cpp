@@ -11,6 +11,7 @@
 #include "act.cu"
 #include "attn.cu"
 #include "matmul.cu"
+#include "matmul_tiled.cu"
 #include "norm.cu"
 #include "rope.cu"
 #include "launch.h"
@@ -33,6 +34,7 @@ struct fakeKernel {
 #define KERNEL(name) {#name, [] { call(name); }}
 static const fakeKernel kernels[] = {
 	FC_SHIM_KERNELS,
+	FC_SHIM_KERNELS_TILED,
 };
 
 static int launches;

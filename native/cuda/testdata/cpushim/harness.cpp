@@ -12,6 +12,7 @@
 #include "act.cu"
 #include "attn.cu"
 #include "matmul.cu"
+#include "matmul_tiled.cu"
 #include "norm.cu"
 #include "rope.cu"
 #include "launch.h"
@@ -50,6 +51,7 @@ template <typename... P> static void call(void (*k)(P...)) { callWith(k, std::in
 #define KERNEL(name) {#name, [] { call(name); }}
 static const std::map<std::string, void (*)()> kernels = {
 	FC_SHIM_KERNELS,
+	FC_SHIM_KERNELS_TILED,
 };
 
 int main(int argc, char** argv) {
