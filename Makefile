@@ -22,7 +22,7 @@ VERSION ?= $(shell sed -n 's/^ *Version *= *"\(.*\)"/\1/p' FyneApp.toml)
 COMMIT  ?= $(shell git describe --always --dirty --abbrev=12 --exclude '*' 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: all run build deps test-deps nvrtc hiprtc apt test gpu-compile test-arm64 fuzz vet bench bench-kernels clean install install-files uninstall desktop-caches
+.PHONY: all run build deps test-deps nvrtc hiprtc apt test test-gpu gpu-compile test-arm64 fuzz vet bench bench-kernels clean install install-files uninstall desktop-caches
 
 # Fuzz targets for every parser of outside bytes, run briefly by `make test`
 # (their seed corpora also run as plain tests). Each target has a budget in
@@ -154,6 +154,14 @@ test: vet
 # No GPU is needed. Where a compiler is missing it says so and skips it.
 GPU_ARCHS := sm_70,sm_80,sm_86,sm_89,sm_90
 HIP_ARCHS := gfx906,gfx90a,gfx1030
+# test-gpu runs the tests only a GPU can run (each skips with its reason
+# where there is none): every kernel against its twin on the device, the
+# device fixtures' logits against the CPU engine fully offloaded and split
+# at several layer counts, the memory an offload takes, the CLI's GPU
+# commands. Run it on a machine with an NVIDIA or AMD GPU.
+test-gpu:
+	$(GO) test -count=1 -v -tags $(TAGS) -run 'GPU' ./native/cuda ./native/hip ./engine/device ./engine/model ./app
+
 gpu-compile:
 	@if ldconfig -p 2>/dev/null | grep -q 'libnvrtc\.so'; then \
 	  echo "flowchat gpu compile --arch $(GPU_ARCHS)"; \
