@@ -83,8 +83,17 @@ type Model struct {
 }
 
 // SetSpeculation makes o the speculative decoding of the model's
-// sessions (nil: none); a GenerateOptions.Spec overrides it.
-func (m *Model) SetSpeculation(o *SpecOptions) { m.spec = o }
+// sessions (nil: none); a GenerateOptions.Spec overrides it. What earlier
+// replies measured of any drafter is forgotten (a new draft may share an
+// old one's name), so the next reply probes afresh.
+func (m *Model) SetSpeculation(o *SpecOptions) {
+	m.spec = o
+	if m.sched != nil {
+		m.sched.statsMu.Lock()
+		m.sched.priors = nil
+		m.sched.statsMu.Unlock()
+	}
+}
 
 // Speculation is the sessions' default speculative decoding (nil: none).
 func (m *Model) Speculation() *SpecOptions { return m.spec }

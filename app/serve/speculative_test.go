@@ -41,19 +41,23 @@ func specModel(t *testing.T) *engine.Model {
 // TestSDKSpeculative: through the official client, greedy requests with
 // the server's draft model, with n-gram drafts and with speculation off
 // all give the engine's plain greedy text, and the responses report what
-// was drafted (llama-server's timings.draft_n) when something was.
+// was drafted (llama-server's timings.draft_n) when something was. Each
+// request goes to a server over a freshly loaded model: a scheduler's
+// later request with the same drafter resumes the last one's verdict
+// (engine's specPrior), and at this size drafting does not pay, so it
+// would rightly draft nothing in 48 tokens; a first request always probes.
 func TestSDKSpeculative(t *testing.T) {
-	m := specModel(t)
-	ts, _ := newTestServer(t, m, 2, Config{})
-	c := client(ts, "")
 	const maxTokens = 48
 	for _, p := range prompts {
+		m := specModel(t)
 		ref := generateRef(t, m, chatTokens(t, m, p), maxTokens, false) // the model's default: the self-draft
 		plain := plainRef(t, m, chatTokens(t, m, p), maxTokens)
 		if ref.text != plain {
 			t.Fatalf("%q: speculative session %q, plain %q", p, ref.text, plain)
 		}
 		for _, spec := range []map[string]any{{"draft": "model", "n": 4}, {"draft": "ngram", "n": 6}, {"draft": "none"}, nil} {
+			ts, _ := newTestServer(t, specModel(t), 2, Config{})
+			c := client(ts, "")
 			opts := []option.RequestOption{}
 			if spec != nil {
 				opts = append(opts, option.WithJSONSet("speculative", spec))

@@ -31,6 +31,11 @@ type Model struct {
 	// mapping would make the rows around it resident (fault-around).
 	embFile   *os.File
 	embOff    int64   // the embedding's offset in embFile
+	// embData and embType are the mapped embedding embFile reads for: a
+	// load that re-quantizes (LoadOptions.Quant) replaces TokEmbd's data
+	// and type, and then its rows come from memory, not the file.
+	embData *byte
+	embType ggml.Type
 	PosEmbd   *Weight // learned positions (GPT-2, BERT)
 	TypeEmbd  *Weight // token types (BERT); row 0 is used
 	EmbdNorm  *Norm   // norm right after the embedding (BLOOM, BERT)
@@ -192,4 +197,12 @@ func (m *Model) Describe() (params int64, types map[ggml.Type]int) {
 		types[w.Type]++
 	}
 	return params, types
+}
+
+// embFromFile reports whether token embedding rows are read from the file
+// (embFile) rather than from TokEmbd.Data: only while TokEmbd still holds
+// the mapped tensor it was opened for.
+func (m *Model) embFromFile() bool {
+	w := m.TokEmbd
+	return m.embFile != nil && w != nil && len(w.Data) > 0 && &w.Data[0] == m.embData && w.Type == m.embType
 }

@@ -109,6 +109,7 @@ func FromGGUFHugePages(f *gguf.File, sp *spec.Spec, opt Options) (m *Model, rele
 			if d := f.TensorData(t); len(d) == len(w.Data) && &d[0] == &w.Data[0] {
 				if fh, err := os.Open(f.Path); err == nil {
 					m.embFile, m.embOff = fh, int64(f.DataOffset+t.Offset)
+					m.embData, m.embType = &w.Data[0], w.Type
 					mem := release
 					release = func() error { fh.Close(); return mem() }
 				}

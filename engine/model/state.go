@@ -169,7 +169,7 @@ func (s *State) withBuffers(maxBatch int) *State {
 	off = 0
 	s.up, s.gate = carve(&off, s.ffnRows*nff), carve(&off, s.ffnRows*width)
 	s.logits = make([]float32, c.NVocab) // grown on demand when every row is wanted
-	if m.embFile != nil {
+	if m.embFromFile() {
 		s.embBuf = make([]byte, m.TokEmbd.Type.RowSize(m.TokEmbd.Cols))
 	}
 	in, down := m.actRowBytes(maxCols)
@@ -409,7 +409,7 @@ func (s *State) embedRow(t int, tok int32) {
 	m, d, p := s.m, s.m.NEmbd, s.rowPos[t]
 	row := s.x[t*d : (t+1)*d]
 	src := m.TokEmbd.Row(int(tok))
-	if m.embFile != nil && len(s.embBuf) >= len(src) {
+	if m.embFromFile() && len(s.embBuf) >= len(src) {
 		// pread: no page of the mapping becomes resident (FromGGUFHugePages).
 		if n, err := m.embFile.ReadAt(s.embBuf[:len(src)], m.embOff+int64(tok)*int64(len(src))); n == len(src) && err == nil {
 			src = s.embBuf[:len(src)]
