@@ -29,13 +29,13 @@ type Model struct {
 	// embFile reads token embedding rows with pread where the embedding
 	// stayed in the file mapping (FromGGUFHugePages): a read through the
 	// mapping would make the rows around it resident (fault-around).
-	embFile   *os.File
-	embOff    int64   // the embedding's offset in embFile
+	embFile *os.File
+	embOff  int64 // the embedding's offset in embFile
 	// embData and embType are the mapped embedding embFile reads for: a
 	// load that re-quantizes (LoadOptions.Quant) replaces TokEmbd's data
 	// and type, and then its rows come from memory, not the file.
-	embData *byte
-	embType ggml.Type
+	embData   *byte
+	embType   ggml.Type
 	PosEmbd   *Weight // learned positions (GPT-2, BERT)
 	TypeEmbd  *Weight // token types (BERT); row 0 is used
 	EmbdNorm  *Norm   // norm right after the embedding (BLOOM, BERT)

@@ -22,7 +22,7 @@ type SplitOptions struct {
 	// one per device; nil: equal speeds and free links (the planner then
 	// splits by free memory and shares alone).
 	Probes []device.Probe
-	KVType      ggml.Type     // the KV cache's type (F32, F16, Q8_0), counted by device.KVCacheBytes
+	KVType ggml.Type // the KV cache's type (F32, F16, Q8_0), counted by device.KVCacheBytes
 }
 
 // ErrSplitShape is wrapped when the blocks cannot be split as asked.
