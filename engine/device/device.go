@@ -210,3 +210,10 @@ func SplitScratch(nHead, nKV, headDim int) int { return cuda.AttnSplitScratch(nH
 type Argmaxer interface {
 	Argmax(x, out Mem, n, rows int) error
 }
+
+// MatvecMaxCols is the most columns a MatMul runs on the matrix-vector
+// kernels; wider products run the tiled kernels, which sum in another
+// order (native/cuda's MatMulTiled). A caller that cuts a batch into
+// parts keeps every part on the side of this line the whole batch is on,
+// so that cutting changes no bit.
+const MatvecMaxCols = cuda.MatMulMatvecMaxCols

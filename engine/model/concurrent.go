@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"flowchat/engine/device"
 	"flowchat/engine/ggml"
 )
 
@@ -128,6 +129,15 @@ func (s *State) pipelinePlan(T int) *pipeline {
 		}
 	}
 	n := min(T, pipelineMicroBatches(len(p.stages)))
+	if T > device.MatvecMaxCols {
+		// Micro-batches stay wide enough for the tiled matrix kernels, as
+		// the whole batch is: their sums are ordered otherwise than the
+		// matvec's, and a cut must change no bit.
+		n = min(n, T/(device.MatvecMaxCols+1))
+	}
+	if n < 2 {
+		return nil
+	}
 	for i := range n + 1 {
 		p.cuts = append(p.cuts, i*T/n)
 	}
