@@ -16,15 +16,7 @@ import (
 // boundary (repackRows) included; and the rewritten blocks dequantize to
 // the original's values exactly.
 func TestRepackQ8Gemm(t *testing.T) {
-	if !hasAVX2 {
-		t.Skip("no AVX2")
-	}
-	tiers := []map[Type]*tileSet{avx2Tiles}
-	if hasVNNI {
-		tiers = append(tiers, vnniTiles)
-	} else {
-		t.Log("no AVX-512 VNNI: that tier is not checked here")
-	}
+	tiers := testTiers(t)
 	r := rand.New(rand.NewPCG(55, 56))
 	for _, tp := range []Type{Q5_0, IQ4_NL} {
 		// The rewrite is exact: same values, same scale; the word-wise

@@ -11,15 +11,7 @@ import (
 // TestTilesMatchLanes runs every kernel tier this CPU has (not only the
 // one installed) against the lane twins, bit for bit.
 func TestTilesMatchLanes(t *testing.T) {
-	if !hasAVX2 {
-		t.Skip("no AVX2")
-	}
-	tiers := []map[Type]*tileSet{avx2Tiles}
-	if hasVNNI {
-		tiers = append(tiers, vnniTiles)
-	} else {
-		t.Log("no AVX-512 VNNI: that tier is not checked here")
-	}
+	tiers := testTiers(t)
 	r := rand.New(rand.NewPCG(25, 26))
 	for _, tier := range tiers {
 		for tp, k := range tier {
@@ -69,6 +61,22 @@ func BenchmarkTiles(b *testing.B) {
 			}
 		}
 	}
+}
+
+// testTiers is every kernel tier this CPU can run (skipping without AVX2,
+// saying so when the VNNI tier is left out).
+func testTiers(t *testing.T) []map[Type]*tileSet {
+	t.Helper()
+	if !hasAVX2 {
+		t.Skip("skipping: no AVX2")
+	}
+	tiers := []map[Type]*tileSet{avx2Tiles}
+	if hasVNNI {
+		tiers = append(tiers, vnniTiles)
+	} else {
+		t.Log("no AVX-512 VNNI: that tier is not checked here")
+	}
+	return tiers
 }
 
 // zGroup is the column group of k's 512-bit tiles (1: it has none).
