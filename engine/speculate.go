@@ -145,7 +145,7 @@ func newSpecState(o SpecOptions, prior *specCtl) *specState {
 }
 
 // specKey names a drafter and the settings its measurements depend on:
-// the key of a scheduler's specPriors.
+// the key of a scheduler's priors.
 func specKey(o SpecOptions) string {
 	_ = o.check(sample.Params{}) // the defaults filled in, as AddQuery does
 	return fmt.Sprintf("%s|%d|%v", o.Draft.Name(), o.K, o.Accept)
