@@ -48,6 +48,24 @@ func q80x4VNNI(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb i
 func q80t44VNNI(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 
 //go:noescape
+func q40x4VNNIR4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q40t44VNNIR4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q40f4p1R4(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q40f4p2R4(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q40f4p3R4(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q40f4p4R4(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
 func q80z48(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
 
 //go:noescape
@@ -90,6 +108,11 @@ type tileSet struct {
 	tile, strip, one tileFunc
 	off              int32
 	z                bool // 512-bit tiles over column groups of 8 (gemmz_amd64.s)
+	// r4: the weights are in the interleaved layout (Rows4): the 4-row
+	// kernels (tile, strip, the flat ones) take a group's rows one block
+	// (18 bytes) apart; rows past the last full group are row-major and run
+	// the 1-row kernels.
+	r4 bool
 }
 
 // The kernel sets by tier. Q4_0 feeds unsigned nibbles q (w = q−8) and
@@ -98,12 +121,17 @@ type tileSet struct {
 // uses the sign trick and needs no correction.
 var (
 	avx2Tiles = map[Type]*tileSet{
-		Q4_0: {Q4_0, "avx2", 2, 4, q40t24AVX2, q40x4AVX2, q40x1AVX2, 8, false},
-		Q8_0: {Q8_0, "avx2", 2, 4, q80t24AVX2, q80x4AVX2, q80x1AVX2, 0, false},
+		Q4_0: {Q4_0, "avx2", 2, 4, q40t24AVX2, q40x4AVX2, q40x1AVX2, 8, false, false},
+		Q8_0: {Q8_0, "avx2", 2, 4, q80t24AVX2, q80x4AVX2, q80x1AVX2, 0, false, false},
 	}
 	vnniTiles = map[Type]*tileSet{
-		Q4_0: {Q4_0, "vnni", 4, 4, q40t44VNNI, q40x4VNNI, q40x1VNNI, -8, true},
-		Q8_0: {Q8_0, "vnni", 4, 4, q80t44VNNI, q80x4VNNI, q80x1VNNI, -128, true},
+		Q4_0: {Q4_0, "vnni", 4, 4, q40t44VNNI, q40x4VNNI, q40x1VNNI, -8, true, false},
+		Q8_0: {Q8_0, "vnni", 4, 4, q80t44VNNI, q80x4VNNI, q80x1VNNI, -128, true, false},
+	}
+	// vnniRows4 are the VNNI tier's kernels on the interleaved layout
+	// (Rows4): the same arithmetic, so bit-identical to vnniTiles.
+	vnniRows4 = map[Type]*tileSet{
+		Q4_0: {Q4_0, "vnni", 4, 4, q40t44VNNIR4, q40x4VNNIR4, q40x1VNNI, -8, true, true},
 	}
 )
 
@@ -117,6 +145,11 @@ func init() {
 	}
 	for t, k := range tiles {
 		useTiles(t, k)
+	}
+	if hasVNNI {
+		for t, k := range vnniRows4 {
+			gemmRows4[t] = k.run
+		}
 	}
 	installRepack(tiles[Q8_0])
 }
@@ -148,7 +181,7 @@ func (k *tileSet) run(n int, w []byte, rows int, a *Act, dst []float32, ldd int)
 		qs, dx, corr := &a.qs[c*cs], &a.dx8[c*8*nb], &a.corr[c*8*nb]
 		r := 0
 		for ; r+k.tr <= rows; r += k.tr {
-			k.tile(&w[r*rs], rs, qs, dx, corr, cs, nb, tab, &dst[c*ldd+r], 4*ldd)
+			k.tile(&w[r*rs], k.rs4(rs), qs, dx, corr, cs, nb, tab, &dst[c*ldd+r], 4*ldd)
 		}
 		for cc := c; cc < c+k.tc; cc++ {
 			k.rest(n, w, r, rows, a, cc, dst[cc*ldd:])
@@ -166,7 +199,7 @@ func (k *tileSet) column(n int, w []byte, rows int, a *Act, c int, out []float32
 	qs, dx, corr := &a.qs[c*cs], &a.dx8[c*8*nb], &a.corr[c*8*nb]
 	r := 0
 	for ; r+4 <= rows; r += 4 {
-		k.strip(&w[r*rs], rs, qs, dx, corr, cs, nb, &fp16Table[0], &out[r], 4)
+		k.strip(&w[r*rs], k.rs4(rs), qs, dx, corr, cs, nb, &fp16Table[0], &out[r], 4)
 	}
 	k.rest(n, w, r, rows, a, c, out)
 }
@@ -182,6 +215,16 @@ func (k *tileSet) rest(n int, w []byte, r0, rows int, a *Act, c int, out []float
 }
 
 func (k *tileSet) rowSize(n int) int { return k.t.RowSize(n) }
+
+// rs4 is the row stride the 4-row kernels take: rs row-major, the block
+// size in the interleaved layout (where a group of 4 rows still starts at
+// 4·rs, so the callers' &w[r·rs] holds for both).
+func (k *tileSet) rs4(rs int) int {
+	if k.r4 {
+		return k.t.RowSize(k.t.BlockSize())
+	}
+	return rs
+}
 
 // matVec is MatVec through a pooled Act.
 func (k *tileSet) matVec(n int, w, x []byte, dst []float32) {
@@ -261,6 +304,9 @@ func (k *tileSet) zgroup(n int, w *byte, nr int, a *Act, g int, dst []float32, l
 	if !flatGEMM {
 		pairs = 4
 	}
+	if nr == 4 {
+		rs = k.rs4(rs)
+	}
 	if nr == 4 && nc == 2*pairs {
 		k.ztile(pairs, w, rs, qs, dx, corr, nb, &dst[c0*ldd], 4*ldd)
 		return
@@ -293,6 +339,19 @@ func (k *tileSet) ztile(pairs int, w *byte, rs int, qs *byte, dx *float32, corr 
 	}
 	if k.t == Q4_0 {
 		// The pair layout (Act.pairs) is read by the flat kernels only.
+		if k.r4 && pairs > 0 {
+			switch pairs {
+			case 1:
+				q40f4p1R4(w, rs, qs, dx, corr, nb, tab, out, ldo)
+			case 2:
+				q40f4p2R4(w, rs, qs, dx, corr, nb, tab, out, ldo)
+			case 3:
+				q40f4p3R4(w, rs, qs, dx, corr, nb, tab, out, ldo)
+			default:
+				q40f4p4R4(w, rs, qs, dx, corr, nb, tab, out, ldo)
+			}
+			return
+		}
 		switch pairs {
 		case 0:
 			q40f1p4(w, rs, qs, dx, corr, nb, tab, out, ldo)

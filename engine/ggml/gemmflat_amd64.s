@@ -396,27 +396,39 @@ TEXT ·q80f4p4(SB), NOSPLIT, $0-72
 	DECQ CX
 
 // IFLAT4 is the 4-row kernel over k pairs.
-#define IFLAT4(dxload, zero, pairs, stores, label) \
+#define IFLAT4(dxload, zero, pairs, stores, label) IFLAT4S(dxload, zero, pairs, stores, label, 18, IPF4)
+
+// IPF4 prefetches the next 4 rows' block (row-major, rows R9 apart); IPFR4
+// the interleaved layout's lines 4 KiB ahead (see PFR4 in gemm_amd64.s).
+#define IPF4 \
+	PREFETCHT0 (SI)(R9*4) \
+	PREFETCHT0 (BX)(R9*4) \
+	PREFETCHT0 (R10)(R9*4) \
+	PREFETCHT0 (R11)(R9*4)
+#define IPFR4 \
+	PREFETCHT0 4096(SI) \
+	PREFETCHT0 4160(SI)
+
+// IFLAT4S is IFLAT4 with the rows' advance per block sz and prefetch pf:
+// 18 and IPF4 row-major, 72 and IPFR4 interleaved (Rows4, rs = 18).
+#define IFLAT4S(dxload, zero, pairs, stores, label, sz, pf) \
 	IARGS \
 	LEAQ (SI)(R9*1), BX \
 	LEAQ (BX)(R9*1), R10 \
 	LEAQ (R10)(R9*1), R11 \
 	zero \
 label: \
-	PREFETCHT0 (SI)(R9*4) \
-	PREFETCHT0 (BX)(R9*4) \
-	PREFETCHT0 (R10)(R9*4) \
-	PREFETCHT0 (R11)(R9*4) \
+	pf \
 	dxload \
 	IQ4W(SI, Z0, Z4) \
 	IQ4W(BX, Z1, Z5) \
 	IQ4W(R10, Z2, Z6) \
 	IQ4W(R11, Z3, Z7) \
 	pairs \
-	ADDQ $18, SI \
-	ADDQ $18, BX \
-	ADDQ $18, R10 \
-	ADDQ $18, R11 \
+	ADDQ $sz, SI \
+	ADDQ $sz, BX \
+	ADDQ $sz, R10 \
+	ADDQ $sz, R11 \
 	IADVANCE \
 	JNZ  label \
 	MOVQ out+56(FP), DI \
@@ -493,3 +505,21 @@ q40f1p4l:
 	ISTORE(Z28, 0)
 	VZEROUPPER
 	RET
+
+// The 4-row flat kernels on the interleaved layout (Rows4).
+
+// func q40f4p1R4(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q40f4p1R4(SB), NOSPLIT, $0-72
+	IFLAT4S(IDXP0, FZERO1, IPAIRS1N, ISTORES1, q40f4p1r4, 72, IPFR4)
+
+// func q40f4p2R4(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q40f4p2R4(SB), NOSPLIT, $0-72
+	IFLAT4S(IDXALL, FZERO2, IPAIRS2, ISTORES2, q40f4p2r4, 72, IPFR4)
+
+// func q40f4p3R4(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q40f4p3R4(SB), NOSPLIT, $0-72
+	IFLAT4S(IDXALL, FZERO3, IPAIRS3, ISTORES3, q40f4p3r4, 72, IPFR4)
+
+// func q40f4p4R4(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q40f4p4R4(SB), NOSPLIT, $0-72
+	IFLAT4S(IDXALL, FZERO4, IPAIRS4, ISTORES4, q40f4p4r4, 72, IPFR4)

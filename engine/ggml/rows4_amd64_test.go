@@ -1,0 +1,112 @@
+//go:build amd64 && !noasm
+
+package ggml
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestRows4MatchesRowMajor holds the kernels on the interleaved layout to
+// the row-major ones of the same tier, bit for bit, over every dispatch
+// path (strips, 4×4 tiles, the flat kernels in groups of 8, partial
+// groups, tail rows past the last group of 4), and the layout's
+// conversions to their inverses.
+func TestRows4MatchesRowMajor(t *testing.T) {
+	if !hasVNNI {
+		t.Skip("skipping: no AVX-512 VNNI, the tier that has the interleaved kernels")
+	}
+	r := rand.New(rand.NewPCG(18, 4))
+	for tp, k4 := range vnniRows4 {
+		k := vnniTiles[tp]
+		for _, shape := range [][3]int{{32, 4, 1}, {64, 5, 1}, {96, 7, 2}, {256, 8, 3}, {1024, 11, 4}, {64, 9, 5},
+			{128, 4, 7}, {32, 6, 8}, {288, 13, 9}, {160, 17, 12}, {64, 16, 16}, {2048, 21, 17}, {96, 3, 6}, {64, 12, 40}} {
+			n, rows, cols := shape[0], shape[1], shape[2]
+			g := newGemmCase(r, tp, n, rows, cols)
+			il := append([]byte(nil), g.w...)
+			InterleaveRows4(tp, n, il, rows, nil)
+			if rows >= 4 && n > 32 && bytes.Equal(il, g.w) { // one block per row: the same layout
+				t.Fatalf("%v n=%d rows=%d: interleaving changed nothing", tp, n, rows)
+			}
+			for row := 0; row < rows; row++ {
+				rs := tp.RowSize(n)
+				if got := Rows4Row(tp, n, il, rows, row, make([]byte, rs)); !bytes.Equal(got, g.w[row*rs:(row+1)*rs]) {
+					t.Fatalf("%v n=%d rows=%d: Rows4Row(%d) differs from the row", tp, n, rows, row)
+				}
+			}
+			back := append([]byte(nil), il...)
+			DeinterleaveRows4(tp, n, back, rows, nil)
+			if !bytes.Equal(back, g.w) {
+				t.Fatalf("%v n=%d rows=%d: deinterleave(interleave(w)) != w", tp, n, rows)
+			}
+			for i, group := range []int{1, zGroup(k), zGroup(k)} {
+				rowsOuter = i != 2
+				var a Act
+				a.prepare(tp, n, g.x, cols, prepKindQ8, k.off, group)
+				ldd := rows + 2
+				want, got := nanSlice(cols*ldd), nanSlice(cols*ldd)
+				k.run(n, g.w, rows, &a, want, ldd)
+				k4.run(n, il, rows, &a, got, ldd)
+				name := fmt.Sprintf("%v group %d n=%d %dx%d", tp, a.group, n, rows, cols)
+				for c := 0; c < cols; c++ {
+					for row := 0; row < rows; row++ {
+						if w, h := want[c*ldd+row], got[c*ldd+row]; w != h {
+							t.Fatalf("%s: row %d col %d: interleaved %g, row-major %g", name, row, c, h, w)
+						}
+					}
+				}
+				// And through the exported entry point, on the rows of a
+				// chunk that starts on a group (as the engine splits them).
+				if rows >= 8 && group == zGroup(k) {
+					rs := tp.RowSize(n)
+					sub := nanSlice(cols * ldd)
+					MatMulActRows4(tp, n, il[4*rs:], rows-4, &a, sub[4:], ldd)
+					for c := 0; c < cols; c++ {
+						for row := 4; row < rows; row++ {
+							if sub[c*ldd+row] != want[c*ldd+row] {
+								t.Fatalf("%s: MatMulActRows4 from row 4: row %d col %d differs", name, row, c)
+							}
+						}
+					}
+				}
+			}
+			rowsOuter = true
+		}
+	}
+}
+
+// BenchmarkRows4Stream streams the decode strip over a set larger than the
+// last-level cache, row-major and interleaved, in the thread's CPU time.
+func BenchmarkRows4Stream(b *testing.B) {
+	if !hasVNNI {
+		b.Skip("no AVX-512 VNNI")
+	}
+	for _, sh := range [][2]int{{5632, 2048}, {2048, 5632}} {
+		rows, n := sh[0], sh[1]
+		for _, il := range []bool{false, true} {
+			b.Run(fmt.Sprintf("Q4_0/%dx%d/rows4=%v", rows, n, il), func(b *testing.B) {
+				set, w, x := streamSet(b, Q4_0, rows, n, 1)
+				if il {
+					for off := 0; off < len(set); off += len(w) {
+						InterleaveRows4(Q4_0, n, set[off:off+len(w)], rows, nil)
+					}
+				}
+				var a Act
+				a.Prepare(Q4_0, n, x, 1)
+				dst := make([]float32, rows)
+				ns := cpuTimed(b, func() {
+					for off := 0; off < len(set); off += len(w) {
+						if il {
+							MatMulActRows4(Q4_0, n, set[off:off+len(w)], rows, &a, dst, rows)
+						} else {
+							MatMulAct(Q4_0, n, set[off:off+len(w)], rows, &a, dst, rows)
+						}
+					}
+				})
+				b.ReportMetric(float64(len(set))/ns, "cpuGB/s")
+			})
+		}
+	}
+}
