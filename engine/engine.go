@@ -33,7 +33,10 @@ type LoadOptions struct {
 	SpecPath string // a user spec file instead of the builtin one
 	// HugePages copies the weights into memory backed by transparent huge
 	// pages (Linux) instead of reading them from the file mapping: slower
-	// to load, faster to decode (see docs/PERFORMANCE.md).
+	// to load, faster to decode (see docs/PERFORMANCE.md). A model that
+	// runs on the CPU alone then has its Q4_0 matrices interleaved in
+	// groups of 4 rows for the decode kernels (model.InterleaveRows4);
+	// without HugePages (--mmap) the weights stay as the file has them.
 	HugePages bool
 	// Quant, when its Type is set, re-quantizes the weight matrices after
 	// loading (Inferflow's load-time quantization: an Inferflow block
@@ -159,6 +162,13 @@ func Load(path string, opt LoadOptions) (*Model, error) {
 			m.Close()
 			return nil, err
 		}
+	}
+	if layers, output := m.Net.Offloaded(); opt.HugePages && layers == 0 && !output {
+		threads := opt.Threads
+		if threads <= 0 {
+			threads = runtime.NumCPU()
+		}
+		m.Net.InterleaveRows4(threads)
 	}
 	// Loading leaves garbage (metadata, tokenizer tables, requantization
 	// scratch) that the runtime would hand back to the OS only over minutes;

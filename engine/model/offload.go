@@ -363,8 +363,7 @@ func (u uploader) part(w *Weight, r0, r1, c0, c1 int) (devLinear, error) {
 	var data []byte
 	switch {
 	case ok && c0 == 0 && c1 == w.Cols:
-		rs := w.Type.RowSize(w.Cols)
-		data = w.Data[r0*rs : r1*rs]
+		data = w.Plain(r0, r1)
 	case ok && c0%bs == 0 && c1%bs == 0:
 		a, b := w.Type.RowSize(c0), w.Type.RowSize(c1)
 		data = make([]byte, 0, (r1-r0)*(b-a))

@@ -49,7 +49,8 @@ func (m *Model) Requantize(opt quant.Options) (quant.Report, error) {
 		c := quant.Plan(w.Name, w.Type, w.Cols, w.Rows, target, opt.MinElements)
 		if c.Kept == "" {
 			var sim bool
-			w.Type, w.Data, sim = quant.Encode(w.Data, w.Type, w.Cols, w.Rows, c.To, opt.Threads)
+			w.Type, w.Data, sim = quant.Encode(w.Plain(0, w.Rows), w.Type, w.Cols, w.Rows, c.To, opt.Threads)
+			w.Rows4 = false
 			r.Simulated = r.Simulated || sim
 		}
 		r.Tensors = append(r.Tensors, c)

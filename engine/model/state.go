@@ -828,6 +828,10 @@ func (mt *matmulTask) Run(i, worker int) {
 	r0 := (i - p.first) * p.chunk
 	r1 := min(r0+p.chunk, rows)
 	rs := w.Type.RowSize(w.Cols)
+	if w.Rows4 { // chunks start on groups of 4 rows (chunkRows: multiples of 16)
+		ggml.MatMulActRows4(w.Type, w.Cols, w.Data[r0*rs:r1*rs], r1-r0, mt.act, p.dst[r0:], rows)
+		return
+	}
 	ggml.MatMulAct(w.Type, w.Cols, w.Data[r0*rs:r1*rs], r1-r0, mt.act, p.dst[r0:], rows)
 }
 

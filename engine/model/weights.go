@@ -15,12 +15,33 @@ type Weight struct {
 	Type       ggml.Type
 	Cols, Rows int
 	Data       []byte // Rows × Type.RowSize(Cols) bytes, usually a slice of a mapped file
+	// Rows4: Data holds the rows interleaved in groups of 4
+	// (ggml.InterleaveRows4, Model.InterleaveRows4) for the decode kernels;
+	// Row and Plain give the rows row-major.
+	Rows4 bool
 }
 
-// Row returns the bytes of row r.
+// Row returns the bytes of row r (a copy when the rows are interleaved).
 func (w *Weight) Row(r int) []byte {
 	rs := w.Type.RowSize(w.Cols)
+	if w.Rows4 {
+		return ggml.Rows4Row(w.Type, w.Cols, w.Data, w.Rows, r, make([]byte, rs))
+	}
 	return w.Data[r*rs : (r+1)*rs]
+}
+
+// Plain returns rows [r0, r1) row-major: a slice of Data, or a copy when
+// the rows are interleaved.
+func (w *Weight) Plain(r0, r1 int) []byte {
+	rs := w.Type.RowSize(w.Cols)
+	if !w.Rows4 {
+		return w.Data[r0*rs : r1*rs]
+	}
+	out := make([]byte, (r1-r0)*rs)
+	for r := r0; r < r1; r++ {
+		ggml.Rows4Row(w.Type, w.Cols, w.Data, w.Rows, r, out[(r-r0)*rs:])
+	}
+	return out
 }
 
 // Floats dequantizes the whole tensor (norm gains, biases: small tensors).

@@ -1,0 +1,78 @@
+package model
+
+import (
+	"bytes"
+	"math"
+	"testing"
+
+	"flowchat/engine/fixtures"
+	"flowchat/engine/ggml"
+	"flowchat/engine/gguf"
+)
+
+// TestInterleaveRows4Logits: a model whose Q4_0 matrices were interleaved
+// after the huge-page copy gives the logits of the model read in place,
+// bit for bit, for a prompt in one batch, token by token, and on 1 and 2
+// threads (the decode chunks of 16 rows start on groups of 4); its rows
+// read back row-major; a file mapping is never rewritten.
+func TestInterleaveRows4Logits(t *testing.T) {
+	if !ggml.Rows4(ggml.Q4_0) {
+		t.Skip("skipping: this CPU has no interleaved Q4_0 kernels (they need AVX-512 VNNI)")
+	}
+	for _, file := range []string{"arch/rand-llama-gqa-Q4_0.gguf", "models/stories260K/stories260K-Q4_0mix.gguf", "models/tinystories-656K/TinyStories-656K-Q4_0.gguf"} {
+		f, err := gguf.Open(fixtures.Path(t, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, threads := range []int{1, 2} {
+			base, err := FromGGUF(f, nil, Options{Threads: threads})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := base.InterleaveRows4(2); n != 0 {
+				t.Fatalf("%s: %d matrices of a file mapping rewritten", file, n)
+			}
+			huge, release, err := FromGGUFHugePages(f, nil, Options{Threads: threads})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := huge.InterleaveRows4(2)
+			if n == 0 {
+				t.Fatalf("%s: no matrix interleaved", file)
+			}
+			if huge.TokEmbd.Rows4 {
+				t.Errorf("%s: token embedding interleaved", file)
+			}
+			for i, w := range huge.Weights() {
+				b := base.Weights()[i]
+				if w.Rows4 && (w.Type != ggml.Q4_0 || bytes.Equal(w.Data, b.Data)) {
+					t.Fatalf("%s: %s marked interleaved (type %v, data unchanged %v)", file, w.Name, w.Type, bytes.Equal(w.Data, b.Data))
+				}
+				for _, r := range []int{0, 1, 3, 4, w.Rows - 1} {
+					if r >= 0 && r < w.Rows && !bytes.Equal(w.Row(r), b.Row(r)) {
+						t.Fatalf("%s: %s row %d differs from the file's", file, w.Name, r)
+					}
+				}
+				if !bytes.Equal(w.Plain(0, w.Rows), b.Data) {
+					t.Fatalf("%s: %s Plain differs from the file's rows", file, w.Name)
+				}
+			}
+			t.Logf("%s, %d threads: %d matrices interleaved", file, threads, n)
+			prompt := randPrompt(base, 30, 5)
+			want := promptLogits(t, base.NewState(64, 32), prompt)
+			got := promptLogits(t, huge.NewState(64, 32), prompt)
+			step := promptLogits(t, huge.NewState(64, 1), prompt)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) || math.Float32bits(step[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%s: logit %d: interleaved %v (token by token %v), in place %v", file, i, got[i], step[i], want[i])
+				}
+			}
+			huge.Close()
+			base.Close()
+			if err := release(); err != nil {
+				t.Error(err)
+			}
+		}
+		f.Close()
+	}
+}
