@@ -34,7 +34,7 @@ type LoadOptions struct {
 	// HugePages copies the weights into memory backed by transparent huge
 	// pages (Linux) instead of reading them from the file mapping: slower
 	// to load, faster to decode (see docs/PERFORMANCE.md). A model that
-	// runs on the CPU alone then has its Q4_0 matrices interleaved in
+	// runs on the CPU alone then has its Q4_0/Q8_0 matrices interleaved in
 	// groups of 4 rows for the decode kernels (model.InterleaveRows4);
 	// without HugePages (--mmap) the weights stay as the file has them.
 	HugePages bool

@@ -66,6 +66,24 @@ func q40f4p3R4(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab 
 func q40f4p4R4(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
 
 //go:noescape
+func q80x4VNNIR4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q80t44VNNIR4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q80f4p1R4(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q80f4p2R4(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q80f4p3R4(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q80f4p4R4(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
 func q80z48(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
 
 //go:noescape
@@ -132,6 +150,7 @@ var (
 	// (Rows4): the same arithmetic, so bit-identical to vnniTiles.
 	vnniRows4 = map[Type]*tileSet{
 		Q4_0: {Q4_0, "vnni", 4, 4, q40t44VNNIR4, q40x4VNNIR4, q40x1VNNI, -8, true, true},
+		Q8_0: {Q8_0, "vnni", 4, 4, q80t44VNNIR4, q80x4VNNIR4, q80x1VNNI, -128, true, true},
 	}
 )
 
@@ -334,7 +353,7 @@ var flatGEMM, zFull = true, false
 // make out escape).
 func (k *tileSet) ztile(pairs int, w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, out *float32, ldo int) {
 	tab := &fp16Table[0]
-	if pairs == 4 && zFull && k.t != Q4_0 {
+	if pairs == 4 && zFull && k.t != Q4_0 && !k.r4 {
 		pairs = 5
 	}
 	if k.t == Q4_0 {
@@ -363,6 +382,19 @@ func (k *tileSet) ztile(pairs int, w *byte, rs int, qs *byte, dx *float32, corr 
 			q40f4p3(w, rs, qs, dx, corr, nb, tab, out, ldo)
 		default:
 			q40f4p4(w, rs, qs, dx, corr, nb, tab, out, ldo)
+		}
+		return
+	}
+	if k.r4 && pairs > 0 {
+		switch pairs {
+		case 1:
+			q80f4p1R4(w, rs, qs, dx, corr, nb, tab, out, ldo)
+		case 2:
+			q80f4p2R4(w, rs, qs, dx, corr, nb, tab, out, ldo)
+		case 3:
+			q80f4p3R4(w, rs, qs, dx, corr, nb, tab, out, ldo)
+		default:
+			q80f4p4R4(w, rs, qs, dx, corr, nb, tab, out, ldo)
 		}
 		return
 	}

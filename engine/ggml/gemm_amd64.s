@@ -470,13 +470,18 @@ label: \
 	PREFETCHT0 (R10)(R9*4) \
 	PREFETCHT0 (R11)(R9*4)
 
-// PFR4 prefetches the two lines PFR4D bytes ahead of a 4-row group in the
+// PFR4 prefetches the two lines 4 KiB ahead of a 4-row group in the
 // interleaved layout (Rows4: the group's blocks one after the other, 72
 // bytes per block, so two lines per block cover every line once).
-#define PFR4D 4096
 #define PFR4 \
-	PREFETCHT0 PFR4D(SI) \
-	PREFETCHT0 (PFR4D+64)(SI)
+	PREFETCHT0 4096(SI) \
+	PREFETCHT0 4160(SI)
+
+// PFR8 is PFR4 for Q8_0's 136 bytes per block of the group: three lines.
+#define PFR8 \
+	PREFETCHT0 4096(SI) \
+	PREFETCHT0 4160(SI) \
+	PREFETCHT0 4224(SI)
 
 // STRIP4V is the loop of 4 rows against one column (decode). The column's
 // block (values, correction, scale) is loaded once into Y20-Y22 for the 4
@@ -599,3 +604,11 @@ TEXT ·q40x4VNNIR4(SB), NOSPLIT, $0-80
 // func q40t44VNNIR4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q40t44VNNIR4(SB), NOSPLIT, $0-80
 	TILE44V(Q4WV, 72, q40t44vr4)
+
+// func q80x4VNNIR4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q80x4VNNIR4(SB), NOSPLIT, $0-80
+	STRIP4V(Q8WVR, 136, gflip80, q80x4vr4, PFR8)
+
+// func q80t44VNNIR4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q80t44VNNIR4(SB), NOSPLIT, $0-80
+	TILE44V(Q8WV, 136, q80t44vr4)

@@ -191,9 +191,29 @@
 	FSTORE(Z30, Y30, 8) \
 	FSTORE(Z31, Y31, 12)
 
+// IPF4 prefetches the next 4 rows' block (row-major, rows R9 apart); IPFR4
+// the interleaved layout's lines 4 KiB ahead (see PFR4 in gemm_amd64.s).
+#define IPF4 \
+	PREFETCHT0 (SI)(R9*4) \
+	PREFETCHT0 (BX)(R9*4) \
+	PREFETCHT0 (R10)(R9*4) \
+	PREFETCHT0 (R11)(R9*4)
+#define IPFR4 \
+	PREFETCHT0 4096(SI) \
+	PREFETCHT0 4160(SI)
+#define IPFR8 \
+	PREFETCHT0 4096(SI) \
+	PREFETCHT0 4160(SI) \
+	PREFETCHT0 4224(SI)
+
 // FLAT is the 4-row kernel over k pairs: zero, loop over the blocks,
 // store.
-#define FLAT(unpack, sz, const, zero, pairs, stores, label) \
+#define FLAT(unpack, sz, const, zero, pairs, stores, label) FLATP(unpack, sz, const, zero, pairs, stores, label, IPF4)
+
+// FLATP is FLAT with the prefetch pf: IPF4 row-major, IPFR8 on the
+// interleaved layout (Rows4: 136 bytes per block of the 4 rows, so three
+// lines per block cover every line).
+#define FLATP(unpack, sz, const, zero, pairs, stores, label, pf) \
 	MOVQ w+0(FP), SI \
 	MOVQ rs+8(FP), R9 \
 	MOVQ qs+16(FP), DI \
@@ -207,10 +227,7 @@
 	VBROADCASTI64X4 const<>(SB), Z8 \
 	zero \
 label: \
-	PREFETCHT0 (SI)(R9*4) \
-	PREFETCHT0 (BX)(R9*4) \
-	PREFETCHT0 (R10)(R9*4) \
-	PREFETCHT0 (R11)(R9*4) \
+	pf \
 	unpack(SI, Z0, Z4) \
 	unpack(BX, Z1, Z5) \
 	unpack(R10, Z2, Z6) \
@@ -398,17 +415,6 @@ TEXT ·q80f4p4(SB), NOSPLIT, $0-72
 // IFLAT4 is the 4-row kernel over k pairs.
 #define IFLAT4(dxload, zero, pairs, stores, label) IFLAT4S(dxload, zero, pairs, stores, label, 18, IPF4)
 
-// IPF4 prefetches the next 4 rows' block (row-major, rows R9 apart); IPFR4
-// the interleaved layout's lines 4 KiB ahead (see PFR4 in gemm_amd64.s).
-#define IPF4 \
-	PREFETCHT0 (SI)(R9*4) \
-	PREFETCHT0 (BX)(R9*4) \
-	PREFETCHT0 (R10)(R9*4) \
-	PREFETCHT0 (R11)(R9*4)
-#define IPFR4 \
-	PREFETCHT0 4096(SI) \
-	PREFETCHT0 4160(SI)
-
 // IFLAT4S is IFLAT4 with the rows' advance per block sz and prefetch pf:
 // 18 and IPF4 row-major, 72 and IPFR4 interleaved (Rows4, rs = 18).
 #define IFLAT4S(dxload, zero, pairs, stores, label, sz, pf) \
@@ -523,3 +529,19 @@ TEXT ·q40f4p3R4(SB), NOSPLIT, $0-72
 // func q40f4p4R4(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q40f4p4R4(SB), NOSPLIT, $0-72
 	IFLAT4S(IDXALL, FZERO4, IPAIRS4, ISTORES4, q40f4p4r4, 72, IPFR4)
+
+// func q80f4p1R4(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q80f4p1R4(SB), NOSPLIT, $0-72
+	FLATP(FQ8W, 136, fflip, FZERO1, FPAIRS1, FSTORES1, q80f4p1r4, IPFR8)
+
+// func q80f4p2R4(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q80f4p2R4(SB), NOSPLIT, $0-72
+	FLATP(FQ8W, 136, fflip, FZERO2, FPAIRS2, FSTORES2, q80f4p2r4, IPFR8)
+
+// func q80f4p3R4(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q80f4p3R4(SB), NOSPLIT, $0-72
+	FLATP(FQ8W, 136, fflip, FZERO3, FPAIRS3, FSTORES3, q80f4p3r4, IPFR8)
+
+// func q80f4p4R4(w *byte, rs int, qs *byte, dx *float32, corr *int32, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q80f4p4R4(SB), NOSPLIT, $0-72
+	FLATP(FQ8W, 136, fflip, FZERO4, FPAIRS4, FSTORES4, q80f4p4r4, IPFR8)

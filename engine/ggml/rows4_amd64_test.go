@@ -85,27 +85,62 @@ func BenchmarkRows4Stream(b *testing.B) {
 	}
 	for _, sh := range [][2]int{{5632, 2048}, {2048, 5632}} {
 		rows, n := sh[0], sh[1]
-		for _, il := range []bool{false, true} {
-			b.Run(fmt.Sprintf("Q4_0/%dx%d/rows4=%v", rows, n, il), func(b *testing.B) {
-				set, w, x := streamSet(b, Q4_0, rows, n, 1)
+		for _, c := range []struct {
+			tp Type
+			il bool
+		}{{Q4_0, false}, {Q4_0, true}, {Q8_0, false}, {Q8_0, true}, {Q4_0, false}, {Q4_0, true}, {Q8_0, false}, {Q8_0, true}} {
+			tp, il := c.tp, c.il
+			b.Run(fmt.Sprintf("%v/%dx%d/rows4=%v", tp, rows, n, il), func(b *testing.B) {
+				set, w, x := streamSet(b, tp, rows, n, 1)
 				if il {
 					for off := 0; off < len(set); off += len(w) {
-						InterleaveRows4(Q4_0, n, set[off:off+len(w)], rows, nil)
+						InterleaveRows4(tp, n, set[off:off+len(w)], rows, nil)
 					}
 				}
 				var a Act
-				a.Prepare(Q4_0, n, x, 1)
+				a.Prepare(tp, n, x, 1)
 				dst := make([]float32, rows)
 				ns := cpuTimed(b, func() {
 					for off := 0; off < len(set); off += len(w) {
 						if il {
-							MatMulActRows4(Q4_0, n, set[off:off+len(w)], rows, &a, dst, rows)
+							MatMulActRows4(tp, n, set[off:off+len(w)], rows, &a, dst, rows)
 						} else {
-							MatMulAct(Q4_0, n, set[off:off+len(w)], rows, &a, dst, rows)
+							MatMulAct(tp, n, set[off:off+len(w)], rows, &a, dst, rows)
 						}
 					}
 				})
 				b.ReportMetric(float64(len(set))/ns, "cpuGB/s")
+			})
+		}
+	}
+}
+
+// BenchmarkRows4Prompt compares the prompt kernels (groups of 8 columns)
+// row-major and interleaved on a matrix in cache, in CPU time.
+func BenchmarkRows4Prompt(b *testing.B) {
+	if !hasVNNI {
+		b.Skip("no AVX-512 VNNI")
+	}
+	for _, sh := range [][3]int{{768, 768, 64}, {2048, 2048, 64}, {768, 768, 8}} {
+		rows, n, cols := sh[0], sh[1], sh[2]
+		for _, c := range []struct {
+			tp Type
+			il bool
+		}{{Q4_0, false}, {Q4_0, true}, {Q8_0, false}, {Q8_0, true}} {
+			tp, il := c.tp, c.il
+			b.Run(fmt.Sprintf("%v/%dx%d/cols=%d/rows4=%v", tp, rows, n, cols, il), func(b *testing.B) {
+				r := rand.New(rand.NewPCG(3, 3))
+				g := newGemmCase(r, tp, n, rows, cols)
+				k := vnniTiles[tp]
+				if il {
+					InterleaveRows4(tp, n, g.w, rows, nil)
+					k = vnniRows4[tp]
+				}
+				var a Act
+				a.prepare(tp, n, g.x, cols, prepKindQ8, k.off, zGroup(k))
+				dst := make([]float32, rows*cols)
+				ns := cpuTimed(b, func() { k.run(n, g.w, rows, &a, dst, rows) })
+				b.ReportMetric(float64(n*rows*cols)/ns, "GMAC/cpu-s")
 			})
 		}
 	}
