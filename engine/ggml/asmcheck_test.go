@@ -42,12 +42,25 @@ func checkVEXOnly(t *testing.T, file string) {
 		}
 	}
 	text := string(src)
-	// Macros that end a kernel (VZEROUPPER; RET) count as VZEROUPPER.
+	// Macros that end a kernel (VZEROUPPER; RET) count as VZEROUPPER, and
+	// so do macros that expand to one of them (FLAT → FLATP).
 	closers := []string{"VZEROUPPER"}
+	defs := map[string]string{}
 	for _, def := range strings.Split(text, "#define ")[1:] {
 		name := strings.FieldsFunc(def, func(r rune) bool { return r == ' ' || r == '(' || r == '\\' || r == '\n' })[0]
-		if body := strings.SplitN(def, "\n\n", 2)[0]; strings.Contains(body, "VZEROUPPER") {
-			closers = append(closers, name)
+		defs[name] = strings.SplitN(def, "\n\n", 2)[0]
+	}
+	for grew := true; grew; {
+		grew = false
+		for name, body := range defs {
+			for _, c := range closers {
+				if strings.Contains(body, c) {
+					closers = append(closers, name)
+					delete(defs, name)
+					grew = true
+					break
+				}
+			}
 		}
 	}
 	for _, fn := range strings.Split(text, "\nTEXT ")[1:] {
