@@ -40,7 +40,8 @@ type Act struct {
 	// pairs (hi16 with groups of 8: the Q4_0 flat kernels) interleaves each
 	// column pair's lanes within the group, see fillPair.
 	pairs bool
-	group int // prepKindQ8: columns interleaved per block (1 or 8)
+	amx   bool // groups of amxGroup: the AMX tiles' layout (fillAMX)
+	group int  // prepKindQ8: columns interleaved per block (1 or 8)
 	qs    []byte
 	dx8   []float32
 	corr  []int32
@@ -89,7 +90,11 @@ func (a *Act) Prepare(t Type, n int, x []byte, cols int) {
 // may run concurrently, and every column must be filled before MatMulAct.
 func (a *Act) Begin(t Type, n int, x []byte, cols int) {
 	if int(t) < len(prepKinds) {
-		a.begin(t, n, x, cols, prepKinds[t], prepOffsets[t], prepGroups[t])
+		g := prepGroups[t]
+		if amxMin[t] > 0 && cols >= amxMin[t] {
+			g = amxGroup
+		}
+		a.begin(t, n, x, cols, prepKinds[t], prepOffsets[t], g)
 		return
 	}
 	a.begin(t, n, x, cols, prepKindNone, 0, 1)
@@ -123,7 +128,7 @@ func (a *Act) begin(t Type, n int, x []byte, cols int, kind prepKind, off int32,
 	a.wt, a.n, a.cols, a.x, a.xs = t, n, cols, x[:xs*cols], xs
 	a.kind, a.off, a.prepared = prepKindNone, off, false
 	a.hi16 = kind == prepKindQ8 && t == Q4_0 && off < 0
-	a.pairs = false
+	a.pairs, a.amx = false, false
 	switch {
 	case kind == prepKindF32 && n%32 == 0 && n > 0:
 		a.kind, a.prepared = kind, true
@@ -162,6 +167,7 @@ func (a *Act) begin(t Type, n int, x []byte, cols int, kind prepKind, off int32,
 		a.grow(n / 32 * groups * g)
 		a.kind, a.group, a.prepared = kind, g, true
 		a.pairs = a.hi16 && g == 8
+		a.amx = g == amxGroup
 	}
 }
 
@@ -204,6 +210,10 @@ func (a *Act) Fill(c0, c1 int) {
 // With a.pairs the group's block is laid out by column pair instead (see
 // fillPair).
 func (a *Act) fillQ8(c int) {
+	if a.amx {
+		a.fillAMX(c)
+		return
+	}
 	if a.pairs {
 		a.fillPair(c)
 		return

@@ -1,0 +1,138 @@
+//go:build amd64 && !noasm
+
+package ggml
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+
+	"golang.org/x/sys/cpu"
+)
+
+// amxOn reports whether the AMX tier is installed (Accel names it).
+var amxOn bool
+
+//go:noescape
+func amxTile(cfg *byte, a *byte, astride, ablk int, dw *float32, b *byte, dx *float32, nb int, c *int32, out *float32)
+
+func xgetbv0() uint32
+
+// amxAsmTile runs one amxCall through the assembly kernel.
+func amxAsmTile(k *amxCall) {
+	amxTile(&k.cfg[0], &k.a[k.aoff], k.astride, k.ablk, &k.dw[0], &k.b[k.boff], &k.dx[k.dxoff], k.nb, &k.c[0], &k.out[0])
+}
+
+// amxSet is the AMX tier's matrix kernel of one type (Q4_0 or Q8_0):
+// batches prepared in the AMX layout (at least amxCols columns) run on the
+// tiles, the others on the tier below (base, the VNNI tiles).
+type amxSet struct {
+	t    Type
+	base *tileSet
+	tile func(*amxCall)
+}
+
+func (k *amxSet) run(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
+	if !a.amx {
+		k.base.run(n, w, rows, a, dst, ldd)
+		return
+	}
+	amxGemm(k.t, n, w, rows, a, dst, ldd, k.tile)
+}
+
+// amxUsable checks, in order, what the tier needs: the VNNI tier below it
+// (AVX-512F/VL for the scaling), AMX-TILE and AMX-INT8 in CPUID, the OS
+// enabling the tile state in XCR0 (bits 17 XTILECFG, 18 XTILEDATA), and
+// the kernel's permission to use XTILEDATA (amxPermit). The error says
+// which step failed.
+func amxUsable() error {
+	switch {
+	case os.Getenv("FLOWCHAT_NOAMX") != "":
+		return fmt.Errorf("turned off by FLOWCHAT_NOAMX")
+	case !cpu.X86.HasAMXTile || !cpu.X86.HasAMXInt8:
+		return fmt.Errorf("no AMX on this CPU (CPUID: AMX-TILE %v, AMX-INT8 %v)", cpu.X86.HasAMXTile, cpu.X86.HasAMXInt8)
+	case !hasVNNI || !cpu.X86.HasOSXSAVE:
+		return fmt.Errorf("AMX without the AVX-512 VNNI tier (OSXSAVE %v)", cpu.X86.HasOSXSAVE)
+	}
+	if x := xgetbv0(); x&(3<<17) != 3<<17 {
+		return fmt.Errorf("the OS does not enable the AMX tile state (XCR0 %#x: bits 17, 18 needed)", x)
+	}
+	return amxPermit()
+}
+
+// installAMX puts the AMX tier above tiles (the VNNI tier) for Q4_0 and
+// Q8_0, and Q5_0 and IQ4_NL through the Q8_0 rewrite, when amxUsable and
+// the self-check pass; otherwise it records why not.
+func installAMX(tiles map[Type]*tileSet) {
+	if err := amxUsable(); err != nil {
+		amxState = "no amx: " + err.Error()
+		return
+	}
+	if err := amxSelfCheck(amxAsmTile); err != nil {
+		amxState = "no amx: self-check failed, running the VNNI tiles: " + err.Error()
+		return
+	}
+	useAMX(tiles, amxAsmTile)
+}
+
+// useAMX installs the AMX walk over tile (the assembly kernel; the model
+// in the dispatch test) above tiles.
+func useAMX(tiles map[Type]*tileSet, tile func(*amxCall)) {
+	sets := map[Type]*amxSet{}
+	for _, t := range []Type{Q4_0, Q8_0} {
+		sets[t] = &amxSet{t, tiles[t], tile}
+		gemmImpl[t], amxMin[t] = sets[t].run, amxCols
+	}
+	for _, t := range []Type{Q5_0, IQ4_NL} {
+		gemmImpl[t], amxMin[t] = repackRun(t, sets[Q8_0].run), amxCols
+	}
+	amxOn = true
+	amxState = fmt.Sprintf("amx-int8 tiles for prompt batches of ≥ %d columns (Q4_0, Q8_0, Q5_0, IQ4_NL)", amxCols)
+}
+
+// amxSelfCheck runs fixed products (a full and a short row tile, a full
+// and a partial column group, Q4_0 and Q8_0) through tile and through the
+// plain-Go model, which must agree bit for bit. On an AMX CPU it guards
+// users against an encoding or layout fault in the assembly that no
+// machine without AMX could show (an illegal encoding would still fault).
+func amxSelfCheck(tile func(*amxCall)) error {
+	r := rand.New(rand.NewPCG(18, 18))
+	const n, rows, cols = 96, 19, 21
+	for _, t := range []Type{Q4_0, Q8_0} {
+		w, x := amxCheckOperands(r, t, n, rows, cols)
+		var a Act
+		a.begin(t, n, x, cols, prepKindQ8, 0, amxGroup)
+		a.Fill(0, cols)
+		got, want := make([]float32, rows*cols), make([]float32, rows*cols)
+		amxGemm(t, n, w, rows, &a, got, rows, tile)
+		amxGemm(t, n, w, rows, &a, want, rows, amxModelTile)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				return fmt.Errorf("%v n=%d: row %d column %d is %v, the model's %v", t, n, i%rows, i/rows, got[i], want[i])
+			}
+		}
+	}
+	return nil
+}
+
+// amxCheckOperands is rows random rows of t and cols Q8_0 columns with
+// scales of ±2⁻¹⁰..2 (fp16) and every int8 value possible.
+func amxCheckOperands(r *rand.Rand, t Type, n, rows, cols int) (w, x []byte) {
+	w = make([]byte, rows*t.RowSize(n))
+	x = make([]byte, cols*Q8_0.RowSize(n))
+	for i := range w {
+		w[i] = byte(r.Uint32())
+	}
+	for i := range x {
+		x[i] = byte(r.Uint32())
+	}
+	scale := func(b []byte) { put16(b, uint16(0x1400+r.IntN(0x2c00))|uint16(r.IntN(2))<<15) }
+	for i := 0; i < len(w); i += t.TypeSize() {
+		scale(w[i:])
+	}
+	for i := 0; i < len(x); i += 34 {
+		scale(x[i:])
+	}
+	return w, x
+}

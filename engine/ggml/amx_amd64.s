@@ -1,0 +1,126 @@
+//go:build !noasm
+
+#include "textflag.h"
+
+// The AMX int8 tile kernel (amx_amd64.go). Go's assembler has no AMX
+// mnemonics, so each AMX instruction is spelled as its bytes, one
+// instruction per line, with the GNU as (AT&T) spelling in the comment;
+// TestAMXEncoding assembles every such comment with `as --64` and compares
+// the bytes. The registers in those bytes are fixed: AX (tile config),
+// SI+DX (A tile: weights), DI+R13 (B tile: activations), R11+R13 (C tile
+// store). Tiles: tmm0 = C (mr×16 int32), tmm1 = A (mr×32 int8), tmm2 = B
+// (8×64 int8: 8 dwords of a block by 16 columns).
+//
+// Preemption: the tiles live from LDTILECFG to TILERELEASE inside this one
+// function. An assembly function is never an asynchronous safe point, so a
+// preemption signal that lands here returns to the same instruction on the
+// same OS thread; the kernel saves and restores the tile state (XSAVE's
+// XTILECFG/XTILEDATA components, 8 KB+, on the 32 KB signal stack) around
+// the handler, as it does for the vector registers, once the process was
+// granted XTILEDATA (amxPermit). The goroutine cannot move to another
+// thread between the first and last tile instruction, so no LockOSThread
+// is needed, and TILERELEASE returns the thread to the initial tile state
+// (nothing more to save on later context switches).
+
+// AMXROW scales row m of the block's int32 tile (stored at R11) into the
+// accumulator acc: acc += float32(C[m][n]) · (d_w[m]·d_x[n]), one fused
+// multiply-add, the scale rounded to float32 first (amxModelTile's order).
+#define AMXROW(m, acc) \
+	VMULPS.BCST   (m*4)(R9), Z16, Z17 \
+	VCVTDQ2PS     (m*64)(R11), Z18    \
+	VFMADD231PS   Z18, Z17, acc
+
+// func amxTile(cfg *byte, a *byte, astride, ablk int, dw *float32, b *byte, dx *float32, nb int, c *int32, out *float32)
+//
+//	for blk := 0; blk < nb; blk++ {
+//		C = 0; C += A(a + blk·ablk, rows astride apart) · B(b + 512·blk)   // TDPBSSD
+//		out[m][n] = fma(float32(C[m][n]), dw[16·blk+m]·dx[128·blk+n], out[m][n])
+//	}
+TEXT ·amxTile(SB), NOSPLIT, $0-80
+	MOVQ cfg+0(FP), AX
+	MOVQ a+8(FP), SI
+	MOVQ astride+16(FP), DX
+	MOVQ ablk+24(FP), R8
+	MOVQ dw+32(FP), R9
+	MOVQ b+40(FP), DI
+	MOVQ dx+48(FP), R10
+	MOVQ nb+56(FP), CX
+	MOVQ c+64(FP), R11
+	MOVQ out+72(FP), R12
+	MOVQ $64, R13
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // ldtilecfg (%rax)
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+
+block:
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0               // tilezero %tmm0
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x0c; BYTE $0x16 // tileloadd (%rsi,%rdx,1), %tmm1
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x14; BYTE $0x2f // tileloadd (%rdi,%r13,1), %tmm2
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x6b; BYTE $0x5e; BYTE $0xc1               // tdpbssd %tmm2, %tmm1, %tmm0
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x2b // tilestored %tmm0, (%r11,%r13,1)
+	VMOVUPS (R10), Z16
+	AMXROW(0, Z0)
+	AMXROW(1, Z1)
+	AMXROW(2, Z2)
+	AMXROW(3, Z3)
+	AMXROW(4, Z4)
+	AMXROW(5, Z5)
+	AMXROW(6, Z6)
+	AMXROW(7, Z7)
+	AMXROW(8, Z8)
+	AMXROW(9, Z9)
+	AMXROW(10, Z10)
+	AMXROW(11, Z11)
+	AMXROW(12, Z12)
+	AMXROW(13, Z13)
+	AMXROW(14, Z14)
+	AMXROW(15, Z15)
+	ADDQ R8, SI
+	ADDQ $512, DI
+	ADDQ $512, R10
+	ADDQ $64, R9
+	DECQ CX
+	JNZ  block
+
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // tilerelease
+	VMOVUPS Z0, (0*64)(R12)
+	VMOVUPS Z1, (1*64)(R12)
+	VMOVUPS Z2, (2*64)(R12)
+	VMOVUPS Z3, (3*64)(R12)
+	VMOVUPS Z4, (4*64)(R12)
+	VMOVUPS Z5, (5*64)(R12)
+	VMOVUPS Z6, (6*64)(R12)
+	VMOVUPS Z7, (7*64)(R12)
+	VMOVUPS Z8, (8*64)(R12)
+	VMOVUPS Z9, (9*64)(R12)
+	VMOVUPS Z10, (10*64)(R12)
+	VMOVUPS Z11, (11*64)(R12)
+	VMOVUPS Z12, (12*64)(R12)
+	VMOVUPS Z13, (13*64)(R12)
+	VMOVUPS Z14, (14*64)(R12)
+	VMOVUPS Z15, (15*64)(R12)
+	VZEROUPPER
+	RET
+
+// func xgetbv0() uint32: XCR0's low 32 bits (the OS-enabled state
+// components; AMX: bits 17 XTILECFG and 18 XTILEDATA). Only called where
+// CPUID reports OSXSAVE (implied by the AVX-512 tier that gates AMX).
+TEXT ·xgetbv0(SB), NOSPLIT, $0-4
+	XORL CX, CX
+	XGETBV
+	MOVL AX, ret+0(FP)
+	RET

@@ -1,0 +1,256 @@
+//go:build amd64 && !noasm
+
+package ggml
+
+import (
+	"bufio"
+	"bytes"
+	"debug/elf"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// amxByteLine is an instruction spelled as bytes in amx_amd64.s: BYTE
+// directives, then the GNU as spelling in a comment.
+var amxByteLine = regexp.MustCompile(`^\s*((?:BYTE \$0x[0-9a-f]{2};?\s*)+)//\s*(.+?)\s*$`)
+
+// TestAMXEncoding assembles the comment of every BYTE-encoded instruction
+// in amx_amd64.s with GNU as and compares its bytes with the BYTE ones,
+// so that the tile instructions no machine here can execute are at least
+// the ones their comments name. Every BYTE line must carry such a comment.
+func TestAMXEncoding(t *testing.T) {
+	as, err := exec.LookPath("as")
+	if err != nil {
+		t.Skip("skipping: GNU as not found, the AMX encodings are unchecked")
+	}
+	src, err := os.ReadFile("amx_amd64.s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(bytes.NewReader(src))
+	for line := 1; sc.Scan(); line++ {
+		text := sc.Text()
+		if !strings.Contains(text, "BYTE") {
+			continue
+		}
+		m := amxByteLine.FindStringSubmatch(text)
+		if m == nil {
+			t.Fatalf("amx_amd64.s:%d: BYTE line without an instruction comment: %q", line, text)
+		}
+		var got []byte
+		for _, f := range regexp.MustCompile(`0x([0-9a-f]{2})`).FindAllStringSubmatch(m[1], -1) {
+			v, _ := strconv.ParseUint(f[1], 16, 8)
+			got = append(got, byte(v))
+		}
+		want := gnuAssemble(t, as, m[2])
+		if !bytes.Equal(got, want) {
+			t.Errorf("amx_amd64.s:%d: %s is % x in the file, % x by GNU as", line, m[2], got, want)
+		}
+		seen[strings.Fields(m[2])[0]] = true
+	}
+	for _, op := range []string{"ldtilecfg", "tilezero", "tileloadd", "tdpbssd", "tilestored", "tilerelease"} {
+		if !seen[op] {
+			t.Errorf("amx_amd64.s has no BYTE-encoded %s", op)
+		}
+	}
+}
+
+// gnuAssemble returns the bytes `as --64` makes of one instruction (the
+// .text section of its object file).
+func gnuAssemble(t *testing.T, as, insn string) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	s, o := filepath.Join(dir, "i.s"), filepath.Join(dir, "i.o")
+	if err := os.WriteFile(s, []byte(insn+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(as, "--64", "-o", o, s).CombinedOutput(); err != nil {
+		t.Fatalf("as %q: %v\n%s", insn, err, out)
+	}
+	f, err := elf.Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	text, err := f.Section(".text").Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return text
+}
+
+// needAMX skips where the AMX tier is not installed, saying why.
+func needAMX(t *testing.T) {
+	t.Helper()
+	if !amxOn {
+		t.Skip(strings.TrimPrefix(AMXStatus(), "no amx: "))
+	}
+}
+
+// TestAMXTiles (AMX CPUs only) runs the assembly kernel through the tier's
+// walk against the model and the block twin bit for bit, on the shapes of
+// TestAMXModel with random and extreme operands, and re-runs the start-up
+// self-check.
+func TestAMXTiles(t *testing.T) {
+	t.Logf("AMX: %s", AMXStatus())
+	needAMX(t)
+	if err := amxSelfCheck(amxAsmTile); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(18, 4))
+	for tp, twin := range amxTwin {
+		for _, sh := range amxShapes {
+			n, rows, cols := sh[0], sh[1], sh[2]
+			for _, extreme := range []bool{false, true} {
+				g := newGemmCase(r, tp, n, rows, cols)
+				if extreme {
+					amxExtreme(r, tp, g)
+				}
+				var a Act
+				a.Prepare(tp, n, g.x, cols)
+				ldd := rows + 2
+				got, model := nanSlice(cols*ldd), nanSlice(cols*ldd)
+				MatMulAct(tp, n, g.w, rows, &a, got, ldd)
+				amxGemm(tp, n, g.w, rows, &a, model, ldd, amxModelTile)
+				name := fmt.Sprintf("%v amx n=%d %dx%d extreme %v", tp, n, rows, cols, extreme)
+				checkGemm(t, name+" (model)", got, model, rows, ldd)
+				checkGemm(t, name, got, g.want(tp, twin, ldd), rows, ldd)
+			}
+		}
+	}
+}
+
+// TestAMXRepack: Q5_0 and IQ4_NL batches through the Q8_0 rewrite and the
+// AMX walk (the model kernel here, the installed one where AMX runs) equal
+// the block twin of the rewritten rows bit for bit, across the rewrite's
+// 16-row strips.
+func TestAMXRepack(t *testing.T) {
+	r := rand.New(rand.NewPCG(18, 5))
+	tiles := map[string]func(*amxCall){"model": amxModelTile}
+	if amxOn {
+		tiles["asm"] = amxAsmTile
+	} else {
+		t.Log("no AMX on this CPU: the Q5_0/IQ4_NL rewrite runs on the model kernel only: " + AMXStatus())
+	}
+	for name, tile := range tiles {
+		set := &amxSet{Q8_0, vnniTiles[Q8_0], tile}
+		for _, tp := range []Type{Q5_0, IQ4_NL} {
+			run := repackRun(tp, set.run)
+			for _, sh := range [][3]int{{288, 17, 16}, {64, 40, 23}, {32, 3, 16}} {
+				n, rows, cols := sh[0], sh[1], sh[2]
+				g := newGemmCase(r, tp, n, rows, cols)
+				var a Act
+				a.begin(tp, n, g.x, cols, prepKindQ8, 0, amxGroup)
+				a.Fill(0, cols)
+				ldd := rows + 1
+				got := nanSlice(cols * ldd)
+				run(n, g.w, rows, &a, got, ldd)
+				want := g.want(tp, func(n int, w, x []byte) float32 {
+					w8 := make([]byte, Q8_0.RowSize(n))
+					toQ8_0Ref(tp, n/32, w, w8)
+					return dotQ8_0Blocks(n, w8, x)
+				}, ldd)
+				checkGemm(t, fmt.Sprintf("%v via Q8_0 %s n=%d %dx%d", tp, name, n, rows, cols), got, want, rows, ldd)
+			}
+		}
+	}
+}
+
+// TestAMXSelfCheck: the start-up self-check passes the model kernel and
+// catches a kernel off by one unit in the last place in one value, or
+// one that mislays a column.
+func TestAMXSelfCheck(t *testing.T) {
+	if err := amxSelfCheck(amxModelTile); err != nil {
+		t.Fatalf("model against itself: %v", err)
+	}
+	bad := map[string]func(*amxCall){
+		"one ulp": func(k *amxCall) {
+			amxModelTile(k)
+			k.out[16*2+5] = math.Nextafter32(k.out[16*2+5], float32(math.Inf(1)))
+		},
+		"columns swapped": func(k *amxCall) {
+			amxModelTile(k)
+			for m := 0; m < 16; m++ {
+				k.out[16*m], k.out[16*m+1] = k.out[16*m+1], k.out[16*m]
+			}
+		},
+	}
+	for name, tile := range bad {
+		if err := amxSelfCheck(tile); err == nil {
+			t.Errorf("self-check passed a kernel with %s", name)
+		} else {
+			t.Logf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestAMXDispatch installs the AMX tier over the model kernel (the
+// assembly one cannot run here) and checks what MatMulAct then does: a
+// batch of at least amxCols columns is prepared in the AMX layout and
+// equals the block twin (Q5_0 and IQ4_NL: of the Q8_0 rewrite), a smaller
+// one keeps the VNNI layout and the lane twin; decode is untouched.
+func TestAMXDispatch(t *testing.T) {
+	if !hasVNNI {
+		t.Skip("no AVX-512 VNNI: the tier the AMX one sits above")
+	}
+	saved, savedMin, savedOn, savedState := gemmImpl, amxMin, amxOn, amxState
+	defer func() { gemmImpl, amxMin, amxOn, amxState = saved, savedMin, savedOn, savedState }()
+	useAMX(vnniTiles, amxModelTile)
+	r := rand.New(rand.NewPCG(18, 6))
+	rewrite := func(tp Type, twin dotFunc) dotFunc {
+		return func(n int, w, x []byte) float32 {
+			w8 := make([]byte, Q8_0.RowSize(n))
+			toQ8_0Ref(tp, n/32, w, w8)
+			return twin(n, w8, x)
+		}
+	}
+	for _, tp := range []Type{Q4_0, Q8_0, Q5_0, IQ4_NL} {
+		for _, cols := range []int{1, 15, 16, 33} {
+			const n, rows = 128, 21
+			g := newGemmCase(r, tp, n, rows, cols)
+			var a Act
+			a.Prepare(tp, n, g.x, cols)
+			if a.amx != (cols >= amxCols) {
+				t.Fatalf("%v %d columns: AMX layout %v", tp, cols, a.amx)
+			}
+			ldd := rows + 1
+			got := nanSlice(cols * ldd)
+			MatMulAct(tp, n, g.w, rows, &a, got, ldd)
+			var want []float32
+			switch {
+			case tp == Q5_0 || tp == IQ4_NL:
+				if cols < amxCols { // the per-row kernels, column by column
+					want = g.want(tp, func(n int, w, x []byte) float32 {
+						var o [1]float32
+						MatVec(tp, n, w, x, o[:])
+						return o[0]
+					}, ldd)
+					break
+				}
+				want = g.want(tp, rewrite(tp, dotQ8_0Blocks), ldd)
+			default:
+				want = g.want(tp, matMulTwin(tp, cols, lanesTwin[tp]), ldd)
+			}
+			checkGemm(t, fmt.Sprintf("%v %d columns", tp, cols), got, want, rows, ldd)
+		}
+	}
+}
+
+// TestAMXStatus: the tier's state is named, with a reason when off, and
+// Accel agrees with it.
+func TestAMXStatus(t *testing.T) {
+	s := AMXStatus()
+	t.Logf("Accel %s; %s", Accel(), s)
+	if amxOn != strings.HasSuffix(Accel(), "+amx") || amxOn == strings.HasPrefix(s, "no amx: ") || len(s) < len("no amx: x") {
+		t.Fatalf("Accel %q and AMXStatus %q disagree (installed: %v)", Accel(), s, amxOn)
+	}
+}
