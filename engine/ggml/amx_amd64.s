@@ -118,9 +118,11 @@ block:
 
 // func xgetbv0() uint32: XCR0's low 32 bits (the OS-enabled state
 // components; AMX: bits 17 XTILECFG and 18 XTILEDATA). Only called where
-// CPUID reports OSXSAVE (implied by the AVX-512 tier that gates AMX).
+// CPUID reports OSXSAVE, after the AVX-512 VNNI tier was found (so the
+// VZEROUPPER, which TestAssemblyIsVEXOnly asks of every function, is safe).
 TEXT ·xgetbv0(SB), NOSPLIT, $0-4
 	XORL CX, CX
 	XGETBV
 	MOVL AX, ret+0(FP)
+	VZEROUPPER
 	RET
