@@ -48,7 +48,7 @@ var amxState = "no amx: not an amd64 assembly build"
 
 // AMXStatus says whether the AMX tile tier runs here and, when it does
 // not, why (no AMX on this CPU, not enabled by the OS, permission refused,
-// self-check failed, turned off by FLOWCHAT_NOAMX).
+// not asked for with FLOWCHAT_AMX=1, self-check failed).
 func AMXStatus() string { return amxState }
 
 // fillAMX writes column c (zeros past the last column) in the AMX layout:

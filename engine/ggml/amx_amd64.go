@@ -3,6 +3,7 @@
 package ggml
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -11,8 +12,13 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// amxOn reports whether the AMX tier is installed (Accel names it).
-var amxOn bool
+// amxOn reports whether the AMX tier is installed (Accel names it); amxHW
+// is nil where this CPU and OS can run the AMX kernel (amxUsable, checked
+// at start-up), else why not.
+var (
+	amxOn bool
+	amxHW = errors.New("not checked")
+)
 
 //go:noescape
 func amxTile(cfg *byte, a *byte, astride, ablk int, dw *float32, b *byte, dx *float32, nb int, c *int32, out *float32)
@@ -48,10 +54,8 @@ func (k *amxSet) run(n int, w []byte, rows int, a *Act, dst []float32, ldd int) 
 // which step failed.
 func amxUsable() error {
 	switch {
-	case os.Getenv("FLOWCHAT_NOAMX") != "":
-		return fmt.Errorf("turned off by FLOWCHAT_NOAMX")
 	case !cpu.X86.HasAMXTile || !cpu.X86.HasAMXInt8:
-		return fmt.Errorf("no AMX on this CPU (CPUID: AMX-TILE %v, AMX-INT8 %v)", cpu.X86.HasAMXTile, cpu.X86.HasAMXInt8)
+		return fmt.Errorf("CPUID reports AMX-TILE %v, AMX-INT8 %v", cpu.X86.HasAMXTile, cpu.X86.HasAMXInt8)
 	case !hasVNNI || !cpu.X86.HasOSXSAVE:
 		return fmt.Errorf("AMX without the AVX-512 VNNI tier (OSXSAVE %v)", cpu.X86.HasOSXSAVE)
 	}
@@ -62,11 +66,25 @@ func amxUsable() error {
 }
 
 // installAMX puts the AMX tier above tiles (the VNNI tier) for Q4_0 and
-// Q8_0, and Q5_0 and IQ4_NL through the Q8_0 rewrite, when amxUsable and
-// the self-check pass; otherwise it records why not.
+// Q8_0, and Q5_0 and IQ4_NL through the Q8_0 rewrite, when amxUsable,
+// FLOWCHAT_AMX=1 and the self-check pass; otherwise it records why not.
+//
+// The tier is opt-in, for now, for three reasons. Its block sums round
+// differently from the decode kernels' lane sums (amx.go), so a sequence's
+// logits would no longer be bit-identical alone and in a batch of 16 or
+// more rows (docs/ARCHITECTURE.md's batch invariance, TestBatchInvariance,
+// the recompute after preemption). No AMX CPU has run the assembly: the
+// self-check catches wrong values, but a fault (a bad tile configuration)
+// would end the process at start-up. And its speed is unmeasured. With
+// FLOWCHAT_AMX unset no tile instruction runs.
 func installAMX(tiles map[Type]*tileSet) {
-	if err := amxUsable(); err != nil {
-		amxState = "no amx: " + err.Error()
+	amxHW = amxUsable()
+	switch {
+	case amxHW != nil:
+		amxState = "no amx: " + amxHW.Error()
+		return
+	case os.Getenv("FLOWCHAT_AMX") != "1":
+		amxState = "no amx: this CPU has AMX; the tier is off unless FLOWCHAT_AMX=1 (unmeasured, and its prompt batches round differently from decode)"
 		return
 	}
 	if err := amxSelfCheck(amxAsmTile); err != nil {

@@ -88,12 +88,22 @@ func gnuAssemble(t *testing.T, as, insn string) []byte {
 	return text
 }
 
-// needAMX skips where the AMX tier is not installed, saying why.
+// needAMX skips where the CPU or the OS cannot run the AMX kernel, saying
+// why.
 func needAMX(t *testing.T) {
 	t.Helper()
-	if !amxOn {
-		t.Skip(strings.TrimPrefix(AMXStatus(), "no amx: "))
+	if amxHW != nil {
+		t.Skip("no AMX on this CPU: " + amxHW.Error())
 	}
+}
+
+// withAMX installs the AMX tier over tile above the VNNI tier for the
+// rest of the test (whatever FLOWCHAT_AMX says), and the previous kernels
+// after it.
+func withAMX(t *testing.T, tile func(*amxCall)) {
+	saved, savedMin, savedOn, savedState := gemmImpl, amxMin, amxOn, amxState
+	t.Cleanup(func() { gemmImpl, amxMin, amxOn, amxState = saved, savedMin, savedOn, savedState })
+	useAMX(vnniTiles, tile)
 }
 
 // TestAMXTiles (AMX CPUs only) runs the assembly kernel through the tier's
@@ -106,6 +116,7 @@ func TestAMXTiles(t *testing.T) {
 	if err := amxSelfCheck(amxAsmTile); err != nil {
 		t.Fatal(err)
 	}
+	withAMX(t, amxAsmTile)
 	r := rand.New(rand.NewPCG(18, 4))
 	for tp, twin := range amxTwin {
 		for _, sh := range amxShapes {
@@ -136,10 +147,10 @@ func TestAMXTiles(t *testing.T) {
 func TestAMXRepack(t *testing.T) {
 	r := rand.New(rand.NewPCG(18, 5))
 	tiles := map[string]func(*amxCall){"model": amxModelTile}
-	if amxOn {
+	if amxHW == nil {
 		tiles["asm"] = amxAsmTile
 	} else {
-		t.Log("no AMX on this CPU: the Q5_0/IQ4_NL rewrite runs on the model kernel only: " + AMXStatus())
+		t.Log("the Q5_0/IQ4_NL rewrite runs on the model kernel only: " + amxHW.Error())
 	}
 	for name, tile := range tiles {
 		set := &amxSet{Q8_0, vnniTiles[Q8_0], tile}
@@ -202,9 +213,7 @@ func TestAMXDispatch(t *testing.T) {
 	if !hasVNNI {
 		t.Skip("no AVX-512 VNNI: the tier the AMX one sits above")
 	}
-	saved, savedMin, savedOn, savedState := gemmImpl, amxMin, amxOn, amxState
-	defer func() { gemmImpl, amxMin, amxOn, amxState = saved, savedMin, savedOn, savedState }()
-	useAMX(vnniTiles, amxModelTile)
+	withAMX(t, amxModelTile)
 	r := rand.New(rand.NewPCG(18, 6))
 	rewrite := func(tp Type, twin dotFunc) dotFunc {
 		return func(n int, w, x []byte) float32 {
