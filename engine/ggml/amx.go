@@ -44,11 +44,12 @@ const (
 var amxMin [32]int
 
 // amxState describes the AMX tier for AMXStatus.
-var amxState = "no amx: not an amd64 assembly build"
+var amxState string
 
 // AMXStatus says whether the AMX tile tier runs here and, when it does
 // not, why (no AMX on this CPU, not enabled by the OS, permission refused,
-// not asked for with FLOWCHAT_AMX=1, self-check failed).
+// not asked for with FLOWCHAT_AMX=1, self-check failed); empty in builds
+// without the tier (not amd64, or noasm).
 func AMXStatus() string { return amxState }
 
 // fillAMX writes column c (zeros past the last column) in the AMX layout:
@@ -234,4 +235,13 @@ func dotQ4_0Blocks(n int, w, x []byte) float32 {
 func dotQ8_0Blocks(n int, w, x []byte) float32 {
 	return blocksQ32(n/32, x, func(b, j int) int { return int(int8(w[34*b+2+j])) },
 		func(b int) float32 { return f16(w[34*b:]) })
+}
+
+// Kernels is Accel with AMXStatus beside it where the build has the AMX
+// tier: "avx2+avx512-vnni (no amx: CPUID reports …)".
+func Kernels() string {
+	if s := AMXStatus(); s != "" {
+		return Accel() + " (" + s + ")"
+	}
+	return Accel()
 }
