@@ -263,3 +263,37 @@ func TestAMXStatus(t *testing.T) {
 		t.Fatalf("Accel %q and AMXStatus %q disagree (installed: %v)", Accel(), s, amxOn)
 	}
 }
+
+// BenchmarkAMX (AMX CPUs only) times the AMX walk against the VNNI tiles
+// on a 256×2048 matrix that stays in cache, at 16, 64 and 256 columns, per
+// weight type; GMAC/s counts multiply-adds per CPU second.
+func BenchmarkAMX(b *testing.B) {
+	if amxHW != nil {
+		b.Skip("no AMX on this CPU: " + amxHW.Error())
+	}
+	for _, tp := range []Type{Q4_0, Q8_0} {
+		for _, cols := range []int{16, 64, 256} {
+			for _, tier := range []string{"vnni", "amx"} {
+				b.Run(fmt.Sprintf("%v/cols=%d/%s", tp, cols, tier), func(b *testing.B) {
+					r := rand.New(rand.NewPCG(1, 1))
+					n, rows := 2048, 256
+					g := newGemmCase(r, tp, n, rows, cols)
+					k := vnniTiles[tp]
+					var a Act
+					var run func()
+					dst := make([]float32, rows*cols)
+					if tier == "amx" {
+						a.begin(tp, n, g.x, cols, prepKindQ8, 0, amxGroup)
+						a.Fill(0, cols)
+						run = func() { amxGemm(tp, n, g.w, rows, &a, dst, rows, amxAsmTile) }
+					} else {
+						a.prepare(tp, n, g.x, cols, prepKindQ8, k.off, zGroup(k))
+						run = func() { k.run(n, g.w, rows, &a, dst, rows) }
+					}
+					cpuTimed(b, run)
+					b.ReportMetric(float64(n*rows*cols)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s-wall")
+				})
+			}
+		}
+	}
+}

@@ -22,7 +22,8 @@ import (
 // kernels (F32, F16) it is the columns as float32 (xf): F16 activations
 // widened exactly, F32 ones used in place. The K-quant tiles (Q2_K-Q6_K)
 // read the Q8_K columns in place; the flat kernels of Q4_K and Q6_K read kf
-// (fillKFlat).
+// (fillKFlat). With the AMX tier (amx.go) batches of amxCols or more
+// columns take groups of 16 in the AMX layout instead (fillAMX).
 type Act struct {
 	wt   Type   // weight type the columns are prepared for
 	n    int    // elements per column
@@ -41,7 +42,7 @@ type Act struct {
 	// column pair's lanes within the group, see fillPair.
 	pairs bool
 	amx   bool // groups of amxGroup: the AMX tiles' layout (fillAMX)
-	group int  // prepKindQ8: columns interleaved per block (1 or 8)
+	group int  // prepKindQ8: columns interleaved per block (1, 8, or 16: AMX)
 	qs    []byte
 	dx8   []float32
 	corr  []int32
@@ -438,7 +439,8 @@ func gemmFor(t Type) gemmFunc {
 // for the rows rows at the start of w and every column of a. The kernel is
 // chosen by shape: a matrix-vector kernel for one column, register tiles of
 // several rows by several columns for more. Each value is bit-identical to
-// the MatVec result for its column.
+// the MatVec result for its column, except under the opt-in AMX tier (a
+// batch of 16 or more columns of its types: within the bound of amx.go).
 func MatMulAct(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 	if a.wt != t || a.n != n {
 		panic(fmt.Sprintf("ggml: activations prepared for %v×%d, used with %v×%d", a.wt, a.n, t, n))
