@@ -25,7 +25,11 @@ func amxTile(cfg *byte, a *byte, astride, ablk int, dw *float32, b *byte, dx *fl
 
 func xgetbv0() uint32
 
-// amxAsmTile runs one amxCall through the assembly kernel.
+// amxAsmTile runs one amxCall through the assembly kernel. It needs no
+// locked OS thread: the permission (amxPermit) is the process's, and the
+// tile configuration lives from LDTILECFG to TILERELEASE inside the one
+// assembly call, which no goroutine leaves for another thread (see the
+// comment at the top of amx_amd64.s on preemption and signals).
 func amxAsmTile(k *amxCall) {
 	amxTile(&k.cfg[0], &k.a[k.aoff], k.astride, k.ablk, &k.dw[0], &k.b[k.boff], &k.dx[k.dxoff], k.nb, &k.c[0], &k.out[0])
 }
