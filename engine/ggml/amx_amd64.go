@@ -23,6 +23,11 @@ var (
 //go:noescape
 func amxTile(cfg *byte, a *byte, astride, ablk int, dw *float32, b *byte, dx *float32, nb int, c *int32, out *float32)
 
+// amxScaleOnly is amxTile's AVX-512 half over given C tiles (tests).
+//
+//go:noescape
+func amxScaleOnly(dw *float32, dx *float32, nb int, c *int32, out *float32)
+
 func xgetbv0() uint32
 
 // amxAsmTile runs one amxCall through the assembly kernel. It needs no

@@ -30,6 +30,65 @@
 	VCVTDQ2PS     (m*64)(R11), Z18    \
 	VFMADD231PS   Z18, Z17, acc
 
+// AMXZERO clears the 16 accumulators (one row of 16 columns each).
+#define AMXZERO \
+	VXORPS Z0, Z0, Z0    \
+	VXORPS Z1, Z1, Z1    \
+	VXORPS Z2, Z2, Z2    \
+	VXORPS Z3, Z3, Z3    \
+	VXORPS Z4, Z4, Z4    \
+	VXORPS Z5, Z5, Z5    \
+	VXORPS Z6, Z6, Z6    \
+	VXORPS Z7, Z7, Z7    \
+	VXORPS Z8, Z8, Z8    \
+	VXORPS Z9, Z9, Z9    \
+	VXORPS Z10, Z10, Z10 \
+	VXORPS Z11, Z11, Z11 \
+	VXORPS Z12, Z12, Z12 \
+	VXORPS Z13, Z13, Z13 \
+	VXORPS Z14, Z14, Z14 \
+	VXORPS Z15, Z15, Z15
+
+// AMXSCALE scales the block's stored C tile (R11) by d_w (R9, 16 floats)
+// and d_x (R10, 16 floats) into the accumulators.
+#define AMXSCALE \
+	VMOVUPS (R10), Z16 \
+	AMXROW(0, Z0)      \
+	AMXROW(1, Z1)      \
+	AMXROW(2, Z2)      \
+	AMXROW(3, Z3)      \
+	AMXROW(4, Z4)      \
+	AMXROW(5, Z5)      \
+	AMXROW(6, Z6)      \
+	AMXROW(7, Z7)      \
+	AMXROW(8, Z8)      \
+	AMXROW(9, Z9)      \
+	AMXROW(10, Z10)    \
+	AMXROW(11, Z11)    \
+	AMXROW(12, Z12)    \
+	AMXROW(13, Z13)    \
+	AMXROW(14, Z14)    \
+	AMXROW(15, Z15)
+
+// AMXSTORE writes the accumulators to out (R12), row m at 64m bytes.
+#define AMXSTORE \
+	VMOVUPS Z0, (0*64)(R12)   \
+	VMOVUPS Z1, (1*64)(R12)   \
+	VMOVUPS Z2, (2*64)(R12)   \
+	VMOVUPS Z3, (3*64)(R12)   \
+	VMOVUPS Z4, (4*64)(R12)   \
+	VMOVUPS Z5, (5*64)(R12)   \
+	VMOVUPS Z6, (6*64)(R12)   \
+	VMOVUPS Z7, (7*64)(R12)   \
+	VMOVUPS Z8, (8*64)(R12)   \
+	VMOVUPS Z9, (9*64)(R12)   \
+	VMOVUPS Z10, (10*64)(R12) \
+	VMOVUPS Z11, (11*64)(R12) \
+	VMOVUPS Z12, (12*64)(R12) \
+	VMOVUPS Z13, (13*64)(R12) \
+	VMOVUPS Z14, (14*64)(R12) \
+	VMOVUPS Z15, (15*64)(R12)
+
 // func amxTile(cfg *byte, a *byte, astride, ablk int, dw *float32, b *byte, dx *float32, nb int, c *int32, out *float32)
 //
 //	for blk := 0; blk < nb; blk++ {
@@ -49,22 +108,7 @@ TEXT ·amxTile(SB), NOSPLIT, $0-80
 	MOVQ out+72(FP), R12
 	MOVQ $64, R13
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // ldtilecfg (%rax)
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
-	VXORPS Z12, Z12, Z12
-	VXORPS Z13, Z13, Z13
-	VXORPS Z14, Z14, Z14
-	VXORPS Z15, Z15, Z15
+	AMXZERO
 
 block:
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0               // tilezero %tmm0
@@ -72,23 +116,7 @@ block:
 	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x14; BYTE $0x2f // tileloadd (%rdi,%r13,1), %tmm2
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x6b; BYTE $0x5e; BYTE $0xc1               // tdpbssd %tmm2, %tmm1, %tmm0
 	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x2b // tilestored %tmm0, (%r11,%r13,1)
-	VMOVUPS (R10), Z16
-	AMXROW(0, Z0)
-	AMXROW(1, Z1)
-	AMXROW(2, Z2)
-	AMXROW(3, Z3)
-	AMXROW(4, Z4)
-	AMXROW(5, Z5)
-	AMXROW(6, Z6)
-	AMXROW(7, Z7)
-	AMXROW(8, Z8)
-	AMXROW(9, Z9)
-	AMXROW(10, Z10)
-	AMXROW(11, Z11)
-	AMXROW(12, Z12)
-	AMXROW(13, Z13)
-	AMXROW(14, Z14)
-	AMXROW(15, Z15)
+	AMXSCALE
 	ADDQ R8, SI
 	ADDQ $512, DI
 	ADDQ $512, R10
@@ -97,22 +125,33 @@ block:
 	JNZ  block
 
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // tilerelease
-	VMOVUPS Z0, (0*64)(R12)
-	VMOVUPS Z1, (1*64)(R12)
-	VMOVUPS Z2, (2*64)(R12)
-	VMOVUPS Z3, (3*64)(R12)
-	VMOVUPS Z4, (4*64)(R12)
-	VMOVUPS Z5, (5*64)(R12)
-	VMOVUPS Z6, (6*64)(R12)
-	VMOVUPS Z7, (7*64)(R12)
-	VMOVUPS Z8, (8*64)(R12)
-	VMOVUPS Z9, (9*64)(R12)
-	VMOVUPS Z10, (10*64)(R12)
-	VMOVUPS Z11, (11*64)(R12)
-	VMOVUPS Z12, (12*64)(R12)
-	VMOVUPS Z13, (13*64)(R12)
-	VMOVUPS Z14, (14*64)(R12)
-	VMOVUPS Z15, (15*64)(R12)
+	AMXSTORE
+	VZEROUPPER
+	RET
+
+// func amxScaleOnly(dw *float32, dx *float32, nb int, c *int32, out *float32)
+//
+// amxTile without the tiles, for the tests on CPUs without AMX: c holds the
+// nb C tiles TILESTORED would have written (1 KB each, from the emulator),
+// and the same macros scale and store them, so that the AVX-512 half of
+// the kernel (scale order, d_w/d_x addressing, accumulator layout) runs
+// against the model here.
+TEXT ·amxScaleOnly(SB), NOSPLIT, $0-40
+	MOVQ dw+0(FP), R9
+	MOVQ dx+8(FP), R10
+	MOVQ nb+16(FP), CX
+	MOVQ c+24(FP), R11
+	MOVQ out+32(FP), R12
+	AMXZERO
+
+scaleblock:
+	AMXSCALE
+	ADDQ $512, R10
+	ADDQ $64, R9
+	ADDQ $1024, R11
+	DECQ CX
+	JNZ  scaleblock
+	AMXSTORE
 	VZEROUPPER
 	RET
 

@@ -140,6 +140,60 @@ func TestAMXTiles(t *testing.T) {
 	}
 }
 
+// amxScaleTile is amxTile with the tile half emulated: the C tiles of
+// every block from the emulator, then the assembly's AVX-512 half
+// (amxScaleOnly) over them.
+func amxScaleTile(k *amxCall) {
+	var e amxEmu
+	e.ldtilecfg(&k.cfg)
+	cb := make([]byte, 1024*k.nb)
+	for b := 0; b < k.nb; b++ {
+		e.tilezero(0)
+		e.tileloadd(1, k.a, k.aoff+b*k.ablk, k.astride)
+		e.tileloadd(2, k.b, k.boff+512*b, 64)
+		e.tdpbssd(0, 1, 2)
+		e.tilestored(0, cb, 1024*b, 64)
+	}
+	c := make([]int32, 256*k.nb)
+	for i := range c {
+		c[i] = int32(le32(cb[4*i:]))
+	}
+	amxScaleOnly(&k.dw[0], &k.dx[k.dxoff], k.nb, &c[0], &k.out[0])
+}
+
+// TestAMXScaleHalf runs the assembly kernel's AVX-512 half (the same
+// macros as amxTile) over emulated tiles through the tier's walk and
+// holds it to the model bit for bit: what of the kernel can run without
+// AMX.
+func TestAMXScaleHalf(t *testing.T) {
+	if !hasVNNI {
+		t.Skip("no AVX-512: the kernel's scaling half does not run here")
+	}
+	r := rand.New(rand.NewPCG(18, 7))
+	for _, tp := range []Type{Q4_0, Q8_0} {
+		for _, sh := range amxShapes {
+			n, rows, cols := sh[0], sh[1], sh[2]
+			for _, extreme := range []bool{false, true} {
+				g := newGemmCase(r, tp, n, rows, cols)
+				if extreme {
+					amxExtreme(r, tp, g)
+				}
+				var a Act
+				a.begin(tp, n, g.x, cols, prepKindQ8, 0, amxGroup)
+				a.Fill(0, cols)
+				ldd := rows + 2
+				got, want := nanSlice(cols*ldd), nanSlice(cols*ldd)
+				amxGemm(tp, n, g.w, rows, &a, got, ldd, amxScaleTile)
+				amxGemm(tp, n, g.w, rows, &a, want, ldd, amxModelTile)
+				checkGemm(t, fmt.Sprintf("%v scale half n=%d %dx%d extreme %v", tp, n, rows, cols, extreme), got, want, rows, ldd)
+			}
+		}
+	}
+	if err := amxSelfCheck(amxScaleTile); err != nil {
+		t.Fatalf("self-check of the scaling half: %v", err)
+	}
+}
+
 // TestAMXRepack: Q5_0 and IQ4_NL batches through the Q8_0 rewrite and the
 // AMX walk (the model kernel here, the installed one where AMX runs) equal
 // the block twin of the rewritten rows bit for bit, across the rewrite's
