@@ -136,7 +136,7 @@ func amxGemm(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int, 
 	for r0 := 0; r0 < rows; r0 += 16 {
 		mr := min(16, rows-r0)
 		k.cfg = amxConfig(mr)
-		s.weights(t, nb, w[r0*rs:], rs, mr)
+		amxWeights(s, t, nb, w[r0*rs:], rs, mr)
 		for g := 0; g*amxGroup < a.cols; g++ {
 			k.boff, k.dxoff = 512*g*nb, 128*g*nb
 			tile(k)
@@ -162,11 +162,15 @@ func (s *amxScratch) grow(t Type, nb int) {
 	}
 }
 
-// weights readies the row tile of mr rows at w (rs bytes apart): d_w of
+// amxWeights readies a row tile: weightsGo, or its assembly form where the
+// CPU has AVX-512 (amx_amd64.go).
+var amxWeights = (*amxScratch).weightsGo
+
+// weightsGo readies the row tile of mr rows at w (rs bytes apart): d_w of
 // each row and block (zero past mr), and the A tiles: Q8_0's values in
 // place (34-byte blocks, rows rs apart), Q4_0's nibbles unpacked to q − 8
 // as int8, 32 a row, 512 a block.
-func (s *amxScratch) weights(t Type, nb int, w []byte, rs, mr int) {
+func (s *amxScratch) weightsGo(t Type, nb int, w []byte, rs, mr int) {
 	k := &s.call
 	bs := t.TypeSize()
 	for b := 0; b < nb; b++ {

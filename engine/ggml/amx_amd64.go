@@ -28,6 +28,15 @@ func amxTile(cfg *byte, a *byte, astride, ablk int, dw *float32, b *byte, dx *fl
 //go:noescape
 func amxScaleOnly(dw *float32, dx *float32, nb int, c *int32, out *float32)
 
+// amxScales and amxUnpackQ4 ready a row tile's d_w and Q4_0 A tiles
+// (amxScratch.weights is their plain-Go form and twin).
+//
+//go:noescape
+func amxScales(w *byte, idx *int32, ts, nb, mr int, dw *float32)
+
+//go:noescape
+func amxUnpackQ4(w *byte, rs, nb, mr int, a *byte)
+
 func xgetbv0() uint32
 
 // amxAsmTile runs one amxCall through the assembly kernel. It needs no
@@ -37,6 +46,30 @@ func xgetbv0() uint32
 // comment at the top of amx_amd64.s on preemption and signals).
 func amxAsmTile(k *amxCall) {
 	amxTile(&k.cfg[0], &k.a[k.aoff], k.astride, k.ablk, &k.dw[0], &k.b[k.boff], &k.dx[k.dxoff], k.nb, &k.c[0], &k.out[0])
+}
+
+func init() {
+	if hasVNNI {
+		amxWeights = (*amxScratch).weightsAsm
+	}
+}
+
+// weightsAsm is weightsGo with a gather a block for d_w and the Q4_0
+// unpack in AVX2 (the Go loops cost more than the tiles at 16 columns).
+func (s *amxScratch) weightsAsm(t Type, nb int, w []byte, rs, mr int) {
+	k := &s.call
+	var idx [16]int32
+	for m := range idx {
+		idx[m] = int32(m * rs)
+	}
+	amxScales(&w[0], &idx[0], t.TypeSize(), nb, mr, &s.dw[0])
+	if t == Q8_0 {
+		k.a, k.aoff, k.astride, k.ablk = w, 2, rs, 34
+		return
+	}
+	_ = w[(mr-1)*rs+18*nb-1]
+	amxUnpackQ4(&w[0], rs, nb, mr, &s.a[0])
+	k.a, k.aoff, k.astride, k.ablk = s.a, 0, 32, 512
 }
 
 // amxSet is the AMX tier's matrix kernel of one type (Q4_0 or Q8_0):

@@ -165,3 +165,76 @@ TEXT ·xgetbv0(SB), NOSPLIT, $0-4
 	MOVL AX, ret+0(FP)
 	VZEROUPPER
 	RET
+
+// func amxScales(w *byte, idx *int32, ts, nb, mr int, dw *float32)
+//
+// d_w of the row tile: dw[16b + m] = fp16(w + idx[m] + ts·b) for m < mr,
+// 0 for m ≥ mr (idx[m] = m·rs), one masked dword gather and VCVTPH2PS a
+// block (exact, as fp16Table).
+TEXT ·amxScales(SB), NOSPLIT, $0-48
+	MOVQ    w+0(FP), SI
+	MOVQ    idx+8(FP), AX
+	MOVQ    ts+16(FP), R8
+	MOVQ    nb+24(FP), CX
+	MOVQ    mr+32(FP), BX
+	MOVQ    dw+40(FP), DI
+	VMOVDQU32 (AX), Z1
+	MOVL    $1, AX
+	SHLXL   BX, AX, AX
+	DECL    AX                   // mr ones
+	KMOVW   AX, K2
+
+scales:
+	KMOVW      K2, K1            // the gather clears its mask
+	VPXORD     Z0, Z0, Z0
+	VPGATHERDD (SI)(Z1*1), K1, Z0
+	VPMOVDW    Z0, Y2
+	VCVTPH2PS  Y2, Z3
+	VMOVUPS    Z3, (DI)
+	ADDQ       R8, SI
+	ADDQ       $64, DI
+	DECQ       CX
+	JNZ        scales
+	VZEROUPPER
+	RET
+
+// func amxUnpackQ4(w *byte, rs, nb, mr int, a *byte)
+//
+// The A tiles of a Q4_0 row tile: for m < mr and each block b, the 32
+// values q − 8 as int8 (low nibbles, then high) at a + 512b + 32m.
+TEXT ·amxUnpackQ4(SB), NOSPLIT, $0-40
+	MOVQ         w+0(FP), SI
+	MOVQ         rs+8(FP), R8
+	MOVQ         nb+16(FP), R9
+	MOVQ         mr+24(FP), BX
+	MOVQ         a+32(FP), DI
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0x08080808, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+
+row:
+	MOVQ SI, R10
+	MOVQ DI, R11
+	MOVQ R9, CX
+
+blk:
+	VMOVDQU     2(R10), X0
+	VPSRLW      $4, X0, X1
+	VPAND       X15, X0, X0
+	VPAND       X15, X1, X1
+	VINSERTI128 $1, X1, Y0, Y0
+	VPSUBB      Y14, Y0, Y0
+	VMOVDQU     Y0, (R11)
+	ADDQ        $18, R10
+	ADDQ        $512, R11
+	DECQ        CX
+	JNZ         blk
+	ADDQ        R8, SI
+	ADDQ        $32, DI
+	DECQ        BX
+	JNZ         row
+	VZEROUPPER
+	RET

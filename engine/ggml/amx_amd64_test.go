@@ -194,6 +194,62 @@ func TestAMXScaleHalf(t *testing.T) {
 	}
 }
 
+// TestAMXWeightsAsm: the assembly row-tile preparation (gathered fp16
+// scales, the Q4_0 unpack) equals the plain-Go one for every row count of
+// a tile and for all 65536 fp16 scale values (bit for bit; NaNs as NaNs).
+func TestAMXWeightsAsm(t *testing.T) {
+	if !hasVNNI {
+		t.Skip("no AVX-512: the assembly preparation does not run here")
+	}
+	r := rand.New(rand.NewPCG(18, 8))
+	for _, tp := range []Type{Q4_0, Q8_0} {
+		for _, n := range []int{32, 96, 4096, 32 * 4096} {
+			for mr := 1; mr <= 16; mr++ {
+				if n == 32*4096 && mr != 16 {
+					continue // 16 rows of 4096 blocks: every fp16 value once
+				}
+				nb, rs := n/32, tp.RowSize(n)
+				w := randomRow(r, tp, n*mr)
+				for b := 0; b < nb*mr; b++ {
+					v := uint16(r.Uint32())
+					if n == 32*4096 {
+						v = uint16(b)
+					}
+					put16(w[b*tp.TypeSize():], v)
+				}
+				var sg, sa amxScratch
+				for _, s := range []*amxScratch{&sg, &sa} {
+					s.grow(tp, nb)
+					for i := range s.dw {
+						s.dw[i] = -1
+					}
+					for i := range s.a {
+						s.a[i] = 0xa5
+					}
+				}
+				sg.weightsGo(tp, nb, w, rs, mr)
+				sa.weightsAsm(tp, nb, w, rs, mr)
+				for i := range sg.dw {
+					g, a := sg.dw[i], sa.dw[i]
+					if math.Float32bits(g) != math.Float32bits(a) && !(g != g && a != a) {
+						t.Fatalf("%v n=%d mr=%d: d_w %d is %v, Go %v", tp, n, mr, i, a, g)
+					}
+				}
+				if tp == Q4_0 {
+					for b := 0; b < nb; b++ {
+						if !bytes.Equal(sg.a[512*b:512*b+32*mr], sa.a[512*b:512*b+32*mr]) {
+							t.Fatalf("Q4_0 n=%d mr=%d: block %d unpacked differently", n, mr, b)
+						}
+					}
+				}
+				if sg.call.aoff != sa.call.aoff || sg.call.astride != sa.call.astride || sg.call.ablk != sa.call.ablk {
+					t.Fatalf("%v: A tiles described differently", tp)
+				}
+			}
+		}
+	}
+}
+
 // TestAMXRepack: Q5_0 and IQ4_NL batches through the Q8_0 rewrite and the
 // AMX walk (the model kernel here, the installed one where AMX runs) equal
 // the block twin of the rewritten rows bit for bit, across the rewrite's
