@@ -93,8 +93,13 @@ type amxCall struct {
 	dx                  []float32 // the group's d_x: block b, column n at dxoff + 128b + n
 	dxoff               int
 	nb                  int
-	c                   [256]int32   // the C tile of one block, row-major, 16 int32 a row
-	out                 [256]float32 // the result, out[16m + n]
+	c                   [256]int32 // the C tile of one block, row-major, 16 int32 a row
+	// The result of row m < mr, column n < nc goes to dst[dstoff + idx[n]
+	// + m] (idx[n] = n·ldd: MatMulAct's column-major output).
+	dst    []float32
+	dstoff int
+	idx    [16]int32
+	nc, mr int
 }
 
 // amxConfig is the tile configuration for mr rows (palette 1): tmm0 = C,
@@ -132,23 +137,21 @@ func amxGemm(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int, 
 	s := amxPool.Get().(*amxScratch)
 	s.grow(t, nb)
 	k := &s.call
-	k.nb, k.dw, k.b, k.dx = nb, s.dw, a.qs, a.dx8
+	k.nb, k.dw, k.b, k.dx, k.dst = nb, s.dw, a.qs, a.dx8, dst
+	for n := range k.idx {
+		k.idx[n] = int32(n * ldd)
+	}
 	for r0 := 0; r0 < rows; r0 += 16 {
-		mr := min(16, rows-r0)
-		k.cfg = amxConfig(mr)
-		amxWeights(s, t, nb, w[r0*rs:], rs, mr)
+		k.mr = min(16, rows-r0)
+		k.cfg = amxConfig(k.mr)
+		amxWeights(s, t, nb, w[r0*rs:], rs, k.mr)
 		for g := 0; g*amxGroup < a.cols; g++ {
 			k.boff, k.dxoff = 512*g*nb, 128*g*nb
+			k.dstoff, k.nc = g*amxGroup*ldd+r0, min(amxGroup, a.cols-g*amxGroup)
 			tile(k)
-			for j := 0; j < min(amxGroup, a.cols-g*amxGroup); j++ {
-				col := dst[(g*amxGroup+j)*ldd+r0:]
-				for m := 0; m < mr; m++ {
-					col[m] = k.out[16*m+j]
-				}
-			}
 		}
 	}
-	k.a, k.b, k.dx = nil, nil, nil
+	k.a, k.b, k.dx, k.dst = nil, nil, nil, nil
 	amxPool.Put(s)
 }
 

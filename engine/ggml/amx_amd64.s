@@ -70,32 +70,52 @@
 	AMXROW(14, Z14)    \
 	AMXROW(15, Z15)
 
-// AMXSTORE writes the accumulators to out (R12), row m at 64m bytes.
-#define AMXSTORE \
-	VMOVUPS Z0, (0*64)(R12)   \
-	VMOVUPS Z1, (1*64)(R12)   \
-	VMOVUPS Z2, (2*64)(R12)   \
-	VMOVUPS Z3, (3*64)(R12)   \
-	VMOVUPS Z4, (4*64)(R12)   \
-	VMOVUPS Z5, (5*64)(R12)   \
-	VMOVUPS Z6, (6*64)(R12)   \
-	VMOVUPS Z7, (7*64)(R12)   \
-	VMOVUPS Z8, (8*64)(R12)   \
-	VMOVUPS Z9, (9*64)(R12)   \
-	VMOVUPS Z10, (10*64)(R12) \
-	VMOVUPS Z11, (11*64)(R12) \
-	VMOVUPS Z12, (12*64)(R12) \
-	VMOVUPS Z13, (13*64)(R12) \
-	VMOVUPS Z14, (14*64)(R12) \
-	VMOVUPS Z15, (15*64)(R12)
+// AMXSTORE writes accumulator rows m < mr (BX) to dst (R12): row m's
+// column n to R12 + 4·(idx[n] + m) for the columns n < nc (mask K3; Z19
+// holds idx), one scatter a row.
+#define AMXSCAT(m, acc) \
+	KMOVW       K3, K1                     \
+	VSCATTERDPS acc, K1, (m*4)(R12)(Z19*4) \
+	CMPQ        BX, $(m+1)                 \
+	JEQ         stored
 
-// func amxTile(cfg *byte, a *byte, astride, ablk int, dw *float32, b *byte, dx *float32, nb int, c *int32, out *float32)
+#define AMXSTORE \
+	AMXSCAT(0, Z0)   \
+	AMXSCAT(1, Z1)   \
+	AMXSCAT(2, Z2)   \
+	AMXSCAT(3, Z3)   \
+	AMXSCAT(4, Z4)   \
+	AMXSCAT(5, Z5)   \
+	AMXSCAT(6, Z6)   \
+	AMXSCAT(7, Z7)   \
+	AMXSCAT(8, Z8)   \
+	AMXSCAT(9, Z9)   \
+	AMXSCAT(10, Z10) \
+	AMXSCAT(11, Z11) \
+	AMXSCAT(12, Z12) \
+	AMXSCAT(13, Z13) \
+	AMXSCAT(14, Z14) \
+	AMXSCAT(15, Z15)
+
+// AMXOUT loads the store's operands: Z19 = idx, K3 = nc ones, BX = mr.
+#define AMXOUT(idx, nc, mr) \
+	MOVQ      idx, AX    \
+	VMOVDQU32 (AX), Z19  \
+	MOVQ      nc, AX     \
+	MOVL      $1, BX     \
+	SHLXL     AX, BX, BX \
+	DECL      BX         \
+	KMOVW     BX, K3     \
+	MOVQ      mr, BX
+
+// func amxTile(cfg *byte, a *byte, astride, ablk int, dw *float32, b *byte, dx *float32, nb int, c *int32, dst *float32, idx *int32, nc, mr int)
 //
 //	for blk := 0; blk < nb; blk++ {
 //		C = 0; C += A(a + blk·ablk, rows astride apart) · B(b + 512·blk)   // TDPBSSD
-//		out[m][n] = fma(float32(C[m][n]), dw[16·blk+m]·dx[128·blk+n], out[m][n])
+//		acc[m][n] = fma(float32(C[m][n]), dw[16·blk+m]·dx[128·blk+n], acc[m][n])
 //	}
-TEXT ·amxTile(SB), NOSPLIT, $0-80
+//	dst[idx[n] + m] = acc[m][n] for m < mr, n < nc
+TEXT ·amxTile(SB), NOSPLIT, $0-104
 	MOVQ cfg+0(FP), AX
 	MOVQ a+8(FP), SI
 	MOVQ astride+16(FP), DX
@@ -105,7 +125,7 @@ TEXT ·amxTile(SB), NOSPLIT, $0-80
 	MOVQ dx+48(FP), R10
 	MOVQ nb+56(FP), CX
 	MOVQ c+64(FP), R11
-	MOVQ out+72(FP), R12
+	MOVQ dst+72(FP), R12
 	MOVQ $64, R13
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // ldtilecfg (%rax)
 	AMXZERO
@@ -125,23 +145,26 @@ block:
 	JNZ  block
 
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // tilerelease
+	AMXOUT(idx+80(FP), nc+88(FP), mr+96(FP))
 	AMXSTORE
+
+stored:
 	VZEROUPPER
 	RET
 
-// func amxScaleOnly(dw *float32, dx *float32, nb int, c *int32, out *float32)
+// func amxScaleOnly(dw *float32, dx *float32, nb int, c *int32, dst *float32, idx *int32, nc, mr int)
 //
 // amxTile without the tiles, for the tests on CPUs without AMX: c holds the
 // nb C tiles TILESTORED would have written (1 KB each, from the emulator),
 // and the same macros scale and store them, so that the AVX-512 half of
 // the kernel (scale order, d_w/d_x addressing, accumulator layout) runs
 // against the model here.
-TEXT ·amxScaleOnly(SB), NOSPLIT, $0-40
+TEXT ·amxScaleOnly(SB), NOSPLIT, $0-64
 	MOVQ dw+0(FP), R9
 	MOVQ dx+8(FP), R10
 	MOVQ nb+16(FP), CX
 	MOVQ c+24(FP), R11
-	MOVQ out+32(FP), R12
+	MOVQ dst+32(FP), R12
 	AMXZERO
 
 scaleblock:
@@ -151,7 +174,10 @@ scaleblock:
 	ADDQ $1024, R11
 	DECQ CX
 	JNZ  scaleblock
+	AMXOUT(idx+40(FP), nc+48(FP), mr+56(FP))
 	AMXSTORE
+
+stored:
 	VZEROUPPER
 	RET
 

@@ -108,7 +108,8 @@ func (e *amxEmu) tilerelease() { *e = amxEmu{} }
 // m scaled into its accumulator: out[m][n] = fma(float32(C[m][n]),
 // d_w[m]·d_x[n], out[m][n]) with the product rounded to float32 first
 // (VMULPS, then VFMADD231PS). The rows past the configured ones keep the
-// stale C rows of the scratch, scaled by d_w = 0, as the assembly does.
+// stale C rows of the scratch, scaled by d_w = 0, as the assembly does;
+// rows m < mr of columns n < nc are written to dst.
 func amxModelTile(k *amxCall) {
 	var e amxEmu
 	e.ldtilecfg(&k.cfg)
@@ -136,5 +137,9 @@ func amxModelTile(k *amxCall) {
 	for i := range k.c {
 		k.c[i] = int32(le32(cb[4*i:]))
 	}
-	k.out = acc
+	for m := 0; m < k.mr; m++ {
+		for n := 0; n < k.nc; n++ {
+			k.dst[k.dstoff+int(k.idx[n])+m] = acc[16*m+n]
+		}
+	}
 }
