@@ -9,7 +9,10 @@
 // the bytes. The registers in those bytes are fixed: AX (tile config),
 // SI+DX (A tile: weights), DI+R13 (B tile: activations), R11+R13 (C tile
 // store). Tiles: tmm0 = C (mr×16 int32), tmm1 = A (mr×32 int8), tmm2 = B
-// (8×64 int8: 8 dwords of a block by 16 columns).
+// (8×64 int8: 8 dwords of a block by 16 columns). Vector registers: Z0-Z15
+// the accumulators (row m of the tile in Zm, 16 columns), Z16 d_x, Z17
+// the row's scales, Z18 the converted sums, Z19 and K3 the output's
+// column offsets and mask.
 //
 // Preemption: the tiles live from LDTILECFG to TILERELEASE inside this one
 // function. An assembly function is never an asynchronous safe point, so a
