@@ -125,13 +125,14 @@ type amxScratch struct {
 
 var amxPool = sync.Pool{New: func() any { return new(amxScratch) }}
 
-// amxGemm computes dst[c·ldd + r] for rows rows of w (t: Q4_0 or Q8_0) and
-// the columns of a (prepared in the AMX layout) in row tiles of 16 (the
-// last one shorter), each against every column group, through tile (the
-// assembly kernel, or amxModelTile in the tests and the self-check).
-func amxGemm(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int, tile func(*amxCall)) {
-	if !a.amx || a.wt.VecDotType() != Q8_0 || (t != Q4_0 && t != Q8_0) {
-		panic(fmt.Sprintf("ggml: AMX tiles for %v over columns prepared for %v (AMX layout %v)", t, a.wt, a.amx))
+// amxGemm computes dst[c·ldd + r] for rows rows of w (t: Q4_0 or Q8_0;
+// r4: Q4_0 in the interleaved layout, Rows4) and the columns of a
+// (prepared in the AMX layout) in row tiles of 16 (the last one shorter),
+// each against every column group, through tile (the assembly kernel, or
+// amxModelTile in the tests and the self-check).
+func amxGemm(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int, r4 bool, tile func(*amxCall)) {
+	if !a.amx || a.wt.VecDotType() != Q8_0 || (t != Q4_0 && t != Q8_0) || (r4 && t != Q4_0) {
+		panic(fmt.Sprintf("ggml: AMX tiles for %v (interleaved %v) over columns prepared for %v (AMX layout %v)", t, r4, a.wt, a.amx))
 	}
 	nb, rs := n/32, t.RowSize(n)
 	s := amxPool.Get().(*amxScratch)
@@ -144,7 +145,7 @@ func amxGemm(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int, 
 	for r0 := 0; r0 < rows; r0 += 16 {
 		k.mr = min(16, rows-r0)
 		k.cfg = amxConfig(k.mr)
-		amxWeights(s, t, nb, w[r0*rs:], rs, k.mr)
+		amxWeights(s, t, nb, w[r0*rs:], rs, amxRowAddr(t, rs, r0, k.mr, rows, r4))
 		for g := 0; g*amxGroup < a.cols; g++ {
 			k.boff, k.dxoff = 512*g*nb, 128*g*nb
 			k.dstoff, k.nc = g*amxGroup*ldd+r0, min(amxGroup, a.cols-g*amxGroup)
@@ -165,22 +166,44 @@ func (s *amxScratch) grow(t Type, nb int) {
 	}
 }
 
+// amxRows is where a row tile's weight blocks lie: row m < mr's block b
+// at base[m] + b·step[m] bytes into the tile's part of w.
+type amxRows struct {
+	base, step [16]int32
+	mr         int
+}
+
+// amxRowAddr places the row tile of mr rows at row r0 (a multiple of 16)
+// of a rows-row matrix of type t: row-major, or (r4) in the interleaved
+// layout, where rows in full groups of 4 hold their blocks 4 apart within
+// the group and the rows past the last full group are row-major.
+func amxRowAddr(t Type, rs, r0, mr, rows int, r4 bool) amxRows {
+	ts := t.TypeSize()
+	x := amxRows{mr: mr}
+	for m := 0; m < 16; m++ {
+		x.base[m], x.step[m] = int32(m*rs), int32(ts)
+		if r4 && r0+m < rows/4*4 {
+			x.base[m], x.step[m] = int32(m/4*4*rs+m%4*ts), int32(4*ts)
+		}
+	}
+	return x
+}
+
 // amxWeights readies a row tile: weightsGo, or its assembly form where the
 // CPU has AVX-512 (amx_amd64.go).
 var amxWeights = (*amxScratch).weightsGo
 
-// weightsGo readies the row tile of mr rows at w (rs bytes apart): d_w of
-// each row and block (zero past mr), and the A tiles: Q8_0's values in
-// place (34-byte blocks, rows rs apart), Q4_0's nibbles unpacked to q − 8
-// as int8, 32 a row, 512 a block.
-func (s *amxScratch) weightsGo(t Type, nb int, w []byte, rs, mr int) {
+// weightsGo readies the row tile at w (rows placed by x): d_w of each row
+// and block (zero past x.mr), and the A tiles: Q8_0's values in place
+// (row-major only: 34-byte blocks, rows rs apart), Q4_0's nibbles
+// unpacked to q − 8 as int8, 32 a row, 512 a block.
+func (s *amxScratch) weightsGo(t Type, nb int, w []byte, rs int, x amxRows) {
 	k := &s.call
-	bs := t.TypeSize()
 	for b := 0; b < nb; b++ {
 		for m := 0; m < 16; m++ {
 			d := float32(0)
-			if m < mr {
-				d = f16(w[m*rs+bs*b:])
+			if m < x.mr {
+				d = f16(w[int(x.base[m])+int(x.step[m])*b:])
 			}
 			s.dw[16*b+m] = d
 		}
@@ -191,8 +214,8 @@ func (s *amxScratch) weightsGo(t Type, nb int, w []byte, rs, mr int) {
 	}
 	k.a, k.aoff, k.astride, k.ablk = s.a, 0, 32, 512
 	for b := 0; b < nb; b++ {
-		for m := 0; m < mr; m++ {
-			unpackQ4(w[m*rs+18*b+2:][:16], s.a[512*b+32*m:][:32])
+		for m := 0; m < x.mr; m++ {
+			unpackQ4(w[int(x.base[m])+int(x.step[m])*b+2:][:16], s.a[512*b+32*m:][:32])
 		}
 	}
 }

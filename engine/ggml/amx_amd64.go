@@ -32,10 +32,10 @@ func amxScaleOnly(dw *float32, dx *float32, nb int, c *int32, dst *float32, idx 
 // (amxScratch.weights is their plain-Go form and twin).
 //
 //go:noescape
-func amxScales(w *byte, idx *int32, ts, nb, mr int, dw *float32)
+func amxScales(w *byte, base, step *int32, nb, mr int, dw *float32)
 
 //go:noescape
-func amxUnpackQ4(w *byte, rs, nb, mr int, a *byte)
+func amxUnpackQ4(w *byte, base, step *int32, nb, mr int, a *byte)
 
 func xgetbv0() uint32
 
@@ -57,19 +57,17 @@ func init() {
 
 // weightsAsm is weightsGo with a gather a block for d_w and the Q4_0
 // unpack in AVX2 (the Go loops cost more than the tiles at 16 columns).
-func (s *amxScratch) weightsAsm(t Type, nb int, w []byte, rs, mr int) {
+func (s *amxScratch) weightsAsm(t Type, nb int, w []byte, rs int, x amxRows) {
 	k := &s.call
-	var idx [16]int32
-	for m := range idx {
-		idx[m] = int32(m * rs)
+	for m := 0; m < x.mr; m++ { // the last block of every row lies in w
+		_ = w[int(x.base[m])+int(x.step[m])*(nb-1)+t.TypeSize()-1]
 	}
-	amxScales(&w[0], &idx[0], t.TypeSize(), nb, mr, &s.dw[0])
+	amxScales(&w[0], &x.base[0], &x.step[0], nb, x.mr, &s.dw[0])
 	if t == Q8_0 {
 		k.a, k.aoff, k.astride, k.ablk = w, 2, rs, 34
 		return
 	}
-	_ = w[(mr-1)*rs+18*nb-1]
-	amxUnpackQ4(&w[0], rs, nb, mr, &s.a[0])
+	amxUnpackQ4(&w[0], &x.base[0], &x.step[0], nb, x.mr, &s.a[0])
 	k.a, k.aoff, k.astride, k.ablk = s.a, 0, 32, 512
 }
 
@@ -80,6 +78,7 @@ type amxSet struct {
 	t    Type
 	base *tileSet
 	tile func(*amxCall)
+	r4   bool // the weights are in the interleaved layout (gemmRows4)
 }
 
 func (k *amxSet) run(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
@@ -87,7 +86,7 @@ func (k *amxSet) run(n int, w []byte, rows int, a *Act, dst []float32, ldd int) 
 		k.base.run(n, w, rows, a, dst, ldd)
 		return
 	}
-	amxGemm(k.t, n, w, rows, a, dst, ldd, k.tile)
+	amxGemm(k.t, n, w, rows, a, dst, ldd, k.r4, k.tile)
 }
 
 // amxUsable checks, in order, what the tier needs: the VNNI tier below it
@@ -142,11 +141,14 @@ func installAMX(tiles map[Type]*tileSet) {
 func useAMX(tiles map[Type]*tileSet, tile func(*amxCall)) {
 	sets := map[Type]*amxSet{}
 	for _, t := range []Type{Q4_0, Q8_0} {
-		sets[t] = &amxSet{t, tiles[t], tile}
+		sets[t] = &amxSet{t, tiles[t], tile, false}
 		gemmImpl[t], amxMin[t] = sets[t].run, amxCols
 	}
 	for _, t := range []Type{Q5_0, IQ4_NL} {
 		gemmImpl[t], amxMin[t] = repackRun(t, sets[Q8_0].run), amxCols
+	}
+	for t, k := range vnniRows4 { // Q4_0 matrices interleaved at load (Rows4)
+		gemmRows4[t] = (&amxSet{t, k, tile, true}).run
 	}
 	amxOn = true
 	amxState = fmt.Sprintf("amx-int8 tiles for prompt batches of ≥ %d columns (Q4_0, Q8_0, Q5_0, IQ4_NL)", amxCols)
@@ -165,12 +167,20 @@ func amxSelfCheck(tile func(*amxCall)) error {
 		var a Act
 		a.begin(t, n, x, cols, prepKindQ8, 0, amxGroup)
 		a.Fill(0, cols)
-		got, want := make([]float32, rows*cols), make([]float32, rows*cols)
-		amxGemm(t, n, w, rows, &a, got, rows, tile)
-		amxGemm(t, n, w, rows, &a, want, rows, amxModelTile)
-		for i := range got {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				return fmt.Errorf("%v n=%d: row %d column %d is %v, the model's %v", t, n, i%rows, i/rows, got[i], want[i])
+		want := make([]float32, rows*cols)
+		amxGemm(t, n, w, rows, &a, want, rows, false, amxModelTile)
+		for _, r4 := range []bool{false, t == Q4_0} {
+			w := w
+			if r4 { // the interleaved layout (Rows4) of the same rows
+				w = append([]byte(nil), w...)
+				InterleaveRows4(t, n, w, rows, nil)
+			}
+			got := make([]float32, rows*cols)
+			amxGemm(t, n, w, rows, &a, got, rows, r4, tile)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					return fmt.Errorf("%v n=%d interleaved %v: row %d column %d is %v, the model's %v", t, n, r4, i%rows, i/rows, got[i], want[i])
+				}
 			}
 		}
 	}

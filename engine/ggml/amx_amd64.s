@@ -195,23 +195,24 @@ TEXT ·xgetbv0(SB), NOSPLIT, $0-4
 	VZEROUPPER
 	RET
 
-// func amxScales(w *byte, idx *int32, ts, nb, mr int, dw *float32)
+// func amxScales(w *byte, base, step *int32, nb, mr int, dw *float32)
 //
-// d_w of the row tile: dw[16b + m] = fp16(w + idx[m] + ts·b) for m < mr,
-// 0 for m ≥ mr (idx[m] = m·rs), one masked dword gather and VCVTPH2PS a
-// block (exact, as fp16Table).
+// d_w of the row tile: dw[16b + m] = fp16(w + base[m] + b·step[m]) for
+// m < mr, 0 for m ≥ mr, one masked dword gather and VCVTPH2PS a block
+// (exact, as fp16Table).
 TEXT ·amxScales(SB), NOSPLIT, $0-48
-	MOVQ    w+0(FP), SI
-	MOVQ    idx+8(FP), AX
-	MOVQ    ts+16(FP), R8
-	MOVQ    nb+24(FP), CX
-	MOVQ    mr+32(FP), BX
-	MOVQ    dw+40(FP), DI
+	MOVQ      w+0(FP), SI
+	MOVQ      base+8(FP), AX
 	VMOVDQU32 (AX), Z1
-	MOVL    $1, AX
-	SHLXL   BX, AX, AX
-	DECL    AX                   // mr ones
-	KMOVW   AX, K2
+	MOVQ      step+16(FP), AX
+	VMOVDQU32 (AX), Z4
+	MOVQ      nb+24(FP), CX
+	MOVQ      mr+32(FP), BX
+	MOVQ      dw+40(FP), DI
+	MOVL      $1, AX
+	SHLXL     BX, AX, AX
+	DECL      AX                 // mr ones
+	KMOVW     AX, K2
 
 scales:
 	KMOVW      K2, K1            // the gather clears its mask
@@ -220,23 +221,25 @@ scales:
 	VPMOVDW    Z0, Y2
 	VCVTPH2PS  Y2, Z3
 	VMOVUPS    Z3, (DI)
-	ADDQ       R8, SI
+	VPADDD     Z4, Z1, Z1
 	ADDQ       $64, DI
 	DECQ       CX
 	JNZ        scales
 	VZEROUPPER
 	RET
 
-// func amxUnpackQ4(w *byte, rs, nb, mr int, a *byte)
+// func amxUnpackQ4(w *byte, base, step *int32, nb, mr int, a *byte)
 //
-// The A tiles of a Q4_0 row tile: for m < mr and each block b, the 32
-// values q − 8 as int8 (low nibbles, then high) at a + 512b + 32m.
-TEXT ·amxUnpackQ4(SB), NOSPLIT, $0-40
+// The A tiles of a Q4_0 row tile: for m < mr and each block b (at w +
+// base[m] + b·step[m]), the 32 values q − 8 as int8 (low nibbles, then
+// high) at a + 512b + 32m.
+TEXT ·amxUnpackQ4(SB), NOSPLIT, $0-48
 	MOVQ         w+0(FP), SI
-	MOVQ         rs+8(FP), R8
-	MOVQ         nb+16(FP), R9
-	MOVQ         mr+24(FP), BX
-	MOVQ         a+32(FP), DI
+	MOVQ         base+8(FP), R8
+	MOVQ         step+16(FP), R13
+	MOVQ         nb+24(FP), R9
+	MOVQ         mr+32(FP), BX
+	MOVQ         a+40(FP), DI
 	MOVL         $0x0f0f0f0f, AX
 	VMOVD        AX, X15
 	VPBROADCASTD X15, Y15
@@ -245,9 +248,11 @@ TEXT ·amxUnpackQ4(SB), NOSPLIT, $0-40
 	VPBROADCASTD X14, Y14
 
 row:
-	MOVQ SI, R10
-	MOVQ DI, R11
-	MOVQ R9, CX
+	MOVLQSX (R8), R10
+	ADDQ    SI, R10
+	MOVLQSX (R13), R12
+	MOVQ    DI, R11
+	MOVQ    R9, CX
 
 blk:
 	VMOVDQU     2(R10), X0
@@ -257,11 +262,12 @@ blk:
 	VINSERTI128 $1, X1, Y0, Y0
 	VPSUBB      Y14, Y0, Y0
 	VMOVDQU     Y0, (R11)
-	ADDQ        $18, R10
+	ADDQ        R12, R10
 	ADDQ        $512, R11
 	DECQ        CX
 	JNZ         blk
-	ADDQ        R8, SI
+	ADDQ        $4, R8
+	ADDQ        $4, R13
 	ADDQ        $32, DI
 	DECQ        BX
 	JNZ         row

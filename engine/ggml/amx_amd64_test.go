@@ -101,8 +101,8 @@ func needAMX(t *testing.T) {
 // rest of the test (whatever FLOWCHAT_AMX says), and the previous kernels
 // after it.
 func withAMX(t *testing.T, tile func(*amxCall)) {
-	saved, savedMin, savedOn, savedState := gemmImpl, amxMin, amxOn, amxState
-	t.Cleanup(func() { gemmImpl, amxMin, amxOn, amxState = saved, savedMin, savedOn, savedState })
+	saved, saved4, savedMin, savedOn, savedState := gemmImpl, gemmRows4, amxMin, amxOn, amxState
+	t.Cleanup(func() { gemmImpl, gemmRows4, amxMin, amxOn, amxState = saved, saved4, savedMin, savedOn, savedState })
 	useAMX(vnniTiles, tile)
 }
 
@@ -131,7 +131,7 @@ func TestAMXTiles(t *testing.T) {
 				ldd := rows + 2
 				got, model := nanSlice(cols*ldd), nanSlice(cols*ldd)
 				MatMulAct(tp, n, g.w, rows, &a, got, ldd)
-				amxGemm(tp, n, g.w, rows, &a, model, ldd, amxModelTile)
+				amxGemm(tp, n, g.w, rows, &a, model, ldd, false, amxModelTile)
 				name := fmt.Sprintf("%v amx n=%d %dx%d extreme %v", tp, n, rows, cols, extreme)
 				checkGemm(t, name+" (model)", got, model, rows, ldd)
 				checkGemm(t, name, got, g.want(tp, twin, ldd), rows, ldd)
@@ -184,8 +184,8 @@ func TestAMXScaleHalf(t *testing.T) {
 				a.Fill(0, cols)
 				ldd := rows + 2
 				got, want := nanSlice(cols*ldd), nanSlice(cols*ldd)
-				amxGemm(tp, n, g.w, rows, &a, got, ldd, amxScaleTile)
-				amxGemm(tp, n, g.w, rows, &a, want, ldd, amxModelTile)
+				amxGemm(tp, n, g.w, rows, &a, got, ldd, false, amxScaleTile)
+				amxGemm(tp, n, g.w, rows, &a, want, ldd, false, amxModelTile)
 				checkGemm(t, fmt.Sprintf("%v scale half n=%d %dx%d extreme %v", tp, n, rows, cols, extreme), got, want, rows, ldd)
 			}
 		}
@@ -197,7 +197,9 @@ func TestAMXScaleHalf(t *testing.T) {
 
 // TestAMXWeightsAsm: the assembly row-tile preparation (gathered fp16
 // scales, the Q4_0 unpack) equals the plain-Go one for every row count of
-// a tile and for all 65536 fp16 scale values (bit for bit; NaNs as NaNs).
+// a tile and for all 65536 fp16 scale values (bit for bit; NaNs as NaNs),
+// and for Q4_0 interleaved (Rows4) it equals the row-major preparation of
+// the same rows.
 func TestAMXWeightsAsm(t *testing.T) {
 	if !hasVNNI {
 		t.Skip("no AVX-512: the assembly preparation does not run here")
@@ -228,8 +230,13 @@ func TestAMXWeightsAsm(t *testing.T) {
 						s.a[i] = 0xa5
 					}
 				}
-				sg.weightsGo(tp, nb, w, rs, mr)
-				sa.weightsAsm(tp, nb, w, rs, mr)
+				sg.weightsGo(tp, nb, w, rs, amxRowAddr(tp, rs, 0, mr, mr, false))
+				if tp == Q4_0 && n != 32*4096 {
+					w4 := append([]byte(nil), w...)
+					InterleaveRows4(tp, n, w4, mr, nil)
+					w = w4
+				}
+				sa.weightsAsm(tp, nb, w, rs, amxRowAddr(tp, rs, 0, mr, mr, tp == Q4_0 && n != 32*4096))
 				for i := range sg.dw {
 					g, a := sg.dw[i], sa.dw[i]
 					if math.Float32bits(g) != math.Float32bits(a) && !(g != g && a != a) {
@@ -264,7 +271,7 @@ func TestAMXRepack(t *testing.T) {
 		t.Log("the Q5_0/IQ4_NL rewrite runs on the model kernel only: " + amxHW.Error())
 	}
 	for name, tile := range tiles {
-		set := &amxSet{Q8_0, vnniTiles[Q8_0], tile}
+		set := &amxSet{Q8_0, vnniTiles[Q8_0], tile, false}
 		for _, tp := range []Type{Q5_0, IQ4_NL} {
 			run := repackRun(tp, set.run)
 			for _, sh := range [][3]int{{288, 17, 16}, {64, 40, 23}, {32, 3, 16}} {
@@ -365,6 +372,13 @@ func TestAMXDispatch(t *testing.T) {
 				want = g.want(tp, matMulTwin(tp, cols, lanesTwin[tp]), ldd)
 			}
 			checkGemm(t, fmt.Sprintf("%v %d columns", tp, cols), got, want, rows, ldd)
+			if Rows4(tp) { // the same matrix interleaved at load
+				w4 := append([]byte(nil), g.w...)
+				InterleaveRows4(tp, n, w4, rows, nil)
+				got4 := nanSlice(cols * ldd)
+				MatMulActRows4(tp, n, w4, rows, &a, got4, ldd)
+				checkGemm(t, fmt.Sprintf("%v interleaved %d columns", tp, cols), got4, want, rows, ldd)
+			}
 		}
 	}
 }
@@ -412,7 +426,7 @@ func BenchmarkAMX(b *testing.B) {
 						if tier == "walk" {
 							tile = func(*amxCall) {}
 						}
-						run = func() { amxGemm(tp, n, g.w, rows, &a, dst, rows, tile) }
+						run = func() { amxGemm(tp, n, g.w, rows, &a, dst, rows, false, tile) }
 					} else {
 						a.prepare(tp, n, g.x, cols, prepKindQ8, k.off, zGroup(k))
 						run = func() { k.run(n, g.w, rows, &a, dst, rows) }

@@ -133,9 +133,17 @@ func TestAMXModel(t *testing.T) {
 					t.Fatal("groups of 16 not in the AMX layout")
 				}
 				ldd := rows + 2
+				want := g.want(tp, twin, ldd)
 				got := nanSlice(cols * ldd)
-				amxGemm(tp, n, g.w, rows, &a, got, ldd, amxModelTile)
-				checkGemm(t, fmt.Sprintf("%v model n=%d %dx%d extreme %v", tp, n, rows, cols, extreme), got, g.want(tp, twin, ldd), rows, ldd)
+				amxGemm(tp, n, g.w, rows, &a, got, ldd, false, amxModelTile)
+				checkGemm(t, fmt.Sprintf("%v model n=%d %dx%d extreme %v", tp, n, rows, cols, extreme), got, want, rows, ldd)
+				if tp == Q4_0 { // interleaved in groups of 4 rows (Rows4)
+					w4 := append([]byte(nil), g.w...)
+					InterleaveRows4(tp, n, w4, rows, nil)
+					got = nanSlice(cols * ldd)
+					amxGemm(tp, n, w4, rows, &a, got, ldd, true, amxModelTile)
+					checkGemm(t, fmt.Sprintf("Q4_0 interleaved model n=%d %dx%d extreme %v", n, rows, cols, extreme), got, want, rows, ldd)
+				}
 			}
 		}
 	}
