@@ -20,11 +20,11 @@ import (
 // assembly.
 //
 // Rounding: per (row, column) the chain is acc = fma(float32(Σ32 w·x),
-// float32(d_w·d_x), acc) over the blocks in order (dotQ32Blocks). The
-// VNNI and AVX2 tiers instead keep 8 lanes of 4-element sums per block
-// and add the lanes at the end (lanesQ32), so the AMX tier is NOT bit
-// for bit the decode kernels' result: both are within (nb+3)·2⁻²⁴·Σ|w·x·d|
-// of the exact product (TestAMXModelBound). Getting the lane sums out of
+// float32(d_w·d_x), acc) over the blocks in order (blocksQ32). The VNNI
+// and AVX2 tiers instead keep 8 lanes of 4-element sums per block and add
+// the lanes at the end (lanesQ32), so the AMX tier is NOT bit for bit the
+// decode kernels' result: both are within (nb+4)·2⁻²⁴·Σ|w_i·x_i| of the
+// exact product (TestAMXModelBound), so they differ by at most twice that. Getting the lane sums out of
 // the tiles would need 8 times the tile work (a block-diagonal B), which
 // is the VNNI tier's speed, so the tier is a block-sum one by design.
 
@@ -39,8 +39,8 @@ const (
 )
 
 // amxMin[t] is amxCols where the AMX tier runs t's prompt batches, 0
-// elsewhere (set at start-up by amx_amd64.go once the CPU, the OS and the
-// self-check agree).
+// elsewhere (set at start-up by amx_amd64.go once the CPU, the OS,
+// FLOWCHAT_AMX=1 and the self-check agree).
 var amxMin [32]int
 
 // amxState describes the AMX tier for AMXStatus.
@@ -100,6 +100,17 @@ type amxCall struct {
 	dstoff int
 	idx    [16]int32
 	nc, mr int
+}
+
+// bounds panics unless every byte and value the kernel reads or writes
+// lies in k's slices (the assembly cannot check; the model calls it too,
+// so the tests hold the walk to it).
+func (k *amxCall) bounds() {
+	_ = k.a[k.aoff+(k.nb-1)*k.ablk+(k.mr-1)*k.astride+31]
+	_ = k.b[k.boff+512*k.nb-1]
+	_ = k.dx[k.dxoff+128*(k.nb-1)+15]
+	_ = k.dw[16*k.nb-1]
+	_ = k.dst[k.dstoff+int(k.idx[k.nc-1])+k.mr-1]
 }
 
 // amxConfig is the tile configuration for mr rows (palette 1): tmm0 = C,

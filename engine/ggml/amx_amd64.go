@@ -29,7 +29,7 @@ func amxTile(cfg *byte, a *byte, astride, ablk int, dw *float32, b *byte, dx *fl
 func amxScaleOnly(dw *float32, dx *float32, nb int, c *int32, dst *float32, idx *int32, nc, mr int)
 
 // amxScales and amxUnpackQ4 ready a row tile's d_w and Q4_0 A tiles
-// (amxScratch.weights is their plain-Go form and twin).
+// (amxScratch.weightsGo is their plain-Go form and twin).
 //
 //go:noescape
 func amxScales(w *byte, base, step *int32, nb, mr int, dw *float32)
@@ -45,7 +45,7 @@ func xgetbv0() uint32
 // assembly call, which no goroutine leaves for another thread (see the
 // comment at the top of amx_amd64.s on preemption and signals).
 func amxAsmTile(k *amxCall) {
-	_ = k.dst[k.dstoff+int(k.idx[k.nc-1])+k.mr-1] // the last value written
+	k.bounds()
 	amxTile(&k.cfg[0], &k.a[k.aoff], k.astride, k.ablk, &k.dw[0], &k.b[k.boff], &k.dx[k.dxoff], k.nb, &k.c[0], &k.dst[k.dstoff], &k.idx[0], k.nc, k.mr)
 }
 

@@ -111,6 +111,7 @@ func (e *amxEmu) tilerelease() { *e = amxEmu{} }
 // stale C rows of the scratch, scaled by d_w = 0, as the assembly does;
 // rows m < mr of columns n < nc are written to dst.
 func amxModelTile(k *amxCall) {
+	k.bounds()
 	var e amxEmu
 	e.ldtilecfg(&k.cfg)
 	var acc [256]float32
