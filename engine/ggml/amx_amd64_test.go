@@ -144,6 +144,7 @@ func TestAMXTiles(t *testing.T) {
 // every block from the emulator, then the assembly's AVX-512 half
 // (amxScaleOnly) over them.
 func amxScaleTile(k *amxCall) {
+	k.bounds()
 	var e amxEmu
 	e.ldtilecfg(&k.cfg)
 	cb := make([]byte, 1024*k.nb)
