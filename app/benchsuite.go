@@ -324,7 +324,7 @@ func renderSuite(o suiteOptions, bw map[int]float64, files []suiteFile, start, e
 	fmt.Fprintf(&b, "%s\n", benchBegin)
 	fmt.Fprintf(&b, "### `make bench` results (%s, commit %s)\n\n", start.UTC().Format("2006-01-02 15:04 MST"), buildCommit())
 	fmt.Fprintf(&b, "Written by `flowchat bench --suite %s --report …` in %s on %s (%d logical CPUs), %s kernels. ",
-		o.name, end.Sub(start).Round(time.Second), cpuModel(), runtime.NumCPU(), ggml.Accel())
+		o.name, end.Sub(start).Round(time.Second), cpuModel(), runtime.NumCPU(), ggml.Kernels())
 	fmt.Fprintf(&b, "Models: random weights written by `flowchat synth` (our GGUF writer and quantizer, llama-quantize's tensor mix). ")
 	fmt.Fprintf(&b, "pp = prompt processing (one batch from an empty cache), tg = generation (one token at a time), tokens/s, median of %d runs after a warm-up. ", o.reps)
 	var tests []string

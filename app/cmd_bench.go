@@ -155,7 +155,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		}
 		m.Close()
 	}
-	fmt.Fprintf(stdout, "\nload: %s; peak RSS %s; file %s\n", strings.Join(loads, ", "), peakRSS(), humanBytes(fileSize))
+	fmt.Fprintf(stdout, "\nload: %s; peak RSS %s; file %s; %s kernels\n", strings.Join(loads, ", "), peakRSS(), humanBytes(fileSize), ggml.Kernels())
 	return nil
 }
 

@@ -22,7 +22,8 @@ import (
 // kernels (F32, F16) it is the columns as float32 (xf): F16 activations
 // widened exactly, F32 ones used in place. The K-quant tiles (Q2_K-Q6_K)
 // read the Q8_K columns in place; the flat kernels of Q4_K and Q6_K read kf
-// (fillKFlat).
+// (fillKFlat). With the AMX tier (amx.go) batches of amxCols or more
+// columns take groups of 16 in the AMX layout instead (fillAMX).
 type Act struct {
 	wt   Type   // weight type the columns are prepared for
 	n    int    // elements per column
@@ -40,7 +41,8 @@ type Act struct {
 	// pairs (hi16 with groups of 8: the Q4_0 flat kernels) interleaves each
 	// column pair's lanes within the group, see fillPair.
 	pairs bool
-	group int // prepKindQ8: columns interleaved per block (1 or 8)
+	amx   bool // groups of amxGroup: the AMX tiles' layout (fillAMX)
+	group int  // prepKindQ8: columns interleaved per block (1, 8, or 16: AMX)
 	qs    []byte
 	dx8   []float32
 	corr  []int32
@@ -89,7 +91,11 @@ func (a *Act) Prepare(t Type, n int, x []byte, cols int) {
 // may run concurrently, and every column must be filled before MatMulAct.
 func (a *Act) Begin(t Type, n int, x []byte, cols int) {
 	if int(t) < len(prepKinds) {
-		a.begin(t, n, x, cols, prepKinds[t], prepOffsets[t], prepGroups[t])
+		g := prepGroups[t]
+		if amxMin[t] > 0 && cols >= amxMin[t] {
+			g = amxGroup
+		}
+		a.begin(t, n, x, cols, prepKinds[t], prepOffsets[t], g)
 		return
 	}
 	a.begin(t, n, x, cols, prepKindNone, 0, 1)
@@ -123,7 +129,7 @@ func (a *Act) begin(t Type, n int, x []byte, cols int, kind prepKind, off int32,
 	a.wt, a.n, a.cols, a.x, a.xs = t, n, cols, x[:xs*cols], xs
 	a.kind, a.off, a.prepared = prepKindNone, off, false
 	a.hi16 = kind == prepKindQ8 && t == Q4_0 && off < 0
-	a.pairs = false
+	a.pairs, a.amx = false, false
 	switch {
 	case kind == prepKindF32 && n%32 == 0 && n > 0:
 		a.kind, a.prepared = kind, true
@@ -162,6 +168,7 @@ func (a *Act) begin(t Type, n int, x []byte, cols int, kind prepKind, off int32,
 		a.grow(n / 32 * groups * g)
 		a.kind, a.group, a.prepared = kind, g, true
 		a.pairs = a.hi16 && g == 8
+		a.amx = g == amxGroup
 	}
 }
 
@@ -204,6 +211,10 @@ func (a *Act) Fill(c0, c1 int) {
 // With a.pairs the group's block is laid out by column pair instead (see
 // fillPair).
 func (a *Act) fillQ8(c int) {
+	if a.amx {
+		a.fillAMX(c)
+		return
+	}
 	if a.pairs {
 		a.fillPair(c)
 		return
@@ -428,7 +439,8 @@ func gemmFor(t Type) gemmFunc {
 // for the rows rows at the start of w and every column of a. The kernel is
 // chosen by shape: a matrix-vector kernel for one column, register tiles of
 // several rows by several columns for more. Each value is bit-identical to
-// the MatVec result for its column.
+// the MatVec result for its column, except under the opt-in AMX tier (a
+// batch of 16 or more columns of its types: within the bound of amx.go).
 func MatMulAct(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 	if a.wt != t || a.n != n {
 		panic(fmt.Sprintf("ggml: activations prepared for %v×%d, used with %v×%d", a.wt, a.n, t, n))

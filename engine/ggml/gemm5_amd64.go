@@ -34,7 +34,10 @@ var repackPool = sync.Pool{New: func() any { return new([]byte) }}
 var repackMinCols = 16
 
 // repackGemm is the gemmFunc of t (Q5_0 or IQ4_NL) over the Q8_0 tiles k.
-func repackGemm(t Type, k *tileSet) gemmFunc {
+func repackGemm(t Type, k *tileSet) gemmFunc { return repackRun(t, k.run) }
+
+// repackRun is the gemmFunc of t (Q5_0 or IQ4_NL) over run, a Q8_0 one.
+func repackRun(t Type, run gemmFunc) gemmFunc {
 	return func(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 		rs, rs8 := t.RowSize(n), Q8_0.RowSize(n)
 		if a.cols < repackMinCols {
@@ -53,7 +56,7 @@ func repackGemm(t Type, k *tileSet) gemmFunc {
 			for r := range nr {
 				toQ8_0(t, n/32, w[(r0+r)*rs:], buf[r*rs8:])
 			}
-			k.run(n, buf[:nr*rs8], nr, a, dst[r0:], ldd)
+			run(n, buf[:nr*rs8], nr, a, dst[r0:], ldd)
 		}
 		repackPool.Put(bp)
 	}

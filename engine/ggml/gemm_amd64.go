@@ -171,6 +171,9 @@ func init() {
 		}
 	}
 	installRepack(tiles[Q8_0])
+	if hasVNNI {
+		installAMX(tiles) // above VNNI where the CPU, the OS and the self-check allow
+	}
 }
 
 // useTiles installs k as the matrix (and matrix-vector) kernels of t.

@@ -6,6 +6,15 @@
 // Every kernel has a plain-Go twin (the reference, always compiled) and, where
 // it matters for speed, an AVX2 assembly version selected at run time; the
 // `noasm` build tag forces the plain-Go versions.
+//
+// On CPUs with Intel AMX (Sapphire Rapids and newer Xeons), Linux granting
+// the tile state, and FLOWCHAT_AMX=1, an AMX tier sits above the AVX-512
+// VNNI one for prompt batches of 16 or more columns of Q4_0 and Q8_0
+// weights (Q5_0 and IQ4_NL through their Q8_0 rewrite): TDPBSSD int8
+// tiles of 16 rows by 16 columns per 32-element block, scaled in AVX-512
+// (amx.go, amx_amd64.s). Its block sums round differently from the other
+// tiers' lane sums, within a stated bound, and it has run only in a
+// plain-Go emulator here; AMXStatus says whether it is on and why not.
 package ggml
 
 import "fmt"

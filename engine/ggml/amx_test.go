@@ -1,0 +1,243 @@
+package ggml
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// These tests need no AMX: they run the tier's Go walk (amxGemm) with the
+// plain-Go model of the tile kernel over the instruction emulator, on
+// every build. amx_amd64_test.go checks the assembly against them where
+// AMX exists, and its encoding everywhere.
+
+// amxTwin maps the types the AMX tier takes to their block twins.
+var amxTwin = map[Type]dotFunc{Q4_0: dotQ4_0Blocks, Q8_0: dotQ8_0Blocks}
+
+// matMulTwin is the twin MatMulAct of tp must equal bit for bit on a batch
+// of cols columns: the AMX tier's block twin where it takes the batch,
+// else lanes (the VNNI and AVX2 tiers' lane twin).
+func matMulTwin(tp Type, cols int, lanes dotFunc) dotFunc {
+	if int(tp) < len(amxMin) && amxMin[tp] > 0 && cols >= amxMin[tp] {
+		return amxTwin[tp]
+	}
+	return lanes
+}
+
+// TestAMXEmulator holds the emulated TDPBSSD and TDPBUSD to the integer
+// matrix product they define, for every tile shape class (1-16 rows, K of
+// 4-64 bytes, 1-16 int32 columns), with a nonzero starting C (the
+// instructions accumulate) and loads from strided memory; and checks that
+// loads and products zero what lies past the configured shape.
+func TestAMXEmulator(t *testing.T) {
+	r := rand.New(rand.NewPCG(18, 1))
+	for _, sh := range [][3]int{{16, 64, 16}, {1, 4, 1}, {7, 32, 16}, {16, 32, 3}, {13, 12, 5}, {3, 64, 16}} {
+		M, K, N := sh[0], sh[1], sh[2]
+		var cfg [64]byte
+		cfg[0] = 1
+		for i, s := range [3][2]int{{4 * N, M}, {K, M}, {4 * N, K / 4}} {
+			cfg[16+2*i], cfg[48+i] = byte(s[0]), byte(s[1])
+		}
+		const stride = 100
+		mem := make([]byte, 3*16*stride)
+		for i := range mem {
+			mem[i] = byte(r.Uint32())
+		}
+		for _, signedA := range []bool{true, false} {
+			var e amxEmu
+			e.ldtilecfg(&cfg)
+			e.tileloadd(0, mem, 0, stride)
+			e.tileloadd(1, mem, 16*stride, stride)
+			e.tileloadd(2, mem, 32*stride, stride)
+			c0 := e.t[0]
+			if signedA {
+				e.tdpbssd(0, 1, 2)
+			} else {
+				e.tdpbusd(0, 1, 2)
+			}
+			for m := 0; m < 16; m++ {
+				for n := 0; n < 16; n++ {
+					want := int32(0)
+					if m < M && n < N {
+						want = int32(le32(c0[m][4*n:]))
+						for k := 0; k < K; k++ {
+							a := int32(int8(mem[16*stride+m*stride+k]))
+							if !signedA {
+								a = int32(mem[16*stride+m*stride+k])
+							}
+							want += a * int32(int8(mem[32*stride+k/4*stride+4*n+k%4]))
+						}
+					}
+					if got := int32(le32(e.t[0][m][4*n:])); got != want {
+						t.Fatalf("M%d K%d N%d signed %v: C[%d][%d] = %d, want %d", M, K, N, signedA, m, n, got, want)
+					}
+				}
+			}
+			out := make([]byte, 16*64)
+			e.tilestored(0, out, 0, 64)
+			for i := 4 * N; i < 64 && M > 0; i++ {
+				if out[i] != 0 {
+					t.Fatalf("M%d K%d N%d: TILESTORED wrote past colsb", M, K, N)
+				}
+			}
+		}
+	}
+	var e amxEmu
+	cfg := amxConfig(16)
+	cfg[16+2*1] = 36 // A's K (36 bytes) no longer 4·B.rows (32)
+	e.ldtilecfg(&cfg)
+	defer func() {
+		if recover() == nil {
+			t.Error("TDPBSSD with A.colsb ≠ 4·B.rows did not fault")
+		}
+	}()
+	e.tdpbssd(0, 1, 2)
+}
+
+// TestAMXConfig: the configuration the kernel loads for mr rows.
+func TestAMXConfig(t *testing.T) {
+	for _, mr := range []int{1, 5, 16} {
+		c := amxConfig(mr)
+		want := [64]byte{0: 1, 16: 64, 18: 32, 20: 64, 48: byte(mr), 49: byte(mr), 50: 8}
+		if c != want {
+			t.Fatalf("mr=%d: config %v", mr, c)
+		}
+	}
+}
+
+// amxShapes are (n, rows, cols): row tiles full and short (1, 15-17, 33
+// rows), column groups full and partial (16, 17, 31, 40 columns), one to
+// 64 blocks.
+var amxShapes = [][3]int{{32, 1, 16}, {96, 16, 16}, {64, 17, 17}, {160, 15, 31}, {32, 33, 40}, {2048, 19, 21}, {288, 16, 32}}
+
+// TestAMXModel runs the tier's walk with the model kernel over Act's AMX
+// layout and holds every value to the block twin bit for bit, with NaN
+// guard cells between output columns left alone, for random and for
+// extreme operands (largest and subnormal fp16 scales, zero scales, int8
+// −128 and 127 throughout).
+func TestAMXModel(t *testing.T) {
+	r := rand.New(rand.NewPCG(18, 2))
+	for tp, twin := range amxTwin {
+		for _, sh := range amxShapes {
+			n, rows, cols := sh[0], sh[1], sh[2]
+			for _, extreme := range []bool{false, true} {
+				g := newGemmCase(r, tp, n, rows, cols)
+				if extreme {
+					amxExtreme(r, tp, g)
+				}
+				var a Act
+				a.begin(tp, n, g.x, cols, prepKindQ8, 0, amxGroup)
+				a.Fill(0, cols)
+				if !a.amx {
+					t.Fatal("groups of 16 not in the AMX layout")
+				}
+				ldd := rows + 2
+				want := g.want(tp, twin, ldd)
+				got := nanSlice(cols * ldd)
+				amxGemm(tp, n, g.w, rows, &a, got, ldd, false, amxModelTile)
+				checkGemm(t, fmt.Sprintf("%v model n=%d %dx%d extreme %v", tp, n, rows, cols, extreme), got, want, rows, ldd)
+				if tp == Q4_0 { // interleaved in groups of 4 rows (Rows4)
+					w4 := append([]byte(nil), g.w...)
+					InterleaveRows4(tp, n, w4, rows, nil)
+					got = nanSlice(cols * ldd)
+					amxGemm(tp, n, w4, rows, &a, got, ldd, true, amxModelTile)
+					checkGemm(t, fmt.Sprintf("Q4_0 interleaved model n=%d %dx%d extreme %v", n, rows, cols, extreme), got, want, rows, ldd)
+				}
+			}
+		}
+	}
+}
+
+// amxExtreme rewrites g's scales to extremes (fp16 65504, the smallest
+// subnormal 2⁻²⁴, 0, negative) and a quarter of its values to the int8
+// ends, in weights and activations.
+func amxExtreme(r *rand.Rand, tp Type, g gemmCase) {
+	scales := []uint16{0x7bff, 0xfbff, 0x0001, 0x8001, 0, 0x3c00, 0x0400}
+	set := func(b []byte, ts, nbytes int) {
+		for i := 0; i+ts <= nbytes; i += ts {
+			put16(b[i:], scales[r.IntN(len(scales))])
+			for j := 2; j < ts; j++ {
+				switch r.IntN(8) {
+				case 0:
+					b[i+j] = 0x80
+				case 1:
+					b[i+j] = 0x7f
+				}
+			}
+		}
+	}
+	set(g.w, tp.TypeSize(), g.rows*tp.RowSize(g.n))
+	set(g.x, 34, g.cols*Q8_0.RowSize(g.n))
+}
+
+// TestAMXModelBound: the AMX chain (block sums) and the VNNI/AVX2 chain
+// (lane sums) each stay within (nb+4)·2⁻²⁴·Σ|w_i·x_i| of the exact
+// product (w_i, x_i the dequantized values), so they differ by at most
+// twice that: the bound docs state for the tier's departure from the
+// decode kernels' bits.
+func TestAMXModelBound(t *testing.T) {
+	r := rand.New(rand.NewPCG(18, 3))
+	lanes := map[Type]dotFunc{Q4_0: dotQ4_0Lanes, Q8_0: dotQ8_0Lanes}
+	for tp, twin := range amxTwin {
+		for _, n := range []int{32, 96, 4096, 14336} {
+			for i := 0; i < 20; i++ {
+				w, x := randomRow(r, tp, n), randomActivation(r, Q8_0, n)
+				exact, mag := amxExact(tp, n, w, x)
+				bound := float64(n/32+4)*0x1p-24*mag + 1e-30
+				for name, got := range map[string]float32{"blocks": twin(n, w, x), "lanes": lanes[tp](n, w, x)} {
+					if d := math.Abs(float64(got) - exact); d > bound {
+						t.Fatalf("%v n=%d: %s %v, exact %v: off by %g > %g", tp, n, name, got, exact, d, bound)
+					}
+				}
+			}
+		}
+	}
+}
+
+// amxExact is Σ_b C_b·d_w·d_x in float64 (C_b the block's integer sum;
+// each term exact: 11+11+20 significant bits) and Σ|w_i·x_i|.
+func amxExact(tp Type, n int, w, x []byte) (sum, mag float64) {
+	ts := tp.TypeSize()
+	for b := 0; b < n/32; b++ {
+		c := int64(0)
+		for j := 0; j < 32; j++ {
+			var lv int64
+			if tp == Q8_0 {
+				lv = int64(int8(w[ts*b+2+j]))
+			} else {
+				q := w[ts*b+2+j%16]
+				if j >= 16 {
+					q >>= 4
+				}
+				lv = int64(q&0xf) - 8
+			}
+			p := lv * int64(int8(x[34*b+2+j]))
+			c += p
+			mag += math.Abs(float64(p) * float64(f16(w[ts*b:])) * float64(f16(x[34*b:])))
+		}
+		sum += float64(c) * float64(f16(w[ts*b:])) * float64(f16(x[34*b:]))
+	}
+	return sum, mag
+}
+
+// TestUnpackQ4: the word-wise nibble unpack equals q − 8 element by element.
+func TestUnpackQ4(t *testing.T) {
+	var q [16]byte
+	var out [32]byte
+	for v := 0; v < 256; v++ {
+		for i := range q {
+			q[i] = byte(v + 37*i)
+		}
+		unpackQ4(q[:], out[:])
+		for j := 0; j < 32; j++ {
+			nib := q[j%16] & 15
+			if j >= 16 {
+				nib = q[j%16] >> 4
+			}
+			if int8(out[j]) != int8(nib)-8 {
+				t.Fatalf("byte %#x: value %d unpacked as %d", q[j%16], j, int8(out[j]))
+			}
+		}
+	}
+}
