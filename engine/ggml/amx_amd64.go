@@ -147,9 +147,13 @@ func useAMX(tiles map[Type]*tileSet, tile func(*amxCall)) {
 	for _, t := range []Type{Q5_0, IQ4_NL} {
 		gemmImpl[t], amxMin[t] = repackRun(t, sets[Q8_0].run), amxCols
 	}
-	for t, k := range vnniRows4 { // Q4_0 matrices interleaved at load (Rows4)
-		gemmRows4[t] = (&amxSet{t, k, tile, true}).run
-	}
+	// Q4_0 matrices interleaved at load (Rows4). Q8_0 ones are not
+	// interleaved while the tier is on (Rows4(Q8_0) is false): its A tiles
+	// load from the weight rows in place with one stride, which groups of 4
+	// rows do not have, and its prompt batches prepare the AMX layout,
+	// which the VNNI kernels do not read.
+	gemmRows4[Q4_0] = (&amxSet{Q4_0, vnniRows4[Q4_0], tile, true}).run
+	gemmRows4[Q8_0] = nil
 	amxOn = true
 	amxState = fmt.Sprintf("amx-int8 tiles for prompt batches of ≥ %d columns (Q4_0, Q8_0, Q5_0, IQ4_NL)", amxCols)
 }
