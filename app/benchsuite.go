@@ -222,6 +222,7 @@ func benchSuiteFile(o suiteOptions, m suiteModel, stderr io.Writer) (suiteFile, 
 	if sf.size, sf.tokBytes, err = weightBytes(path); err != nil {
 		return sf, err
 	}
+	dropFileCache(path) // each engine reads the file from disk (dropFileCache)
 	sf.quietWaited, sf.quietAchieved = waitQuiet(o.quietWait)
 	sf.loadBefore = loadAvg()
 	for _, th := range o.threads {
@@ -243,6 +244,7 @@ func benchSuiteFile(o suiteOptions, m suiteModel, stderr io.Writer) (suiteFile, 
 		debug.FreeOSMemory()
 	}
 	if o.llama != "" {
+		dropFileCache(path)
 		fmt.Fprintf(stderr, "%s %s: %s side by side…\n", m.shape, m.ftype, o.llama)
 		if err := runLlamaBench(o, path, m, &sf); err != nil {
 			return sf, fmt.Errorf("llama-bench: %w", err)

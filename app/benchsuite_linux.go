@@ -128,3 +128,22 @@ func peakRSSBytes() int64 {
 	}
 	return 0
 }
+
+// dropFileCache writes path's pages to disk and evicts them from the page
+// cache, so that the next reader reads the file from disk, as a model that
+// was downloaded earlier is read. A file the suite has just written sits
+// in the page cache as the writes left it, in 4 KiB pages scattered in
+// physical memory; llama.cpp decodes from its file mapping, and on the
+// EPYC VM its TinyLlama Q8_0 generation read such a file at 15–17 t/s
+// against 26–28 t/s once the same file had been evicted and read back
+// (2 threads, 2026-11-25: docs/PERFORMANCE.md, issue 18). Errors are
+// ignored: the measurement then runs on whatever the cache holds.
+func dropFileCache(path string) {
+	f, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_ = f.Sync()
+	_ = unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+}
