@@ -25,15 +25,18 @@ func hugeAlloc(n int) ([]byte, func() error, error) {
 }
 
 // isFileMapping reports whether b lies in a shared mapping of a file
-// (from /proc/self/maps): only such pages may be dropped, since dropping
-// private or heap pages would discard their contents.
-func isFileMapping(b []byte) bool {
+// (from /proc/self/maps).
+func isFileMapping(b []byte) bool { return mappedInode(b) != 0 }
+
+// mappedInode returns the inode of the file that b is a shared mapping of,
+// or 0 if b is not in one (heap, anonymous or private memory).
+func mappedInode(b []byte) uint64 {
 	if len(b) == 0 {
-		return false
+		return 0
 	}
 	maps, err := os.ReadFile("/proc/self/maps")
 	if err != nil {
-		return false
+		return 0
 	}
 	p := uint64(uintptr(unsafe.Pointer(&b[0])))
 	for _, line := range strings.Split(string(maps), "\n") {
@@ -49,27 +52,25 @@ func isFileMapping(b []byte) bool {
 		start, err1 := strconv.ParseUint(lo, 16, 64)
 		end, err2 := strconv.ParseUint(hi, 16, 64)
 		if err1 == nil && err2 == nil && start <= p && p < end {
-			return len(f[1]) == 4 && f[1][3] == 's' && f[5] != "" && f[4] != "0"
+			ino, err := strconv.ParseUint(f[4], 10, 64)
+			if err != nil || len(f[1]) != 4 || f[1][3] != 's' || f[5] == "" {
+				return 0
+			}
+			return ino
 		}
 	}
-	return false
+	return 0
 }
 
-// dropPages tells the kernel that the whole pages inside b (a read-only
-// file mapping whose contents were just copied) are not needed: they leave
-// the process's resident set (the page cache keeps them, and a later read
-// faults them back in). Copying tensor by tensor and dropping each source
-// keeps the load's peak RSS near one copy of the weights instead of two.
-// The caller checks isFileMapping first.
-func dropPages(b []byte) {
-	const page = 4096
-	if len(b) < 2*page {
-		return
-	}
-	start := uintptr(unsafe.Pointer(&b[0]))
-	lo := int((start+page-1)&^(page-1) - start)
-	hi := int((start+uintptr(len(b)))&^(page-1) - start)
-	if hi > lo {
-		_ = unix.Madvise(b[lo:hi], unix.MADV_DONTNEED)
-	}
+// sameInode reports whether f is the file with inode ino.
+func sameInode(f *os.File, ino uint64) bool {
+	var st unix.Stat_t
+	return unix.Fstat(int(f.Fd()), &st) == nil && st.Ino == ino
+}
+
+// adviseSequential tells the kernel that f is about to be read from start
+// to end: it doubles the read-ahead window (posix_fadvise SEQUENTIAL), so a
+// cold file arrives in fewer, larger disk requests. Advice only.
+func adviseSequential(f *os.File) {
+	_ = unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_SEQUENTIAL)
 }
