@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -73,4 +74,50 @@ func sameInode(f *os.File, ino uint64) bool {
 // cold file arrives in fewer, larger disk requests. Advice only.
 func adviseSequential(f *os.File) {
 	_ = unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_SEQUENTIAL)
+}
+
+// openDirect opens path for direct I/O (O_DIRECT: reads bypass the page
+// cache) and returns the alignment its reads need in file offset, length
+// and memory, or an error where the file system has none or needs more
+// than a page.
+func openDirect(path string) (*os.File, int64, error) {
+	var st unix.Statx_t
+	if err := unix.Statx(unix.AT_FDCWD, path, 0, unix.STATX_DIOALIGN, &st); err != nil {
+		return nil, 0, err
+	}
+	a := int64(max(st.Dio_mem_align, st.Dio_offset_align, st.Dio_read_offset_align))
+	if st.Mask&unix.STATX_DIOALIGN == 0 || a == 0 || a > 4096 || a&(a-1) != 0 {
+		return nil, 0, errors.New("no direct I/O")
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_DIRECT, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	return f, a, nil
+}
+
+// mostlyCached reports whether at least half of the pages under b (part
+// of a file mapping) are in the page cache, true if unknown.
+func mostlyCached(b []byte) bool {
+	in, n := cachedPages(b)
+	return 2*in >= n
+}
+
+// cachedPages counts the pages under b (part of a file mapping) that are
+// in the page cache (mincore), of n; all of them if unknown.
+func cachedPages(b []byte) (in, n int) {
+	const page = 4096
+	if len(b) == 0 {
+		return 0, 0
+	}
+	skip := int(uintptr(unsafe.Pointer(&b[0])) % page)
+	vec := make([]byte, (skip+len(b)+page-1)/page)
+	lo := unsafe.Add(unsafe.Pointer(&b[0]), -skip)
+	if _, _, e := unix.Syscall(unix.SYS_MINCORE, uintptr(lo), uintptr(skip+len(b)), uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
+		return len(vec), len(vec)
+	}
+	for _, v := range vec {
+		in += int(v & 1)
+	}
+	return in, len(vec)
 }

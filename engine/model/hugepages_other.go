@@ -2,7 +2,10 @@
 
 package model
 
-import "os"
+import (
+	"errors"
+	"os"
+)
 
 // hugeAlloc is a plain allocation where transparent huge pages are not
 // available.
@@ -20,3 +23,10 @@ func isFileMapping(b []byte) bool { return false }
 func mappedInode(b []byte) uint64 { return 0 }
 
 func sameInode(f *os.File, ino uint64) bool { return false }
+
+// openDirect: direct I/O is used on Linux only.
+func openDirect(path string) (*os.File, int64, error) {
+	return nil, 0, errors.New("no direct I/O")
+}
+
+func mostlyCached(b []byte) bool { return true }

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // copyJob is one tensor to fill: dst (in the huge-page block) receives the
@@ -112,4 +113,81 @@ func readFull(r io.ReaderAt, b []byte, off int64) error {
 		}
 	}
 	return nil
+}
+
+// directReader reads a file for the huge-page copy, bypassing the page
+// cache (O_DIRECT) for the parts of it that are not cached. A cold load
+// through the page cache fills it with a second copy of the weights: as
+// many fresh pages again as the block itself, each zeroed and, on a VM,
+// often faulted in by the host (docs/PERFORMANCE.md, issue 18: seconds
+// for a 1 GiB file). A direct read moves the disk's bytes into a small
+// reused buffer, then copies them out: the same one copy as a read through
+// the cache, without the cache's pages. Parts already cached are read
+// through the cache, which is faster than the disk.
+//
+// A direct read needs its file offset, length and memory aligned to align
+// (the file system's direct-I/O alignment, a power of two at most a page),
+// which tensors in a GGUF file (32-byte aligned) and in the block (64) are
+// not: hence the buffer, read at aligned offsets around what is wanted.
+type directReader struct {
+	buffered, direct io.ReaderAt
+	align            int64
+	// cached reports whether most of the n bytes at file offset off are
+	// in the page cache.
+	cached func(off int64, n int) bool
+	// bufs holds the idle buffers, each bounceSize bytes aligned to a page:
+	// one per concurrent read at most, made when first needed.
+	bufs chan []byte
+}
+
+// bounceSize is the size of one direct read: a whole number of pages, large
+// enough for the disk to stream.
+const bounceSize = 1 << 20
+
+func newDirectReader(buffered, direct io.ReaderAt, align int64, cached func(int64, int) bool, workers int) *directReader {
+	return &directReader{buffered: buffered, direct: direct, align: align, cached: cached, bufs: make(chan []byte, workers)}
+}
+
+func (d *directReader) ReadAt(b []byte, off int64) (int, error) {
+	if len(b) == 0 || d.cached(off, len(b)) {
+		return d.buffered.ReadAt(b, off)
+	}
+	buf := d.buffer()
+	defer d.recycle(buf)
+	done := 0
+	for done < len(b) {
+		p := off + int64(done)
+		a0 := p &^ (d.align - 1) // buf[0] holds the byte at file offset a0
+		want := min(int64(len(b)-done), int64(len(buf))-(p-a0))
+		a1 := (p + want + d.align - 1) &^ (d.align - 1)
+		n, err := d.direct.ReadAt(buf[:a1-a0], a0)
+		if got := min(int64(n)-(p-a0), want); got > 0 {
+			done += copy(b[done:done+int(got)], buf[p-a0:])
+		}
+		if err != nil || int64(n) < a1-a0 {
+			break // refused, failed or at the end: the buffered read says which
+		}
+	}
+	n, err := d.buffered.ReadAt(b[done:], off+int64(done))
+	return done + n, err
+}
+
+// buffer returns an idle buffer, or a new one.
+func (d *directReader) buffer() []byte {
+	select {
+	case b := <-d.bufs:
+		return b
+	default:
+	}
+	const page = 4096
+	b := make([]byte, bounceSize+page)
+	skip := (page - int(uintptr(unsafe.Pointer(&b[0]))%page)) % page
+	return b[skip : skip+bounceSize : skip+bounceSize]
+}
+
+func (d *directReader) recycle(b []byte) {
+	select {
+	case d.bufs <- b:
+	default:
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"unsafe"
@@ -382,5 +383,77 @@ func TestHugePagesReplacedFile(t *testing.T) {
 		if !bytes.Equal(src.byName[sp.Network.Canonical(ti.Name)].Data, data[start:start+ti.Size]) {
 			t.Fatalf("tensor %s: not the bytes of the file that was opened", ti.Name)
 		}
+	}
+}
+
+// alignedReader stands for an O_DIRECT file: it refuses (EINVAL) a read
+// whose offset, length or memory is not aligned, returns short reads at
+// the end of the file, and can fail (err) from its fails-th read on.
+type alignedReader struct {
+	data  []byte
+	align int64
+	fails int
+	err   error
+	calls *atomic.Int64
+}
+
+func (a alignedReader) ReadAt(b []byte, off int64) (int, error) {
+	if c := a.calls.Add(1); a.err != nil && c >= int64(a.fails) {
+		return 0, a.err
+	}
+	if off%a.align != 0 || int64(len(b))%a.align != 0 || int64(uintptr(unsafe.Pointer(&b[0])))%a.align != 0 {
+		return 0, syscall.EINVAL
+	}
+	return bytes.NewReader(a.data).ReadAt(b, off)
+}
+
+// TestDirectReader: reads through the direct path (aligned reads into a
+// buffer, copied out) give the file's bytes whatever the tensors'
+// alignment, chunk size and mix of cached and uncached parts; a direct
+// read that fails falls back to the buffered one; a file cut short is a
+// short read either way.
+func TestDirectReader(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, chunk := range []int{1000, 4096, 3*bounceSize + 4000} {
+		for _, align := range []int64{512, 4096} {
+			for _, cachedEvery := range []int{0, 2, 3} {
+				file, jobs, block := randJobs(r, 12, chunk)
+				var calls atomic.Int64
+				k := 0
+				cached := func(off int64, n int) bool { k++; return cachedEvery > 0 && k%cachedEvery == 0 }
+				d := newDirectReader(bytes.NewReader(file), alignedReader{data: file, align: align, calls: &calls}, align, cached, 1)
+				if err := readJobs(d, "f.gguf", jobs, chunk, 1); err != nil {
+					t.Fatal(err)
+				}
+				checkJobs(t, file, jobs, block)
+				if calls.Load() == 0 {
+					t.Fatalf("chunk %d, align %d: no direct read", chunk, align)
+				}
+			}
+		}
+	}
+	const chunk = 3*bounceSize + 4000
+	for _, fails := range []int{1, 3} {
+		file, jobs, block := randJobs(r, 6, chunk)
+		var calls atomic.Int64
+		direct := alignedReader{data: file, align: 512, fails: fails, err: syscall.EIO, calls: &calls}
+		d := newDirectReader(bytes.NewReader(file), direct, 512, func(int64, int) bool { return false }, 4)
+		if err := readJobs(d, "f.gguf", jobs, chunk, 4); err != nil {
+			t.Fatalf("direct reads failing from the %dth: %v", fails, err)
+		}
+		checkJobs(t, file, jobs, block)
+	}
+	file, jobs, _ := randJobs(r, 6, chunk)
+	last := jobs[0]
+	for _, j := range jobs {
+		if j.off > last.off {
+			last = j
+		}
+	}
+	cut := file[:last.off+int64(len(last.dst))-1]
+	var calls atomic.Int64
+	d := newDirectReader(bytes.NewReader(cut), alignedReader{data: cut, align: 512, calls: &calls}, 512, func(int64, int) bool { return false }, 4)
+	if err := readJobs(d, "f.gguf", jobs, chunk, 4); !errors.Is(err, errShortRead) || !strings.Contains(err.Error(), "tensor "+last.name+" ") {
+		t.Errorf("file cut inside tensor %s: got %v", last.name, err)
 	}
 }

@@ -37,15 +37,17 @@ func (s *ggufSource) copyToHugePages() (func() error, error) {
 	// which every token streams.
 	_, untied := s.byName["output.weight"]
 	var names []string
-	total := 0
 	for name, w := range s.byName {
 		if w.Rows > 1 && !(untied && name == "token_embd.weight") {
 			names = append(names, name)
-			total += (len(w.Data) + 63) &^ 63
 		}
 	}
 	// In file order: the block's layout is the same on every load.
 	sort.Slice(names, func(i, j int) bool { return s.fileOff[names[i]] < s.fileOff[names[j]] })
+	total := 0
+	for _, name := range names {
+		total += (len(s.byName[name].Data) + 63) &^ 63
+	}
 	buf, release, err := hugeAlloc(total)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errNoHugePages, err)
@@ -90,11 +92,32 @@ func (s *ggufSource) fill(jobs []copyJob, src [][]byte) error {
 			defer fh.Close()
 			if sameInode(fh, ino) {
 				adviseSequential(fh)
-				return readJobs(fh, s.path, jobs, copyChunk, copyWorkers())
+				var r io.ReaderAt = fh
+				if d, align, err := openDirect(s.path); err == nil {
+					defer d.Close()
+					if sameInode(d, ino) {
+						r = newDirectReader(fh, d, align, cachedIn(jobs, src), copyWorkers())
+					}
+				}
+				return readJobs(r, s.path, jobs, copyChunk, copyWorkers())
 			}
 		}
 	}
 	return readJobs(memReader{jobs, src}, s.path, jobs, copyChunk, copyWorkers())
+}
+
+// cachedIn returns a function reporting whether the n bytes at file offset
+// off, inside one of the jobs, are mostly in the page cache (mostlyCached
+// over the mapping, src[i] being jobs[i]'s tensor in it).
+func cachedIn(jobs []copyJob, src [][]byte) func(off int64, n int) bool {
+	return func(off int64, n int) bool {
+		for i, j := range jobs {
+			if off >= j.off && off+int64(n) <= j.off+int64(len(src[i])) {
+				return mostlyCached(src[i][off-j.off : off-j.off+int64(n)])
+			}
+		}
+		return true
+	}
 }
 
 // memReader reads the jobs' tensors from memory (a file read whole, not
