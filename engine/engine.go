@@ -32,11 +32,13 @@ type LoadOptions struct {
 	Threads  int    // forward-pass goroutines; 0 = all cores
 	SpecPath string // a user spec file instead of the builtin one
 	// HugePages copies the weights into memory backed by transparent huge
-	// pages (Linux) instead of reading them from the file mapping: slower
-	// to load, faster to decode (see docs/PERFORMANCE.md). A model that
-	// runs on the CPU alone then has its Q4_0/Q8_0 matrices interleaved in
-	// groups of 4 rows for the decode kernels (model.InterleaveRows4);
-	// without HugePages (--mmap) the weights stay as the file has them.
+	// pages (Linux) instead of reading them from the file mapping: the
+	// load reads the whole file (in parallel, with direct I/O where it is
+	// not cached), decode runs faster (see docs/PERFORMANCE.md, issue 18).
+	// A model that runs on the CPU alone then has its Q4_0/Q8_0 matrices
+	// interleaved in groups of 4 rows for the decode kernels
+	// (model.InterleaveRows4); without HugePages (--mmap) the weights stay
+	// as the file has them.
 	HugePages bool
 	// Quant, when its Type is set, re-quantizes the weight matrices after
 	// loading (Inferflow's load-time quantization: an Inferflow block

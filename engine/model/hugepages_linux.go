@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -25,15 +26,18 @@ func hugeAlloc(n int) ([]byte, func() error, error) {
 }
 
 // isFileMapping reports whether b lies in a shared mapping of a file
-// (from /proc/self/maps): only such pages may be dropped, since dropping
-// private or heap pages would discard their contents.
-func isFileMapping(b []byte) bool {
+// (from /proc/self/maps).
+func isFileMapping(b []byte) bool { return mappedInode(b) != 0 }
+
+// mappedInode returns the inode of the file that b is a shared mapping of,
+// or 0 if b is not in one (heap, anonymous or private memory).
+func mappedInode(b []byte) uint64 {
 	if len(b) == 0 {
-		return false
+		return 0
 	}
 	maps, err := os.ReadFile("/proc/self/maps")
 	if err != nil {
-		return false
+		return 0
 	}
 	p := uint64(uintptr(unsafe.Pointer(&b[0])))
 	for _, line := range strings.Split(string(maps), "\n") {
@@ -49,27 +53,71 @@ func isFileMapping(b []byte) bool {
 		start, err1 := strconv.ParseUint(lo, 16, 64)
 		end, err2 := strconv.ParseUint(hi, 16, 64)
 		if err1 == nil && err2 == nil && start <= p && p < end {
-			return len(f[1]) == 4 && f[1][3] == 's' && f[5] != "" && f[4] != "0"
+			ino, err := strconv.ParseUint(f[4], 10, 64)
+			if err != nil || len(f[1]) != 4 || f[1][3] != 's' || f[5] == "" {
+				return 0
+			}
+			return ino
 		}
 	}
-	return false
+	return 0
 }
 
-// dropPages tells the kernel that the whole pages inside b (a read-only
-// file mapping whose contents were just copied) are not needed: they leave
-// the process's resident set (the page cache keeps them, and a later read
-// faults them back in). Copying tensor by tensor and dropping each source
-// keeps the load's peak RSS near one copy of the weights instead of two.
-// The caller checks isFileMapping first.
-func dropPages(b []byte) {
+// sameInode reports whether f is the file with inode ino.
+func sameInode(f *os.File, ino uint64) bool {
+	var st unix.Stat_t
+	return unix.Fstat(int(f.Fd()), &st) == nil && st.Ino == ino
+}
+
+// adviseSequential tells the kernel that f is about to be read from start
+// to end: it doubles the read-ahead window (posix_fadvise SEQUENTIAL), so a
+// cold file arrives in fewer, larger disk requests. Advice only.
+func adviseSequential(f *os.File) {
+	_ = unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_SEQUENTIAL)
+}
+
+// openDirect opens path for direct I/O (O_DIRECT: reads bypass the page
+// cache) and returns the alignment its reads need in file offset, length
+// and memory, or an error where the file system has none or needs more
+// than a page.
+func openDirect(path string) (*os.File, int64, error) {
+	var st unix.Statx_t
+	if err := unix.Statx(unix.AT_FDCWD, path, 0, unix.STATX_DIOALIGN, &st); err != nil {
+		return nil, 0, err
+	}
+	a := int64(max(st.Dio_mem_align, st.Dio_offset_align, st.Dio_read_offset_align))
+	if st.Mask&unix.STATX_DIOALIGN == 0 || a == 0 || a > 4096 || a&(a-1) != 0 {
+		return nil, 0, errors.New("no direct I/O")
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_DIRECT, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	return f, a, nil
+}
+
+// mostlyCached reports whether at least half of the pages under b (part
+// of a file mapping) are in the page cache, true if unknown.
+func mostlyCached(b []byte) bool {
+	in, n := cachedPages(b)
+	return 2*in >= n
+}
+
+// cachedPages counts the pages under b (part of a file mapping) that are
+// in the page cache (mincore), of n; all of them if unknown.
+func cachedPages(b []byte) (in, n int) {
 	const page = 4096
-	if len(b) < 2*page {
-		return
+	if len(b) == 0 {
+		return 0, 0
 	}
-	start := uintptr(unsafe.Pointer(&b[0]))
-	lo := int((start+page-1)&^(page-1) - start)
-	hi := int((start+uintptr(len(b)))&^(page-1) - start)
-	if hi > lo {
-		_ = unix.Madvise(b[lo:hi], unix.MADV_DONTNEED)
+	skip := int(uintptr(unsafe.Pointer(&b[0])) % page)
+	vec := make([]byte, (skip+len(b)+page-1)/page)
+	lo := unsafe.Add(unsafe.Pointer(&b[0]), -skip)
+	if _, _, e := unix.Syscall(unix.SYS_MINCORE, uintptr(lo), uintptr(skip+len(b)), uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
+		return len(vec), len(vec)
 	}
+	for _, v := range vec {
+		in += int(v & 1)
+	}
+	return in, len(vec)
 }

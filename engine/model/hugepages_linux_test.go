@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// TestIsFileMapping: only a shared file mapping may have its pages dropped
-// after the huge-page copy; heap memory (a file read, not mapped) must be
-// recognized as such.
+// TestIsFileMapping: the huge-page copy reads a mapped file with pread and
+// copies data read into memory; heap memory must not be taken for a file
+// mapping.
 func TestIsFileMapping(t *testing.T) {
 	heap := make([]byte, 1<<16)
 	if isFileMapping(heap) {
@@ -35,11 +35,5 @@ func TestIsFileMapping(t *testing.T) {
 	defer syscall.Munmap(m)
 	if !isFileMapping(m[100:]) {
 		t.Fatal("file mapping not recognized")
-	}
-	dropPages(m[100:])
-	for i := range m {
-		if m[i] != data[i] {
-			t.Fatalf("byte %d changed after dropping its page", i)
-		}
 	}
 }
