@@ -17,15 +17,6 @@ func f16t43Z(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int)
 func f16h43Z(w *byte, rs int, x *uint16, cs int, ng int, out *float32, ldo int)
 
 //go:noescape
-func f16x4ZR4(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int)
-
-//go:noescape
-func f16t43ZR4(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int)
-
-//go:noescape
-func f16h43ZR4(w *byte, rs int, x *uint16, cs int, ng int, out *float32, ldo int)
-
-//go:noescape
 func fp16ToF32Z(x *uint16, y *float32, n int)
 
 //go:noescape
@@ -37,17 +28,9 @@ func f16x4Z(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int)
 // floatTiles is a float weight type's matrix kernel: 3x3 register tiles
 // for F32, 4x3 tiles widening F16 in registers (f16t43Z); both keep the
 // row kernels' lane order, so every value equals VecDot's bit for bit.
-// r4: F16 weights in the interleaved layout (Rows4, 64-byte units): the
-// 4-row kernels take rs = 64; rows past the last group are row-major.
-type floatTiles struct {
-	t  Type
-	r4 bool
-}
+type floatTiles struct{ t Type }
 
-var avx512Float = map[Type]*floatTiles{F32: {F32, false}, F16: {F16, false}}
-
-// f16Rows4 is F16's kernel set on the interleaved layout.
-var f16Rows4 = &floatTiles{F16, true}
+var avx512Float = map[Type]*floatTiles{F32: {F32}, F16: {F16}}
 
 func init() {
 	if !hasAVX512 {
@@ -57,7 +40,6 @@ func init() {
 		gemmImpl[t] = k.run
 		prepKinds[t] = prepKindF32
 	}
-	gemmRows4[F16] = f16Rows4.run
 	widenF16 = widenF16Asm
 }
 
@@ -95,17 +77,9 @@ func (k *floatTiles) runF16(n int, w []byte, rows int, a *Act, dst []float32, ld
 		r := 0
 		for ; r+4 <= rows; r += 4 {
 			if half {
-				if k.r4 {
-					f16h43ZR4(&w[r*rs], 64, &bytesU16(a.x)[c*n], 2*n, n/32, &dst[c*ldd+r], 4*ldd)
-				} else {
-					f16h43Z(&w[r*rs], rs, &bytesU16(a.x)[c*n], 2*n, n/32, &dst[c*ldd+r], 4*ldd)
-				}
+				f16h43Z(&w[r*rs], rs, &bytesU16(a.x)[c*n], 2*n, n/32, &dst[c*ldd+r], 4*ldd)
 			} else {
-				if k.r4 {
-					f16t43ZR4(&w[r*rs], 64, &a.xf[c*n], 4*n, n/32, &dst[c*ldd+r], 4*ldd)
-				} else {
-					f16t43Z(&w[r*rs], rs, &a.xf[c*n], 4*n, n/32, &dst[c*ldd+r], 4*ldd)
-				}
+				f16t43Z(&w[r*rs], rs, &a.xf[c*n], 4*n, n/32, &dst[c*ldd+r], 4*ldd)
 			}
 		}
 		for ; r < rows; r++ {
@@ -151,11 +125,7 @@ func (k *floatTiles) strips(n int, w []byte, rows int, a *Act, c int, out []floa
 		if k.t == F32 {
 			f32x4Z(&w[r*rs], rs, &x[0], 0, n/32, &out[r], 4)
 		} else {
-			if k.r4 {
-				f16x4ZR4(&w[r*rs], 64, &x[0], 0, n/32, &out[r], 4)
-			} else {
-				f16x4Z(&w[r*rs], rs, &x[0], 0, n/32, &out[r], 4)
-			}
+			f16x4Z(&w[r*rs], rs, &x[0], 0, n/32, &out[r], 4)
 		}
 	}
 	for ; r < rows; r++ {

@@ -63,11 +63,7 @@
 
 // TILE43 is the whole 4x3 kernel; the columns are loaded by loadc, their
 // second half starts at ochi bytes and a group of them spans cstep bytes.
-#define TILE43(loadc, ochi, cstep, label) TILE43S(loadc, ochi, cstep, label, 64)
-
-// TILE43S is TILE43 with the rows' advance per group of 32 wsz: 64
-// row-major, 256 on the interleaved layout (Rows4: rs = 64).
-#define TILE43S(loadc, ochi, cstep, label, wsz) \
+#define TILE43(loadc, ochi, cstep, label) \
 	MOVQ   w+0(FP), SI \
 	MOVQ   rs+8(FP), R9 \
 	MOVQ   x+16(FP), DI \
@@ -103,10 +99,10 @@
 label: \
 	HALF43(loadc, 0, 0, Z8, Z14, Z20, Z26, Z10, Z16, Z22, Z28, Z12, Z18, Z24, Z30) \
 	HALF43(loadc, 32, ochi, Z9, Z15, Z21, Z27, Z11, Z17, Z23, Z29, Z13, Z19, Z25, Z31) \
-	ADDQ        $wsz, SI \
-	ADDQ        $wsz, BX \
-	ADDQ        $wsz, R10 \
-	ADDQ        $wsz, R11 \
+	ADDQ        $64, SI \
+	ADDQ        $64, BX \
+	ADDQ        $64, R10 \
+	ADDQ        $64, R11 \
 	ADDQ        $cstep, DI \
 	DECQ        CX \
 	JNZ         label \
@@ -216,24 +212,7 @@ f33loop:
 // STRIPF is the 4-row by 1-column kernel (decode): the column's group
 // of 32 in Z6, Z7; row r's accumulators Z(16+2r), Z(17+2r); the next
 // strip's rows are prefetched (rows are contiguous: rs·4 ahead).
-// PFF4 prefetches the next strip's group of 32 of each row (row-major);
-// PFFR4 the four lines of the interleaved layout 4 KiB ahead (Rows4: 256
-// bytes per group of 32 of the 4 rows).
-#define PFF4 \
-	PREFETCHT0 (SI)(R9*4) \
-	PREFETCHT0 (BX)(R9*4) \
-	PREFETCHT0 (R10)(R9*4) \
-	PREFETCHT0 (R11)(R9*4)
-#define PFFR4 \
-	PREFETCHT0 4096(SI) \
-	PREFETCHT0 4160(SI) \
-	PREFETCHT0 4224(SI) \
-	PREFETCHT0 4288(SI)
-
-#define STRIPF(load16, half, sz, label) STRIPFP(load16, half, sz, label, PFF4)
-
-// STRIPFP is STRIPF with the prefetch pf.
-#define STRIPFP(load16, half, sz, label, pf) \
+#define STRIPF(load16, half, sz, label) \
 	MOVQ w+0(FP), SI \
 	MOVQ rs+8(FP), R9 \
 	MOVQ x+16(FP), DI \
@@ -250,7 +229,10 @@ f33loop:
 	VPXORD Z22, Z22, Z22 \
 	VPXORD Z23, Z23, Z23 \
 label: \
-	pf \
+	PREFETCHT0 (SI)(R9*4) \
+	PREFETCHT0 (BX)(R9*4) \
+	PREFETCHT0 (R10)(R9*4) \
+	PREFETCHT0 (R11)(R9*4) \
 	VMOVUPS     (DI), Z6 \
 	VMOVUPS     64(DI), Z7 \
 	load16      (SI), Z0 \
@@ -335,20 +317,3 @@ TEXT ·f16t43Z(SB), NOSPLIT, $0-56
 // func f16h43Z(w *byte, rs int, x *uint16, cs int, ng int, out *float32, ldo int)
 TEXT ·f16h43Z(SB), NOSPLIT, $0-56
 	TILE43(VCVTPH2PS, 32, 64, f16h43loop)
-
-// The F16 kernels on the interleaved layout (Rows4): a group of 4 rows
-// stored 32 elements (64 bytes) of each row in turn, rs = 64, the rows
-// advancing 256 bytes per group of 32; the same arithmetic as f16x4Z,
-// f16t43Z and f16h43Z.
-
-// func f16x4ZR4(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int)
-TEXT ·f16x4ZR4(SB), NOSPLIT, $0-56
-	STRIPFP(VCVTPH2PS, 32, 256, f16x4r4, PFFR4)
-
-// func f16t43ZR4(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int)
-TEXT ·f16t43ZR4(SB), NOSPLIT, $0-56
-	TILE43S(VMOVUPS, 64, 128, f16t43r4, 256)
-
-// func f16h43ZR4(w *byte, rs int, x *uint16, cs int, ng int, out *float32, ldo int)
-TEXT ·f16h43ZR4(SB), NOSPLIT, $0-56
-	TILE43S(VCVTPH2PS, 32, 64, f16h43r4, 256)

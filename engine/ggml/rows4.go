@@ -7,8 +7,7 @@ import "fmt"
 // one after the other (row i's block k at (4k+i)·bs within the group), the
 // rows past the last full group row-major as before. A group still takes
 // 4·RowSize bytes at 4·RowSize·g, so any run of rows starting on a multiple
-// of 4 is itself a matrix in this layout. F16 keeps 32 elements (64
-// bytes) of a row together instead of a block. The decode kernels read one
+// of 4 is itself a matrix in this layout. The decode kernels read one
 // group as one sequential stream instead of four: on the EPYC VM the Q4_0
 // strip read 19-22 GB/s of weights on one core this way against 14-16
 // row-major (BenchmarkKStream, docs/PERFORMANCE.md, issue 18), because a
@@ -24,22 +23,6 @@ var gemmRows4 [32]gemmFunc
 // (InterleaveRows4) and multiplied that way (MatMulActRows4) here.
 func Rows4(t Type) bool { return int(t) < len(gemmRows4) && gemmRows4[t] != nil }
 
-// Rows4Shape reports whether a matrix of type t with rows of n elements
-// can be held interleaved here: Rows4(t), and n whole units (for F16 the
-// kernels' groups of 32).
-func Rows4Shape(t Type, n int) bool {
-	return Rows4(t) && n%t.BlockSize() == 0 && t.RowSize(n)%rows4Unit(t) == 0
-}
-
-// rows4Unit is the bytes of one row that the interleaved layout keeps
-// together: a block, or for F16 the 32 elements the kernels take at once.
-func rows4Unit(t Type) int {
-	if t == F16 {
-		return 64
-	}
-	return t.RowSize(t.BlockSize())
-}
-
 // InterleaveRows4 rewrites the rows × n matrix w of type t in place from
 // row-major to the interleaved layout; scratch holds 4 rows (nil: one is
 // allocated).
@@ -53,7 +36,7 @@ func DeinterleaveRows4(t Type, n int, w []byte, rows int, scratch []byte) {
 }
 
 func rows4Move(t Type, n int, w []byte, rows int, scratch []byte, in bool) {
-	rs, bs := t.RowSize(n), rows4Unit(t)
+	rs, bs := t.RowSize(n), t.RowSize(t.BlockSize())
 	if len(w) < rs*rows || rs%bs != 0 {
 		panic(fmt.Sprintf("ggml: rows4 %v %dx%d: %d bytes", t, rows, n, len(w)))
 	}
@@ -80,7 +63,7 @@ func rows4Move(t Type, n int, w []byte, rows int, scratch []byte, in bool) {
 // Rows4Row copies row r of the interleaved rows × n matrix w into dst
 // (RowSize(n) bytes) and returns it.
 func Rows4Row(t Type, n int, w []byte, rows, r int, dst []byte) []byte {
-	rs, bs := t.RowSize(n), rows4Unit(t)
+	rs, bs := t.RowSize(n), t.RowSize(t.BlockSize())
 	dst = dst[:rs]
 	if r >= rows/4*4 {
 		copy(dst, w[r*rs:(r+1)*rs])

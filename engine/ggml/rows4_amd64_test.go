@@ -5,7 +5,6 @@ package ggml
 import (
 	"bytes"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -143,59 +142,6 @@ func BenchmarkRows4Prompt(b *testing.B) {
 				ns := cpuTimed(b, func() { k.run(n, g.w, rows, &a, dst, rows) })
 				b.ReportMetric(float64(n*rows*cols)/ns, "GMAC/cpu-s")
 			})
-		}
-	}
-}
-
-// TestRows4F16MatchesRowMajor: the F16 kernels on the interleaved layout
-// (strips for 1-2 columns, 4×3 tiles with float32 and with F16 columns,
-// tail rows) equal the row-major ones bit for bit.
-func TestRows4F16MatchesRowMajor(t *testing.T) {
-	if !hasAVX512 {
-		t.Skip("skipping: no AVX-512, the tier that has the interleaved F16 kernels")
-	}
-	r := rand.New(rand.NewPCG(18, 16))
-	for _, shape := range [][3]int{{32, 4, 1}, {64, 5, 2}, {96, 7, 3}, {288, 9, 4}, {2048, 13, 5}, {64, 16, 7}, {5632, 6, 1}, {32, 3, 3}, {160, 17, 12}} {
-		n, rows, cols := shape[0], shape[1], shape[2]
-		if !Rows4Shape(F16, n) {
-			t.Fatalf("F16 n=%d: no interleaved layout", n)
-		}
-		w := make([]byte, 2*n*rows)
-		for i := 0; i < n*rows; i++ {
-			h := FP32ToFP16(float32(r.NormFloat64()))
-			w[2*i], w[2*i+1] = byte(h), byte(h>>8)
-		}
-		vt := F16.VecDotType()
-		x := make([]byte, vt.RowSize(n)*cols)
-		for c := 0; c < cols; c++ {
-			f := make([]float32, n)
-			for i := range f {
-				f[i] = float32(r.NormFloat64())
-			}
-			QuantizeRow(vt, f, x[c*vt.RowSize(n):(c+1)*vt.RowSize(n)])
-		}
-		il := append([]byte(nil), w...)
-		InterleaveRows4(F16, n, il, rows, nil)
-		if rows >= 4 && n > 32 && bytes.Equal(il, w) {
-			t.Fatalf("F16 n=%d rows=%d: interleaving changed nothing", n, rows)
-		}
-		var a Act
-		a.Prepare(F16, n, x, cols)
-		ldd := rows + 1
-		want, got := nanSlice(cols*ldd), nanSlice(cols*ldd)
-		MatMulAct(F16, n, w, rows, &a, want, ldd)
-		MatMulActRows4(F16, n, il, rows, &a, got, ldd)
-		for c := 0; c < cols; c++ {
-			for row := 0; row < rows; row++ {
-				if g, h := got[c*ldd+row], want[c*ldd+row]; math.Float32bits(g) != math.Float32bits(h) {
-					t.Fatalf("F16 n=%d %dx%d: row %d col %d: interleaved %v, row-major %v", n, rows, cols, row, c, g, h)
-				}
-			}
-		}
-		for row := 0; row < rows; row++ {
-			if !bytes.Equal(Rows4Row(F16, n, il, rows, row, make([]byte, 2*n)), w[2*n*row:2*n*(row+1)]) {
-				t.Fatalf("F16 n=%d rows=%d: Rows4Row(%d) differs", n, rows, row)
-			}
 		}
 	}
 }

@@ -8,7 +8,7 @@ import (
 
 // InterleaveRows4 rewrites, in place, the matrices the layers and the
 // output head multiply by whose type has kernels on ggml's interleaved
-// layout here (ggml.Rows4Shape: Q4_0 and Q8_0 on AVX-512 VNNI, F16 on AVX-512) into that layout, on up
+// layout here (ggml.Rows4: Q4_0 and Q8_0 on AVX-512 VNNI) into that layout, on up
 // to threads goroutines, and returns how many it rewrote. Decode reads a
 // group of 4 rows as one stream: on the EPYC VM TinyLlama Q4_0 generation
 // ran faster this way (docs/PERFORMANCE.md, issue 18), with results bit
@@ -22,7 +22,7 @@ import (
 func (m *Model) InterleaveRows4(threads int) int {
 	var ws []*Weight
 	for _, w := range m.Weights() {
-		if w == m.TokEmbd || w == m.PosEmbd || w == m.TypeEmbd || w.Rows4 || w.Rows < 8 || !ggml.Rows4Shape(w.Type, w.Cols) {
+		if w == m.TokEmbd || w == m.PosEmbd || w == m.TypeEmbd || w.Rows4 || w.Rows < 8 || !ggml.Rows4(w.Type) {
 			continue
 		}
 		ws = append(ws, w)

@@ -10,16 +10,16 @@ import (
 	"flowchat/engine/gguf"
 )
 
-// TestInterleaveRows4Logits: a model whose Q4_0, Q8_0 and F16 matrices were interleaved
+// TestInterleaveRows4Logits: a model whose Q4_0 and Q8_0 matrices were interleaved
 // after the huge-page copy gives the logits of the model read in place,
 // bit for bit, for a prompt in one batch, token by token, and on 1 and 2
 // threads (the decode chunks of 16 rows start on groups of 4); its rows
 // read back row-major; a file mapping is never rewritten.
 func TestInterleaveRows4Logits(t *testing.T) {
-	if !ggml.Rows4(ggml.Q4_0) || !ggml.Rows4(ggml.F16) {
-		t.Skip("skipping: this CPU has no interleaved Q4_0 kernels (they need AVX-512 and its VNNI)")
+	if !ggml.Rows4(ggml.Q4_0) {
+		t.Skip("skipping: this CPU has no interleaved Q4_0 kernels (they need AVX-512 VNNI)")
 	}
-	for _, file := range []string{"arch/rand-llama-gqa-Q4_0.gguf", "models/stories260K/stories260K-Q4_0mix.gguf", "models/tinystories-656K/TinyStories-656K-Q4_0.gguf", "models/stories260K/stories260K-Q8_0mix.gguf", "models/tinystories-656K/TinyStories-656K-Q8_0.gguf", "models/stories260K/stories260K-F16.gguf", "models/tinystories-656K/TinyStories-656K-F16.gguf"} {
+	for _, file := range []string{"arch/rand-llama-gqa-Q4_0.gguf", "models/stories260K/stories260K-Q4_0mix.gguf", "models/tinystories-656K/TinyStories-656K-Q4_0.gguf", "models/stories260K/stories260K-Q8_0mix.gguf", "models/tinystories-656K/TinyStories-656K-Q8_0.gguf"} {
 		f, err := gguf.Open(fixtures.Path(t, file))
 		if err != nil {
 			t.Fatal(err)
@@ -45,7 +45,7 @@ func TestInterleaveRows4Logits(t *testing.T) {
 			}
 			for i, w := range huge.Weights() {
 				b := base.Weights()[i]
-				if w.Rows4 && (!ggml.Rows4Shape(w.Type, w.Cols) || bytes.Equal(w.Data, b.Data)) {
+				if w.Rows4 && (!ggml.Rows4(w.Type) || bytes.Equal(w.Data, b.Data)) {
 					t.Fatalf("%s: %s marked interleaved (type %v, data unchanged %v)", file, w.Name, w.Type, bytes.Equal(w.Data, b.Data))
 				}
 				for _, r := range []int{0, 1, 3, 4, w.Rows - 1} {
