@@ -426,6 +426,19 @@ var (
 	groupMin = 2
 )
 
+// checkMatMul panics unless a was prepared for t×n and w and dst hold
+// rows rows and a's columns; it returns the row size.
+func checkMatMul(fn string, t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int) int {
+	if a.wt != t || a.n != n {
+		panic(fmt.Sprintf("ggml: activations prepared for %v×%d, used with %v×%d", a.wt, a.n, t, n))
+	}
+	rs := t.RowSize(n)
+	if rows < 0 || len(w) < rs*rows || ldd < rows || len(dst) < (a.cols-1)*ldd+rows {
+		panic(fmt.Sprintf("ggml: %s %v %dx%d by %d columns: operands too short", fn, t, rows, n, a.cols))
+	}
+	return rs
+}
+
 // gemmFor is t's matrix kernel, nil when it has none (registered external
 // types included).
 func gemmFor(t Type) gemmFunc {
@@ -442,13 +455,7 @@ func gemmFor(t Type) gemmFunc {
 // the MatVec result for its column, except under the opt-in AMX tier (a
 // batch of 16 or more columns of its types: within the bound of amx.go).
 func MatMulAct(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
-	if a.wt != t || a.n != n {
-		panic(fmt.Sprintf("ggml: activations prepared for %v×%d, used with %v×%d", a.wt, a.n, t, n))
-	}
-	rs := t.RowSize(n)
-	if rows < 0 || len(w) < rs*rows || ldd < rows || len(dst) < (a.cols-1)*ldd+rows {
-		panic(fmt.Sprintf("ggml: MatMulAct %v %dx%d by %d columns: operands too short", t, rows, n, a.cols))
-	}
+	rs := checkMatMul("MatMulAct", t, n, w, rows, a, dst, ldd)
 	if rows == 0 {
 		return
 	}

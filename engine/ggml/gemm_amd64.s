@@ -470,18 +470,20 @@ label: \
 	PREFETCHT0 (R10)(R9*4) \
 	PREFETCHT0 (R11)(R9*4)
 
-// PFR4 prefetches the two lines 4 KiB ahead of a 4-row group in the
+// PFR4 prefetches the two lines 8 KiB ahead of a 4-row group in the
 // interleaved layout (Rows4: the group's blocks one after the other, 72
-// bytes per block, so two lines per block cover every line once).
+// bytes per block, so two lines per block cover every line once). 8 KiB
+// against 4: TinyLlama Q4_0 generation +2.5-4% in each of five paired
+// runs at 1 and 2 threads (2026-11-26 01:14-01:18 UTC); 2 KiB was slower.
 #define PFR4 \
-	PREFETCHT0 4096(SI) \
-	PREFETCHT0 4160(SI)
+	PREFETCHT0 8192(SI) \
+	PREFETCHT0 8256(SI)
 
 // PFR8 is PFR4 for Q8_0's 136 bytes per block of the group: three lines.
 #define PFR8 \
-	PREFETCHT0 4096(SI) \
-	PREFETCHT0 4160(SI) \
-	PREFETCHT0 4224(SI)
+	PREFETCHT0 8192(SI) \
+	PREFETCHT0 8256(SI) \
+	PREFETCHT0 8320(SI)
 
 // STRIP4V is the loop of 4 rows against one column (decode). The column's
 // block (values, correction, scale) is loaded once into Y20-Y22 for the 4

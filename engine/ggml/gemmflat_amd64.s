@@ -192,7 +192,8 @@
 	FSTORE(Z31, Y31, 12)
 
 // IPF4 prefetches the next 4 rows' block (row-major, rows R9 apart); IPFR4
-// the interleaved layout's lines 4 KiB ahead (see PFR4 in gemm_amd64.s).
+// the interleaved layout's lines 4 KiB ahead (the decode strip's PFR4 in
+// gemm_amd64.s goes 8 KiB ahead; these batched kernels were not re-timed).
 #define IPF4 \
 	PREFETCHT0 (SI)(R9*4) \
 	PREFETCHT0 (BX)(R9*4) \

@@ -79,13 +79,7 @@ func Rows4Row(t Type, n int, w []byte, rows, r int, dst []byte) []byte {
 // MatMulActRows4 is MatMulAct for w in the interleaved layout; Rows4(t)
 // must hold.
 func MatMulActRows4(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
-	if a.wt != t || a.n != n {
-		panic(fmt.Sprintf("ggml: activations prepared for %v×%d, used with %v×%d", a.wt, a.n, t, n))
-	}
-	rs := t.RowSize(n)
-	if rows < 0 || len(w) < rs*rows || ldd < rows || len(dst) < (a.cols-1)*ldd+rows {
-		panic(fmt.Sprintf("ggml: MatMulActRows4 %v %dx%d by %d columns: operands too short", t, rows, n, a.cols))
-	}
+	rs := checkMatMul("MatMulActRows4", t, n, w, rows, a, dst, ldd)
 	g := gemmRows4[t]
 	if g == nil || !a.prepared {
 		panic(fmt.Sprintf("ggml: MatMulActRows4 %v: no interleaved kernels here", t))
