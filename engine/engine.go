@@ -10,7 +10,6 @@ import (
 	"flowchat/engine/device"
 	"fmt"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -166,11 +165,7 @@ func Load(path string, opt LoadOptions) (*Model, error) {
 		}
 	}
 	if layers, output := m.Net.Offloaded(); opt.HugePages && layers == 0 && !output {
-		threads := opt.Threads
-		if threads <= 0 {
-			threads = runtime.NumCPU()
-		}
-		m.Net.InterleaveRows4(threads)
+		m.Net.InterleaveRows4(threads(opt))
 	}
 	// Loading leaves garbage (metadata, tokenizer tables, requantization
 	// scratch) that the runtime would hand back to the OS only over minutes;
@@ -207,17 +202,14 @@ func fromGGUF(f *gguf.File, opt LoadOptions) (*Model, error) {
 			return nil, err
 		}
 	}
-	threads := opt.Threads
-	if threads <= 0 {
-		threads = runtime.NumCPU()
-	}
+	nt := threads(opt)
 	release := func() error { return nil }
 	var net *model.Model
 	var err error
 	if opt.HugePages && hugePagesFit(f.Size()) {
-		net, release, err = model.FromGGUFHugePages(f, sp, model.Options{Threads: threads})
+		net, release, err = model.FromGGUFHugePages(f, sp, model.Options{Threads: nt})
 	} else {
-		net, err = model.FromGGUF(f, sp, model.Options{Threads: threads})
+		net, err = model.FromGGUF(f, sp, model.Options{Threads: nt})
 	}
 	if err != nil {
 		return nil, err

@@ -8,8 +8,8 @@ import (
 
 // InterleaveRows4 rewrites, in place, the matrices the layers and the
 // output head multiply by whose type has kernels on ggml's interleaved
-// layout here (ggml.Rows4: Q4_0 and Q8_0 on AVX-512 VNNI) into that layout, on up
-// to threads goroutines, and returns how many it rewrote. Decode reads a
+// layout here (ggml.Rows4: Q4_0 and Q8_0 on AVX-512 VNNI) into that
+// layout, on up to threads goroutines, and returns how many it rewrote. Decode reads a
 // group of 4 rows as one stream: on the EPYC VM TinyLlama Q4_0 generation
 // ran faster this way (docs/PERFORMANCE.md, issue 18), with results bit
 // for bit the same. The token embedding (also when tied to the output
