@@ -197,13 +197,13 @@ func (k *tileSet) run(n int, w []byte, rows int, a *Act, dst []float32, ldd int)
 	}
 	nb := n / 32
 	rs, cs := k.rowSize(n), 32*nb
-	tab := &fp16Table[0]
+	rs4, tab := k.rs4(rs), &fp16Table[0]
 	c := 0
 	for ; c+k.tc <= a.cols; c += k.tc {
 		qs, dx, corr := &a.qs[c*cs], &a.dx8[c*8*nb], &a.corr[c*8*nb]
 		r := 0
 		for ; r+k.tr <= rows; r += k.tr {
-			k.tile(&w[r*rs], k.rs4(rs), qs, dx, corr, cs, nb, tab, &dst[c*ldd+r], 4*ldd)
+			k.tile(&w[r*rs], rs4, qs, dx, corr, cs, nb, tab, &dst[c*ldd+r], 4*ldd)
 		}
 		for cc := c; cc < c+k.tc; cc++ {
 			k.rest(n, w, r, rows, a, cc, dst[cc*ldd:])
@@ -219,9 +219,10 @@ func (k *tileSet) column(n int, w []byte, rows int, a *Act, c int, out []float32
 	nb := n / 32
 	rs, cs := k.rowSize(n), 32*nb
 	qs, dx, corr := &a.qs[c*cs], &a.dx8[c*8*nb], &a.corr[c*8*nb]
+	rs4 := k.rs4(rs)
 	r := 0
 	for ; r+4 <= rows; r += 4 {
-		k.strip(&w[r*rs], k.rs4(rs), qs, dx, corr, cs, nb, &fp16Table[0], &out[r], 4)
+		k.strip(&w[r*rs], rs4, qs, dx, corr, cs, nb, &fp16Table[0], &out[r], 4)
 	}
 	k.rest(n, w, r, rows, a, c, out)
 }
