@@ -35,7 +35,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	reps := fs.Int("r", 5, "repetitions per test (the median is reported)")
 	useMmap := fs.Bool("mmap", false, "read weights from the file mapping instead of huge pages")
 	quantType := fs.String("quant", "", "re-quantize the weights at load (as run --quant)")
-	kvType := fs.String("kv-type", "F32", "KV cache type: F32, F16 or Q8_0")
+	kvType := fs.String("kv-type", "", "KV cache type: F32, F16 or Q8_0 (default: F32 on the CPU, F16 when layers are offloaded to a GPU)")
 	suite := fs.String("suite", "", "run a benchmark suite instead of one model: issue6 (its shapes and file types, written by synth), issue18 (three shapes × F16/Q8_0/Q4_0/Q4_K_M/Q6_K, for --llama-bench side by side) or smoke")
 	report := fs.String("report", "", "with --suite: replace the marked results section of this markdown file (docs/PERFORMANCE.md)")
 	dir := fs.String("dir", "", "with --suite: where the synthetic models are written (default: the XDG cache dir)")
@@ -53,6 +53,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	apiKey := fs.String("api-key", "", "with --url: the server's API key")
 	mf := modelFlags{}
 	mf.registerSpec(fs)
+	mf.gpu.register(fs)
 	specRounds := fs.Int("spec-rounds", 10, "with a drafter flag (--draft ngram, --draft-model, --draft-quant, --draft-layers): rounds of one plain and one speculative generation of -n tokens, alternated, with their ratio")
 	specPrompt := fs.String("prompt", specBenchPrompt, "with a drafter flag: the prompt of each generation (a round number is put in front)")
 	specTemp := fs.Float64("temp", 0, "with a drafter flag: sampling temperature (0: greedy)")
@@ -81,6 +82,13 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	kv, err := parseKVType(*kvType)
 	if err != nil {
 		return err
+	}
+	gpuLayers := mf.gpu.layers != "" && mf.gpu.layers != "0"
+	if *kvType == "" && gpuLayers {
+		kv = ggml.F16 // the device cache's default, as modelFlags.load sets it
+	}
+	if gpuLayers && (*suite != "" || *url != "") {
+		return fmt.Errorf("%w: --gpu-layers measures one --model (not --suite or --url)", errUsage)
 	}
 	if *format != "md" && *format != "json" {
 		return fmt.Errorf("%w: -o %q: want md or json", errUsage, *format)
@@ -135,10 +143,11 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		}
 		loads = append(loads, fmt.Sprintf("%.2f s (%d threads)", time.Since(t0).Seconds(), th))
 		fileSize = m.Info.FileSize
+		backend := m.Placement() // "CPU", or what runs on which GPU
 		row := func(test string, ts []float64) {
 			med, sd := medianStd(ts)
-			fmt.Fprintf(stdout, "| %s %s | %s | %s | CPU | %d | %s | %.2f | %.2f |\n",
-				strings.TrimSuffix(filepath.Base(m.Path), ".gguf"), m.Info.Quant, humanBytes(m.Info.FileSize), humanCount(m.Info.Params), th, test, med, sd)
+			fmt.Fprintf(stdout, "| %s %s | %s | %s | %s | %d | %s | %.2f | %.2f |\n",
+				strings.TrimSuffix(filepath.Base(m.Path), ".gguf"), m.Info.Quant, humanBytes(m.Info.FileSize), humanCount(m.Info.Params), backend, th, test, med, sd)
 		}
 		// Each test's State dies with measure's frame, so the next test's
 		// FreeOSMemory returns it (a closure left in this frame's slots
@@ -218,6 +227,7 @@ func benchPrompt(m *engine.Model, n int, kv ggml.Type) func() float64 {
 	debug.FreeOSMemory() // the previous test's State, as llama-bench frees its context between tests
 	st, err := m.Net.NewStateKV(n, 512, kv)
 	if err != nil {
+		benchErr(err)
 		return func() float64 { return 0 }
 	}
 	ids := randomTokens(m, n)
@@ -226,6 +236,7 @@ func benchPrompt(m *engine.Model, n int, kv ggml.Type) func() float64 {
 		runtime.GC()
 		t0 := time.Now()
 		if _, err := st.Forward(ids, false); err != nil {
+			benchErr(err)
 			return 0
 		}
 		return float64(n) / time.Since(t0).Seconds()
@@ -238,6 +249,7 @@ func benchGen(m *engine.Model, n int, kv ggml.Type) func() float64 {
 	debug.FreeOSMemory() // the previous test's State (see benchPrompt)
 	st, err := m.Net.NewStateKV(n+1, 1, kv)
 	if err != nil {
+		benchErr(err)
 		return func() float64 { return 0 }
 	}
 	ids := randomTokens(m, n)
@@ -249,12 +261,17 @@ func benchGen(m *engine.Model, n int, kv ggml.Type) func() float64 {
 		for _, id := range ids {
 			tok[0] = id
 			if _, err := st.Forward(tok, false); err != nil {
+				benchErr(err)
 				return 0
 			}
 		}
 		return float64(n) / time.Since(t0).Seconds()
 	}
 }
+
+// benchErr reports a test run's failure on stderr: its row then reads 0
+// t/s, and the reason is not lost.
+func benchErr(err error) { fmt.Fprintln(os.Stderr, "bench: a run failed:", err) }
 
 func medianStd(xs []float64) (float64, float64) {
 	s := append([]float64(nil), xs...)

@@ -24,11 +24,13 @@ var synthPresets = map[string]synthShape{
 	"tinyllama":   {2048, 22, 32, 4, 5632, 32000, 2048},
 	"stories110m": {768, 12, 12, 12, 2048, 32000, 1024},
 	"stories15m":  {288, 6, 6, 6, 768, 32000, 256},
+	// Llama-3-8B's dimensions (issue 15's GPU benchmark shape).
+	"llama3-8b": {4096, 32, 32, 8, 14336, 128256, 8192},
 }
 
 func cmdSynth(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("synth", stdout, stderr)
-	preset := fs.String("shape", "tinyllama", "tinyllama | stories110m | stories15m")
+	preset := fs.String("shape", "tinyllama", "tinyllama | stories110m | stories15m | llama3-8b")
 	typ := fs.String("type", "Q4_0", "file type as llama-quantize names it: F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K_S, Q4_K_M, Q5_K_M, Q6_K, … (any GGML type name)")
 	pure := fs.Bool("pure", false, "every 2-D tensor of --type (no llama-quantize mix: output.weight, attn_v, ffn_down get no extra bits)")
 	out := fs.String("out", "", "output GGUF file")
@@ -39,7 +41,7 @@ func cmdSynth(args []string, stdout, stderr io.Writer) error {
 	sh, ok := synthPresets[*preset]
 	mix, err := parseFileType(*typ, *pure)
 	if !ok || err != nil || *out == "" {
-		return fmt.Errorf("%w: want --shape tinyllama|stories110m|stories15m, a known --type and --out FILE", errUsage)
+		return fmt.Errorf("%w: want --shape tinyllama|stories110m|stories15m|llama3-8b, a known --type and --out FILE", errUsage)
 	}
 	w := synthWriter(sh, mix, *seed)
 	if err := w.WriteFile(*out); err != nil {
