@@ -29,7 +29,7 @@ var (
 )
 
 // writeBenchModel writes a random-weight F32 llama GGUF of shape sh.
-func writeBenchModel(b *testing.B, sh benchShape) string {
+func writeBenchModel(b testing.TB, sh benchShape) string {
 	w := gguf.NewWriter()
 	w.Set("general.architecture", "llama")
 	w.Set("llama.context_length", uint32(8192))
@@ -82,7 +82,7 @@ func writeBenchModel(b *testing.B, sh benchShape) string {
 	return path
 }
 
-func openBenchModel(b *testing.B, path string, threads int) *Model {
+func openBenchModel(b testing.TB, path string, threads int) *Model {
 	f, err := gguf.Open(path)
 	if err != nil {
 		b.Fatal(err)

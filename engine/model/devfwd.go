@@ -356,14 +356,19 @@ func (s *State) devAttention(l, si, r0, T int, b *devBufs, q, k, v, out device.M
 		}
 		kc, vc := kv.k[l][si], kv.v[l][si]
 		j0, j1 := max(r0-g.row0, 0), min(r0+T-g.row0, len(g.Tokens)) // the segment's tokens in the rows
-		for j := j0; j < j1; j++ {
-			r, t := g.Seq.row(g.Seq.pos+j), g.row0+j-r0
-			if err := d.StoreKV(kv.t, k.Floats(t*kd, kd), kv.rows(kc, kd, r, 1), kd); err != nil {
+		// One store per run of consecutive cache rows (the whole prompt
+		// when its blocks follow each other), not one per token: a 512-token
+		// prompt of a 32-layer model made 32768 launches of a few µs each.
+		for j := j0; j < j1; {
+			r, run := g.Seq.run(g.Seq.pos+j, g.Seq.pos+j1)
+			t := g.row0 + j - r0
+			if err := d.StoreKV(kv.t, k.Floats(t*kd, run*kd), kv.rows(kc, kd, r, run), run*kd); err != nil {
 				return err
 			}
-			if err := d.StoreKV(kv.t, v.Floats(t*kd, kd), kv.rows(vc, kd, r, 1), kd); err != nil {
+			if err := d.StoreKV(kv.t, v.Floats(t*kd, run*kd), kv.rows(vc, kd, r, run), run*kd); err != nil {
 				return err
 			}
+			j += run
 		}
 		done, err := s.devAttendFast(l, si, b, kv, kc, vc, g, j0, j1, r0, q, out)
 		if err != nil {

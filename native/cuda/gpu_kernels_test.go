@@ -100,6 +100,8 @@ func TestGPUMatMul(t *testing.T) {
 			n, rows, cols := shape[0], shape[1], shape[2]
 			if wt.BlockSize() == 1 {
 				n++ // odd lengths for the float types
+			} else {
+				n = (n + wt.BlockSize() - 1) / wt.BlockSize() * wt.BlockSize() // whole blocks (K-quants: 256)
 			}
 			w, _ := randWeights(r, wt, n, rows)
 			x := randFloats(r, cols*n, 2)

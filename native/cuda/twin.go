@@ -162,27 +162,35 @@ func mmTwin(t WeightType, warp int, w []byte, x []float32, y []float32, n, rows,
 func mmLane(t WeightType, warp, lane int, row []byte, x []float32) float32 {
 	var acc float32
 	switch t {
-	case WeightF32, WeightF16, WeightBF16:
+	case WeightF32, WeightBF16:
 		for i := lane; i < len(x); i += warp {
 			acc = fmaf(floatWeight(t, row, i), x[i], acc)
 		}
-	case WeightQ8_0:
-		for b := lane; b < len(x)/32; b += warp {
-			blk, xb := row[b*34:], x[b*32:]
+	case WeightF16: // chunks of 8 elements: lane l takes chunks l, l + W, …
+		for k := lane; 8*k < len(x); k += warp {
+			for i := 8 * k; i < min(8*k+8, len(x)); i++ {
+				acc = fmaf(floatWeight(t, row, i), x[i], acc)
+			}
+		}
+	case WeightQ8_0: // chunk k: quarter k%4 of block k/4
+		for k := lane; k < len(x)/8; k += warp {
+			b, p := k/4, k%4
+			blk, xb := row[b*34:], x[b*32+8*p:]
 			var s float32
-			for j := range 32 {
-				s = fmaf(float32(int8(blk[2+j])), xb[j], s)
+			for j := range 8 {
+				s = fmaf(float32(int8(blk[2+8*p+j])), xb[j], s)
 			}
 			acc = fmaf(halfToFloat(le16(blk)), s, acc)
 		}
-	case WeightQ4_0:
-		for b := lane; b < len(x)/32; b += warp {
+	case WeightQ4_0: // chunk k: bytes 4p…4p+3 of block k/4, p = k%4
+		for k := lane; k < len(x)/8; k += warp {
+			b, p := k/4, k%4
 			blk, xb := row[b*18:], x[b*32:]
 			var s float32
-			for j := range 16 {
-				q := blk[2+j]
-				s = fmaf(float32(int(q&0xf)-8), xb[j], s)
-				s = fmaf(float32(int(q>>4)-8), xb[j+16], s)
+			for j := range 4 {
+				q := blk[2+4*p+j]
+				s = fmaf(float32(int(q&0xf)-8), xb[4*p+j], s)
+				s = fmaf(float32(int(q>>4)-8), xb[16+4*p+j], s)
 			}
 			acc = fmaf(halfToFloat(le16(blk)), s, acc)
 		}

@@ -4,10 +4,21 @@
 //
 // Launch: block (FC_WARP_SIZE, MM_WARPS), one warp per weight row; grid
 // (ceil(rows / MM_WARPS), ceil(cols / MM_MAX_COLS)). X is cols rows of n
-// float32, Y cols rows of `rows` float32. Lane l takes the blocks (or, for
-// float weights, the elements) l, l + W, l + 2W, … of its row and keeps one
-// accumulator per column; the lanes' accumulators are then summed by
-// fc_warp_sum. Weight rows are read once per launch whatever cols is.
+// float32, Y cols rows of `rows` float32. Each lane keeps one accumulator
+// per column; the lanes' accumulators are then summed by fc_warp_sum.
+// Weight rows are read once per launch whatever cols is.
+//
+// Which lane takes what:
+//   - F16, Q8_0 and Q4_0 (the chunked kernels, the common decode types): a
+//     row is chunks of 8 elements, and lane l takes chunks l, l + W, … So
+//     a warp reads W consecutive chunks at once: 16·W bytes of F16, or 8
+//     whole Q8_0/Q4_0 blocks at W = 32 (four lanes a block), and X in
+//     aligned float4s. Measured on an H200 (2026-11-26), the first kernels,
+//     a lane a block, read 145 GB/s of Q4_0: each lane's loads of X were
+//     32 floats 128 bytes apart from its neighbours', 32 cache lines per
+//     load instruction.
+//   - F32, BF16: lane l takes the elements l, l + W, ….
+//   - the unit kernels: below.
 //
 // Products are explicit fmaf and the sources are compiled with --fmad=false,
 // so twin.go (mmTwin) reproduces every result bit for bit.
@@ -57,16 +68,47 @@ mm_f32(const float* __restrict__ W, const float* __restrict__ X, float* __restri
 	MM_EPILOGUE
 }
 
-// F16 weights: row r at W + r·n halves.
+// F16 weights: row r at W + r·n halves. Chunk k is elements 8k … 8k+7
+// (fewer at the end of a row whose n is not a multiple of 8), added to the
+// column's accumulator by fmaf in order. With n a multiple of 8 every row
+// and chunk is 16-byte aligned and a chunk is one load; else element by
+// element, the same arithmetic.
 FC_KERNEL void __launch_bounds__(FC_WARP_SIZE * MM_WARPS)
 mm_f16(const fc_u16* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y, int n, int rows, int cols) {
 	MM_PROLOGUE
 	const fc_u16* w = W + (fc_size)row * n;
-	for (int i = lane; i < n; i += FC_WARP_SIZE) {
-		float wi = fc_half_to_float(w[i]);
+	const int nch = (n + 7) / 8;
+	if ((n & 7) == 0) {
+#pragma unroll 4
+		for (int k = lane; k < nch; k += FC_WARP_SIZE) {
+			fc_u16 h[8];
+			fc_load_u16x8(w + (fc_size)k * 8, h);
+			float wf[8];
 #pragma unroll
-		for (int c = 0; c < MM_MAX_COLS; c++)
-			if (c < nc) acc[c] = fmaf(wi, x0[(fc_size)c * n + i], acc[c]);
+			for (int j = 0; j < 8; j++) wf[j] = fc_half_to_float(h[j]);
+#pragma unroll
+			for (int c = 0; c < MM_MAX_COLS; c++) {
+				if (c < nc) {
+					float xv[8];
+					const float* x = x0 + (fc_size)c * n + k * 8;
+					fc_load_f32x4(x, xv);
+					fc_load_f32x4(x + 4, xv + 4);
+#pragma unroll
+					for (int j = 0; j < 8; j++) acc[c] = fmaf(wf[j], xv[j], acc[c]);
+				}
+			}
+		}
+	} else {
+		for (int k = lane; k < nch; k += FC_WARP_SIZE) {
+			const int e = min(8, n - k * 8);
+			for (int j = 0; j < e; j++) {
+				const int i = k * 8 + j;
+				const float wi = fc_half_to_float(w[i]);
+#pragma unroll
+				for (int c = 0; c < MM_MAX_COLS; c++)
+					if (c < nc) acc[c] = fmaf(wi, x0[(fc_size)c * n + i], acc[c]);
+			}
+		}
 	}
 	MM_EPILOGUE
 }
@@ -85,24 +127,37 @@ mm_bf16(const fc_u16* __restrict__ W, const float* __restrict__ X, float* __rest
 	MM_EPILOGUE
 }
 
-// Q8_0 (block_q8_0: fp16 d, 32 int8 q; 34 bytes): w_i = d·q_i. The block's
-// Σ q_i·x_i is accumulated first, then scaled by d once.
+// Q8_0 (block_q8_0: fp16 d, 32 int8 q; 34 bytes): w_i = d·q_i. Chunk k is
+// quarter k%4 of block k/4, its elements 8p … 8p+7 (p = k%4): their
+// Σ q_i·x_i by fmaf in order, then scaled by d once into the accumulator.
+// Blocks are 2-byte aligned, so the 8 bytes come as four 16-bit loads.
 FC_KERNEL void __launch_bounds__(FC_WARP_SIZE * MM_WARPS)
 mm_q8_0(const fc_u8* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y, int n, int rows, int cols) {
 	MM_PROLOGUE
-	const int nb = n / 32;
-	const fc_u8* w = W + (fc_size)row * nb * 34;
-	for (int b = lane; b < nb; b += FC_WARP_SIZE) {
+	const int nch = n / 8;
+	const fc_u8* w = W + (fc_size)row * (n / 32) * 34;
+#pragma unroll 4
+	for (int k = lane; k < nch; k += FC_WARP_SIZE) {
+		const int b = k >> 2, p = k & 3;
 		const fc_u8* blk = w + (fc_size)b * 34;
 		const float d = fc_half_to_float(fc_load_u16(blk));
-		const fc_i8* q = (const fc_i8*)(blk + 2);
+		float q[8];
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			const fc_u16 v = fc_load_u16(blk + 2 + p * 8 + 2 * j);
+			q[2 * j] = (float)(fc_i8)(v & 0xff);
+			q[2 * j + 1] = (float)(fc_i8)(v >> 8);
+		}
 #pragma unroll
 		for (int c = 0; c < MM_MAX_COLS; c++) {
 			if (c < nc) {
-				const float* x = x0 + (fc_size)c * n + b * 32;
+				float xv[8];
+				const float* x = x0 + (fc_size)c * n + b * 32 + p * 8;
+				fc_load_f32x4(x, xv);
+				fc_load_f32x4(x + 4, xv + 4);
 				float s = 0.0f;
 #pragma unroll
-				for (int j = 0; j < 32; j++) s = fmaf((float)q[j], x[j], s);
+				for (int j = 0; j < 8; j++) s = fmaf(q[j], xv[j], s);
 				acc[c] = fmaf(d, s, acc[c]);
 			}
 		}
@@ -112,24 +167,39 @@ mm_q8_0(const fc_u8* __restrict__ W, const float* __restrict__ X, float* __restr
 
 // Q4_0 (block_q4_0: fp16 d, 16 bytes of nibbles; 18 bytes): element j is
 // the low nibble of byte j, element j+16 its high nibble, w = d·(q − 8).
+// Chunk k is bytes 4p … 4p+3 of block k/4 (p = k%4): elements 4p+j and
+// 16+4p+j for j = 0…3, taken low then high for each j by fmaf, then scaled
+// by d once into the accumulator.
 FC_KERNEL void __launch_bounds__(FC_WARP_SIZE * MM_WARPS)
 mm_q4_0(const fc_u8* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y, int n, int rows, int cols) {
 	MM_PROLOGUE
-	const int nb = n / 32;
-	const fc_u8* w = W + (fc_size)row * nb * 18;
-	for (int b = lane; b < nb; b += FC_WARP_SIZE) {
+	const int nch = n / 8;
+	const fc_u8* w = W + (fc_size)row * (n / 32) * 18;
+#pragma unroll 4
+	for (int k = lane; k < nch; k += FC_WARP_SIZE) {
+		const int b = k >> 2, p = k & 3;
 		const fc_u8* blk = w + (fc_size)b * 18;
 		const float d = fc_half_to_float(fc_load_u16(blk));
-		const fc_u8* qs = blk + 2;
+		const fc_u32 qs = fc_load_u32(blk + 2 + p * 4);
+		float lo[4], hi[4];
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			const int q = (qs >> (8 * j)) & 0xff;
+			lo[j] = (float)((q & 0xf) - 8);
+			hi[j] = (float)((q >> 4) - 8);
+		}
 #pragma unroll
 		for (int c = 0; c < MM_MAX_COLS; c++) {
 			if (c < nc) {
-				const float* x = x0 + (fc_size)c * n + b * 32;
+				float xl[4], xh[4];
+				const float* x = x0 + (fc_size)c * n + b * 32 + p * 4;
+				fc_load_f32x4(x, xl);
+				fc_load_f32x4(x + 16, xh);
 				float s = 0.0f;
 #pragma unroll
-				for (int j = 0; j < 16; j++) {
-					s = fmaf((float)((int)(qs[j] & 0xf) - 8), x[j], s);
-					s = fmaf((float)((int)(qs[j] >> 4) - 8), x[j + 16], s);
+				for (int j = 0; j < 4; j++) {
+					s = fmaf(lo[j], xl[j], s);
+					s = fmaf(hi[j], xh[j], s);
 				}
 				acc[c] = fmaf(d, s, acc[c]);
 			}
