@@ -107,13 +107,20 @@ func TestGPUMatMul(t *testing.T) {
 			x := randFloats(r, cols*n, 2)
 			want := make([]float32, rows*cols)
 			mmTwin(wt, cudaWarp, w, x, want, n, rows, cols)
-			got := make([]float32, rows*cols)
-			gpuDo(t, c, func(g *gpuBufs) {
-				dy := g.f32(got)
-				must(t, k.MatMul(g.s, wt, g.upload(w), g.f32(x), dy, n, rows, cols))
-				g.download(got, dy)
-			})
-			checkULP(t, fmt.Sprintf("%v n=%d rows=%d cols=%d", wt, n, rows, cols), got, want, 0)
+			for _, R := range []int{1, 2, 4} { // the chunked kernels at each rows-a-warp (MatMulRows)
+				if R > 1 && MatMulRows(wt, 1<<20) == 1 {
+					continue
+				}
+				mmRowsOverride = R
+				got := make([]float32, rows*cols)
+				gpuDo(t, c, func(g *gpuBufs) {
+					dy := g.f32(got)
+					must(t, k.MatMul(g.s, wt, g.upload(w), g.f32(x), dy, n, rows, cols))
+					g.download(got, dy)
+				})
+				mmRowsOverride = 0
+				checkULP(t, fmt.Sprintf("%v R=%d n=%d rows=%d cols=%d", wt, R, n, rows, cols), got, want, 0)
+			}
 		}
 	}
 }

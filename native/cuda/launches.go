@@ -3,6 +3,8 @@ package cuda
 import (
 	"fmt"
 	"math"
+	"os"
+	"strconv"
 )
 
 // A Launch is one kernel launch as kernels/*.cu document it: the kernel,
@@ -59,9 +61,53 @@ func MatMulLaunch(warp int, t WeightType, w, x, y uint64, n, rows, cols int) (La
 	if MatMulTiled(cols) {
 		return matMulTiledLaunch(t, w, x, y, n, rows, cols), nil
 	}
-	l := Launch{Kernel: t.Kernel(), Grid: Dim3{X: ceilDiv(rows, mmWarps), Y: ceilDiv(cols, mmMaxCols)}, Block: Dim3{X: warp, Y: mmWarps}}
+	R := MatMulRows(t, rows)
+	l := Launch{Kernel: MatMulKernel(t, R), Grid: Dim3{X: ceilDiv(rows, mmWarps*R), Y: ceilDiv(cols, mmMaxCols)}, Block: Dim3{X: warp, Y: mmWarps}}
 	l.ptrs(w, x, y).ints(n, rows, cols)
 	return l, nil
+}
+
+// mmRowsOverride is FLOWCHAT_MM_ROWS (1, 2 or 4): every chunked matvec
+// kernel's rows a warp, for measuring the choice MatMulRows makes; 0 (unset
+// or anything else): by shape.
+var mmRowsOverride = func() int {
+	switch os.Getenv("FLOWCHAT_MM_ROWS") {
+	case "1":
+		return 1
+	case "2":
+		return 2
+	case "4":
+		return 4
+	}
+	return 0
+}()
+
+// MatMulRows is how many weight rows a warp of the matvec kernel takes
+// (matmul.cu's R): 1, 2 or 4 for the chunked types (F16, Q8_0, Q4_0),
+// which share each X load among their R rows; 1 for the others. Every R
+// gives the same bits (a row's arithmetic does not depend on it).
+func MatMulRows(t WeightType, rows int) int {
+	if t != WeightF16 && t != WeightQ8_0 && t != WeightQ4_0 {
+		return 1
+	}
+	if mmRowsOverride > 0 {
+		return mmRowsOverride
+	}
+	switch {
+	case rows >= 8192:
+		return 4
+	case rows >= 2048:
+		return 2
+	}
+	return 1
+}
+
+// MatMulKernel is the matvec kernel of t taking R rows a warp.
+func MatMulKernel(t WeightType, R int) string {
+	if R == 1 {
+		return t.Kernel()
+	}
+	return t.Kernel() + "_r" + strconv.Itoa(R)
 }
 
 // RMSNormLaunch is RMSNorm's launch (norm.cu); g is 0 for no gain.

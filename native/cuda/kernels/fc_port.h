@@ -91,8 +91,9 @@ FC_DEVICE fc_u16 fc_load_u16(const fc_u8* p) { return *(const fc_u16*)p; }
 // address (the high bits of Q5_0/Q5_1 follow a 2-byte scale).
 FC_DEVICE fc_u32 fc_load_u32(const fc_u8* p) { return fc_load_u16(p) | (fc_u32)fc_load_u16(p + 2) << 16; }
 
-// Vector loads for the chunked decode kernels (matmul.cu): 4 floats or 8
-// halves at a 16-byte aligned address in one load instruction on the GPU
+// Vector loads for the chunked decode kernels (matmul.cu), and a store for
+// the F16 dequantization: 4 floats or 8 halves at a 16-byte aligned
+// address in one instruction on the GPU
 // (an aligned struct copy); element by element in the CPU shim, whose
 // buffers are not 16-byte aligned. Only the loads differ: the values and
 // the order they are used in are the same.
@@ -105,6 +106,9 @@ FC_DEVICE void fc_load_f32x4(const float* p, float* o) {
 FC_DEVICE void fc_load_u16x8(const fc_u16* p, fc_u16* o) {
 	for (int i = 0; i < 8; i++) o[i] = p[i];
 }
+FC_DEVICE void fc_store_u16x8(fc_u16* p, const fc_u16* v) {
+	for (int i = 0; i < 8; i++) p[i] = v[i];
+}
 #else
 FC_DEVICE void fc_load_f32x4(const float* p, float* o) {
 	const fc_f32x4 t = *(const fc_f32x4*)p;
@@ -115,6 +119,12 @@ FC_DEVICE void fc_load_u16x8(const fc_u16* p, fc_u16* o) {
 	const fc_u16x8 t = *(const fc_u16x8*)p;
 #pragma unroll
 	for (int i = 0; i < 8; i++) o[i] = t.v[i];
+}
+FC_DEVICE void fc_store_u16x8(fc_u16* p, const fc_u16* v) {
+	fc_u16x8 t;
+#pragma unroll
+	for (int i = 0; i < 8; i++) t.v[i] = v[i];
+	*(fc_u16x8*)p = t;
 }
 #endif
 

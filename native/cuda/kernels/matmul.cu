@@ -68,51 +68,6 @@ mm_f32(const float* __restrict__ W, const float* __restrict__ X, float* __restri
 	MM_EPILOGUE
 }
 
-// F16 weights: row r at W + r·n halves. Chunk k is elements 8k … 8k+7
-// (fewer at the end of a row whose n is not a multiple of 8), added to the
-// column's accumulator by fmaf in order. With n a multiple of 8 every row
-// and chunk is 16-byte aligned and a chunk is one load; else element by
-// element, the same arithmetic.
-FC_KERNEL void __launch_bounds__(FC_WARP_SIZE * MM_WARPS)
-mm_f16(const fc_u16* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y, int n, int rows, int cols) {
-	MM_PROLOGUE
-	const fc_u16* w = W + (fc_size)row * n;
-	const int nch = (n + 7) / 8;
-	if ((n & 7) == 0) {
-#pragma unroll 4
-		for (int k = lane; k < nch; k += FC_WARP_SIZE) {
-			fc_u16 h[8];
-			fc_load_u16x8(w + (fc_size)k * 8, h);
-			float wf[8];
-#pragma unroll
-			for (int j = 0; j < 8; j++) wf[j] = fc_half_to_float(h[j]);
-#pragma unroll
-			for (int c = 0; c < MM_MAX_COLS; c++) {
-				if (c < nc) {
-					float xv[8];
-					const float* x = x0 + (fc_size)c * n + k * 8;
-					fc_load_f32x4(x, xv);
-					fc_load_f32x4(x + 4, xv + 4);
-#pragma unroll
-					for (int j = 0; j < 8; j++) acc[c] = fmaf(wf[j], xv[j], acc[c]);
-				}
-			}
-		}
-	} else {
-		for (int k = lane; k < nch; k += FC_WARP_SIZE) {
-			const int e = min(8, n - k * 8);
-			for (int j = 0; j < e; j++) {
-				const int i = k * 8 + j;
-				const float wi = fc_half_to_float(w[i]);
-#pragma unroll
-				for (int c = 0; c < MM_MAX_COLS; c++)
-					if (c < nc) acc[c] = fmaf(wi, x0[(fc_size)c * n + i], acc[c]);
-			}
-		}
-	}
-	MM_EPILOGUE
-}
-
 // BF16 weights: row r at W + r·n bfloat16 values.
 FC_KERNEL void __launch_bounds__(FC_WARP_SIZE * MM_WARPS)
 mm_bf16(const fc_u16* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y, int n, int rows, int cols) {
@@ -127,26 +82,124 @@ mm_bf16(const fc_u16* __restrict__ W, const float* __restrict__ X, float* __rest
 	MM_EPILOGUE
 }
 
+// The chunked kernels take R rows a warp (R = 1, 2, 4: mm_<type>,
+// mm_<type>_r2, mm_<type>_r4; grid ceil(rows / (MM_WARPS·R))), so that the
+// X a lane loads serves R rows. Each row's arithmetic is the same whatever
+// R is: a lane's chunks in order into the row's accumulator, then the warp
+// sum. (X is 4 bytes an element against Q4_0's 0.5625: at one row a warp,
+// the H200's first profile read 7 bytes of X per weight byte.)
+#define MM_ROWS_PROLOGUE                                              \
+	const int lane = threadIdx.x;                                     \
+	const int row0 = (blockIdx.x * MM_WARPS + threadIdx.y) * R;       \
+	const int c0 = blockIdx.y * MM_MAX_COLS;                          \
+	const int nc = min(cols - c0, MM_MAX_COLS);                       \
+	if (row0 >= rows) return;                                         \
+	const int nr = min(rows - row0, R);                               \
+	const float* x0 = X + (fc_size)c0 * n;                            \
+	float acc[R][MM_MAX_COLS];                                        \
+	_Pragma("unroll") for (int r = 0; r < R; r++)                     \
+	_Pragma("unroll") for (int c = 0; c < MM_MAX_COLS; c++) acc[r][c] = 0.0f;
+
+#define MM_ROWS_EPILOGUE                                              \
+	_Pragma("unroll") for (int r = 0; r < R; r++) {                   \
+		_Pragma("unroll") for (int c = 0; c < MM_MAX_COLS; c++) {     \
+			if (r < nr && c < nc) {                                   \
+				float s = fc_warp_sum(acc[r][c]);                     \
+				if (lane == 0) Y[(fc_size)(c0 + c) * rows + row0 + r] = s; \
+			}                                                         \
+		}                                                             \
+	}
+
+// fc_nibble_float is (float)(q − 8) for a nibble q, exactly, by an add
+// instead of an integer conversion (a slower instruction): 2^23 + q is a
+// float whose low mantissa bits are q.
+FC_DEVICE float fc_nibble_float(fc_u32 q) { return __uint_as_float(0x4b000000u | q) - 8388616.0f; }
+
+// F16 weights: row r at W + r·n halves. Chunk k is elements 8k … 8k+7
+// (fewer at the end of a row whose n is not a multiple of 8), added to the
+// column's accumulator by fmaf in order. With n a multiple of 8 every row
+// and chunk is 16-byte aligned and a chunk is one load; else element by
+// element, the same arithmetic.
+template <int R>
+FC_DEVICE void mm_f16_rows(const fc_u16* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y, int n, int rows, int cols) {
+	MM_ROWS_PROLOGUE
+	const fc_u16* w = W + (fc_size)row0 * n;
+	const int nch = (n + 7) / 8;
+	if ((n & 7) == 0) {
+#pragma unroll 2
+		for (int k = lane; k < nch; k += FC_WARP_SIZE) {
+			float wf[R][8];
+#pragma unroll
+			for (int r = 0; r < R; r++) {
+				fc_u16 h[8];
+				if (r < nr) fc_load_u16x8(w + (fc_size)r * n + (fc_size)k * 8, h);
+				else for (int j = 0; j < 8; j++) h[j] = 0;
+#pragma unroll
+				for (int j = 0; j < 8; j++) wf[r][j] = fc_half_to_float(h[j]);
+			}
+#pragma unroll
+			for (int c = 0; c < MM_MAX_COLS; c++) {
+				if (c < nc) {
+					float xv[8];
+					const float* x = x0 + (fc_size)c * n + k * 8;
+					fc_load_f32x4(x, xv);
+					fc_load_f32x4(x + 4, xv + 4);
+#pragma unroll
+					for (int r = 0; r < R; r++)
+#pragma unroll
+						for (int j = 0; j < 8; j++) acc[r][c] = fmaf(wf[r][j], xv[j], acc[r][c]);
+				}
+			}
+		}
+	} else {
+		for (int k = lane; k < nch; k += FC_WARP_SIZE) {
+			const int e = min(8, n - k * 8);
+			for (int j = 0; j < e; j++) {
+				const int i = k * 8 + j;
+#pragma unroll
+				for (int r = 0; r < R; r++) {
+					if (r < nr) {
+						const float wi = fc_half_to_float(w[(fc_size)r * n + i]);
+#pragma unroll
+						for (int c = 0; c < MM_MAX_COLS; c++)
+							if (c < nc) acc[r][c] = fmaf(wi, x0[(fc_size)c * n + i], acc[r][c]);
+					}
+				}
+			}
+		}
+	}
+	MM_ROWS_EPILOGUE
+}
+
 // Q8_0 (block_q8_0: fp16 d, 32 int8 q; 34 bytes): w_i = d·q_i. Chunk k is
 // quarter k%4 of block k/4, its elements 8p … 8p+7 (p = k%4): their
 // Σ q_i·x_i by fmaf in order, then scaled by d once into the accumulator.
 // Blocks are 2-byte aligned, so the 8 bytes come as four 16-bit loads.
-FC_KERNEL void __launch_bounds__(FC_WARP_SIZE * MM_WARPS)
-mm_q8_0(const fc_u8* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y, int n, int rows, int cols) {
-	MM_PROLOGUE
+template <int R>
+FC_DEVICE void mm_q8_0_rows(const fc_u8* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y, int n, int rows, int cols) {
+	MM_ROWS_PROLOGUE
 	const int nch = n / 8;
-	const fc_u8* w = W + (fc_size)row * (n / 32) * 34;
-#pragma unroll 4
+	const fc_size rb = (fc_size)(n / 32) * 34;
+	const fc_u8* w = W + (fc_size)row0 * rb;
+#pragma unroll 2
 	for (int k = lane; k < nch; k += FC_WARP_SIZE) {
 		const int b = k >> 2, p = k & 3;
-		const fc_u8* blk = w + (fc_size)b * 34;
-		const float d = fc_half_to_float(fc_load_u16(blk));
-		float q[8];
+		float d[R], q[R][8];
 #pragma unroll
-		for (int j = 0; j < 4; j++) {
-			const fc_u16 v = fc_load_u16(blk + 2 + p * 8 + 2 * j);
-			q[2 * j] = (float)(fc_i8)(v & 0xff);
-			q[2 * j + 1] = (float)(fc_i8)(v >> 8);
+		for (int r = 0; r < R; r++) {
+			d[r] = 0.0f;
+#pragma unroll
+			for (int j = 0; j < 8; j++) q[r][j] = 0.0f;
+			if (r < nr) {
+				const fc_u8* blk = w + (fc_size)r * rb + (fc_size)b * 34;
+				d[r] = fc_half_to_float(fc_load_u16(blk));
+#pragma unroll
+				for (int j = 0; j < 4; j++) {
+					const fc_u16 v = fc_load_u16(blk + 2 + p * 8 + 2 * j);
+					q[r][2 * j] = (float)(fc_i8)(v & 0xff);
+					q[r][2 * j + 1] = (float)(fc_i8)(v >> 8);
+				}
+			}
 		}
 #pragma unroll
 		for (int c = 0; c < MM_MAX_COLS; c++) {
@@ -155,14 +208,17 @@ mm_q8_0(const fc_u8* __restrict__ W, const float* __restrict__ X, float* __restr
 				const float* x = x0 + (fc_size)c * n + b * 32 + p * 8;
 				fc_load_f32x4(x, xv);
 				fc_load_f32x4(x + 4, xv + 4);
-				float s = 0.0f;
 #pragma unroll
-				for (int j = 0; j < 8; j++) s = fmaf(q[j], xv[j], s);
-				acc[c] = fmaf(d, s, acc[c]);
+				for (int r = 0; r < R; r++) {
+					float s = 0.0f;
+#pragma unroll
+					for (int j = 0; j < 8; j++) s = fmaf(q[r][j], xv[j], s);
+					acc[r][c] = fmaf(d[r], s, acc[r][c]);
+				}
 			}
 		}
 	}
-	MM_EPILOGUE
+	MM_ROWS_EPILOGUE
 }
 
 // Q4_0 (block_q4_0: fp16 d, 16 bytes of nibbles; 18 bytes): element j is
@@ -170,23 +226,30 @@ mm_q8_0(const fc_u8* __restrict__ W, const float* __restrict__ X, float* __restr
 // Chunk k is bytes 4p … 4p+3 of block k/4 (p = k%4): elements 4p+j and
 // 16+4p+j for j = 0…3, taken low then high for each j by fmaf, then scaled
 // by d once into the accumulator.
-FC_KERNEL void __launch_bounds__(FC_WARP_SIZE * MM_WARPS)
-mm_q4_0(const fc_u8* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y, int n, int rows, int cols) {
-	MM_PROLOGUE
+template <int R>
+FC_DEVICE void mm_q4_0_rows(const fc_u8* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y, int n, int rows, int cols) {
+	MM_ROWS_PROLOGUE
 	const int nch = n / 8;
-	const fc_u8* w = W + (fc_size)row * (n / 32) * 18;
-#pragma unroll 4
+	const fc_size rb = (fc_size)(n / 32) * 18;
+	const fc_u8* w = W + (fc_size)row0 * rb;
+#pragma unroll 2
 	for (int k = lane; k < nch; k += FC_WARP_SIZE) {
 		const int b = k >> 2, p = k & 3;
-		const fc_u8* blk = w + (fc_size)b * 18;
-		const float d = fc_half_to_float(fc_load_u16(blk));
-		const fc_u32 qs = fc_load_u32(blk + 2 + p * 4);
-		float lo[4], hi[4];
+		float d[R], lo[R][4], hi[R][4];
 #pragma unroll
-		for (int j = 0; j < 4; j++) {
-			const int q = (qs >> (8 * j)) & 0xff;
-			lo[j] = (float)((q & 0xf) - 8);
-			hi[j] = (float)((q >> 4) - 8);
+		for (int r = 0; r < R; r++) {
+			fc_u32 qs = 0x88888888u;
+			d[r] = 0.0f;
+			if (r < nr) {
+				const fc_u8* blk = w + (fc_size)r * rb + (fc_size)b * 18;
+				d[r] = fc_half_to_float(fc_load_u16(blk));
+				qs = fc_load_u32(blk + 2 + p * 4);
+			}
+#pragma unroll
+			for (int j = 0; j < 4; j++) {
+				lo[r][j] = fc_nibble_float((qs >> (8 * j)) & 0xf);
+				hi[r][j] = fc_nibble_float((qs >> (8 * j + 4)) & 0xf);
+			}
 		}
 #pragma unroll
 		for (int c = 0; c < MM_MAX_COLS; c++) {
@@ -195,18 +258,68 @@ mm_q4_0(const fc_u8* __restrict__ W, const float* __restrict__ X, float* __restr
 				const float* x = x0 + (fc_size)c * n + b * 32 + p * 4;
 				fc_load_f32x4(x, xl);
 				fc_load_f32x4(x + 16, xh);
-				float s = 0.0f;
 #pragma unroll
-				for (int j = 0; j < 4; j++) {
-					s = fmaf(lo[j], xl[j], s);
-					s = fmaf(hi[j], xh[j], s);
+				for (int r = 0; r < R; r++) {
+					float s = 0.0f;
+#pragma unroll
+					for (int j = 0; j < 4; j++) {
+						s = fmaf(lo[r][j], xl[j], s);
+						s = fmaf(hi[r][j], xh[j], s);
+					}
+					acc[r][c] = fmaf(d[r], s, acc[r][c]);
 				}
-				acc[c] = fmaf(d, s, acc[c]);
 			}
 		}
 	}
-	MM_EPILOGUE
+	MM_ROWS_EPILOGUE
 }
+
+// The kernels, one per type and R (KernelNames reads them off these lines).
+FC_KERNEL void __launch_bounds__(FC_WARP_SIZE * MM_WARPS)
+mm_f16(const fc_u16* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y, int n, int rows, int cols) {
+	mm_f16_rows<1>(W, X, Y, n, rows, cols);
+}
+
+FC_KERNEL void __launch_bounds__(FC_WARP_SIZE * MM_WARPS)
+mm_f16_r2(const fc_u16* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y, int n, int rows, int cols) {
+	mm_f16_rows<2>(W, X, Y, n, rows, cols);
+}
+
+FC_KERNEL void __launch_bounds__(FC_WARP_SIZE * MM_WARPS)
+mm_f16_r4(const fc_u16* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y, int n, int rows, int cols) {
+	mm_f16_rows<4>(W, X, Y, n, rows, cols);
+}
+
+FC_KERNEL void __launch_bounds__(FC_WARP_SIZE * MM_WARPS)
+mm_q8_0(const fc_u8* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y, int n, int rows, int cols) {
+	mm_q8_0_rows<1>(W, X, Y, n, rows, cols);
+}
+
+FC_KERNEL void __launch_bounds__(FC_WARP_SIZE * MM_WARPS)
+mm_q8_0_r2(const fc_u8* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y, int n, int rows, int cols) {
+	mm_q8_0_rows<2>(W, X, Y, n, rows, cols);
+}
+
+FC_KERNEL void __launch_bounds__(FC_WARP_SIZE * MM_WARPS)
+mm_q8_0_r4(const fc_u8* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y, int n, int rows, int cols) {
+	mm_q8_0_rows<4>(W, X, Y, n, rows, cols);
+}
+
+FC_KERNEL void __launch_bounds__(FC_WARP_SIZE * MM_WARPS)
+mm_q4_0(const fc_u8* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y, int n, int rows, int cols) {
+	mm_q4_0_rows<1>(W, X, Y, n, rows, cols);
+}
+
+FC_KERNEL void __launch_bounds__(FC_WARP_SIZE * MM_WARPS)
+mm_q4_0_r2(const fc_u8* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y, int n, int rows, int cols) {
+	mm_q4_0_rows<2>(W, X, Y, n, rows, cols);
+}
+
+FC_KERNEL void __launch_bounds__(FC_WARP_SIZE * MM_WARPS)
+mm_q4_0_r4(const fc_u8* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y, int n, int rows, int cols) {
+	mm_q4_0_rows<4>(W, X, Y, n, rows, cols);
+}
+
 
 // mm_units is the unit kernels' loop over a row of T's blocks: T::bytes per
 // block of T::per units, T::unit(block, j, w) writes unit j's 32 weights.
@@ -222,9 +335,12 @@ FC_DEVICE void mm_units(const fc_u8* __restrict__ W, const float* __restrict__ X
 		for (int c = 0; c < MM_MAX_COLS; c++) {
 			if (c < nc) {
 				const float* x = x0 + (fc_size)c * n + u * 32;
+				float xv[32]; // a unit's X in eight 16-byte loads (X rows are whole units, 128-byte aligned)
+#pragma unroll
+				for (int q = 0; q < 8; q++) fc_load_f32x4(x + 4 * q, xv + 4 * q);
 				float s = 0.0f;
 #pragma unroll
-				for (int j = 0; j < 32; j++) s = fmaf(wq[j], x[j], s);
+				for (int j = 0; j < 32; j++) s = fmaf(wq[j], xv[j], s);
 				acc[c] += s;
 			}
 		}

@@ -5,6 +5,7 @@
 
 #define FC_SHIM_KERNELS                                                                                  \
 	KERNEL(mm_f32), KERNEL(mm_f16), KERNEL(mm_bf16), KERNEL(mm_q8_0), KERNEL(mm_q4_0), KERNEL(mm_q4_1), \
+	KERNEL(mm_f16_r2), KERNEL(mm_f16_r4), KERNEL(mm_q8_0_r2), KERNEL(mm_q8_0_r4), KERNEL(mm_q4_0_r2), KERNEL(mm_q4_0_r4), \
 	KERNEL(mm_q5_0), KERNEL(mm_q5_1), KERNEL(mm_iq4_nl), KERNEL(mm_q2_k), KERNEL(mm_q3_k),              \
 	KERNEL(mm_q4_k), KERNEL(mm_q5_k), KERNEL(mm_q6_k), KERNEL(mm_if_q8_b32), KERNEL(mm_if_q8_b64),      \
 	KERNEL(mm_if_q6_b64), KERNEL(mm_if_q5_b64), KERNEL(mm_if_q4_b32), KERNEL(mm_if_q4_b64),             \
