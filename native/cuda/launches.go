@@ -83,9 +83,13 @@ var mmRowsOverride = func() int {
 }()
 
 // MatMulRows is how many weight rows a warp of the matvec kernel takes
-// (matmul.cu's R): 1, 2 or 4 for the chunked types (F16, Q8_0, Q4_0),
-// which share each X load among their R rows; 1 for the others. Every R
-// gives the same bits (a row's arithmetic does not depend on it).
+// (matmul.cu's R): 2 for the chunked types (F16, Q8_0, Q4_0), which share
+// each X load among their R rows, else 1. Every R gives the same bits (a
+// row's arithmetic does not depend on it). Measured on an H200
+// (2026-11-26, tg128, every chunked matvec at the same R; docs/
+// PERFORMANCE.md): TinyLlama Q4_0 281, 331, 263 t/s at R = 1, 2, 4;
+// Llama-3-8B Q4_0 73, 113, 91 t/s. A rule by rows (4 from 8192 rows, 2
+// from 2048) gave 316 and 107: 4 rows a warp leave too few warps.
 func MatMulRows(t WeightType, rows int) int {
 	if t != WeightF16 && t != WeightQ8_0 && t != WeightQ4_0 {
 		return 1
@@ -93,13 +97,7 @@ func MatMulRows(t WeightType, rows int) int {
 	if mmRowsOverride > 0 {
 		return mmRowsOverride
 	}
-	switch {
-	case rows >= 8192:
-		return 4
-	case rows >= 2048:
-		return 2
-	}
-	return 1
+	return 2
 }
 
 // MatMulKernel is the matvec kernel of t taking R rows a warp.
