@@ -56,7 +56,11 @@ func compareNvidiaSMI(t *testing.T, info Info) {
 		}
 		dev := info.Devices[i]
 		n, _ := strconv.ParseUint(strings.TrimSpace(mib), 10, 64)
-		if dev.Name != name || dev.TotalMem>>20 != n {
+		// nvidia-smi counts memory the driver keeps for itself, which
+		// cuDeviceTotalMem leaves out: an H200 (driver 580, 2026-11-26)
+		// read 143771 MiB there and 143155 MiB here (0.43% less). Probe's
+		// total must be at most nvidia-smi's and within 1% of it.
+		if got := dev.TotalMem >> 20; dev.Name != name || got > n || got < n-n/100 {
 			t.Errorf("device %d: Probe %q %d MiB, nvidia-smi %q %d MiB", i, dev.Name, dev.TotalMem>>20, name, n)
 		}
 	}
