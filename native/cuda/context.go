@@ -72,12 +72,30 @@ func (c *Context) Close() error {
 func (c *Context) Do(fn func() error) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if err := check("cuCtxPushCurrent_v2", c.d.api.cuCtxPushCurrent_v2(c.ctx)); err != nil {
+	if err := c.push(); err != nil {
 		return err
 	}
-	var popped cuContext
-	defer c.d.api.cuCtxPopCurrent_v2(&popped)
+	defer c.pop()
 	return fn()
+}
+
+func (c *Context) push() error {
+	if p := c.d.api.rawPush; p != 0 {
+		return check("cuCtxPushCurrent_v2", Result(int32(callN(p, uintptr(c.ctx)))))
+	}
+	return check("cuCtxPushCurrent_v2", c.d.api.cuCtxPushCurrent_v2(c.ctx))
+}
+
+// pop undoes push (its error cannot be acted on: the context was current).
+func (c *Context) pop() {
+	if p := c.d.api.rawPop; p != 0 {
+		var popped cuContext
+		callN(p, uintptr(unsafe.Pointer(&popped)))
+		runtime.KeepAlive(&popped)
+		return
+	}
+	var popped cuContext
+	c.d.api.cuCtxPopCurrent_v2(&popped)
 }
 
 // Synchronize waits for all work in the context.
@@ -381,7 +399,14 @@ func (c *Context) Launch(f *Function, grid, block Dim3, shared int, s *Stream, a
 	if a.n > 0 {
 		params = (*uintptr)(unsafe.Pointer(&a.ptrs[0]))
 	}
-	err := check("cuLaunchKernel", c.d.api.cuLaunchKernel(f.f, gx, gy, gz, bx, by, bz, uint32(shared), s.handle(), params, nil))
+	var r Result
+	if p := c.d.api.rawLaunch; p != 0 {
+		r = Result(int32(callN(p, uintptr(f.f), uintptr(gx), uintptr(gy), uintptr(gz), uintptr(bx), uintptr(by), uintptr(bz),
+			uintptr(uint32(shared)), uintptr(s.handle()), uintptr(unsafe.Pointer(params)), 0)))
+	} else {
+		r = c.d.api.cuLaunchKernel(f.f, gx, gy, gz, bx, by, bz, uint32(shared), s.handle(), params, nil)
+	}
+	err := check("cuLaunchKernel", r)
 	runtime.KeepAlive(a)
 	if err != nil {
 		return fmt.Errorf("cuda: launch %s: %w", f.Name, err)

@@ -18,7 +18,7 @@ const gib = 1 << 30
 // buildFake compiles testdata/fakecuda.c with the given -D flags into a
 // shared library in t.TempDir and returns its path. The C compiler is only a
 // test tool here: the package itself never needs cgo.
-func buildFake(t *testing.T, defines ...string) string {
+func buildFake(t testing.TB, defines ...string) string {
 	t.Helper()
 	cc, err := exec.LookPath("gcc")
 	if err != nil {

@@ -22,3 +22,12 @@ func lookup(handle uintptr, name string) (uintptr, error) {
 func register(fptr any, sym uintptr) {
 	purego.RegisterFunc(fptr, sym)
 }
+
+// callN calls the C function at fn with integer and pointer arguments
+// (at most 15) and returns its integer result: purego.SyscallN, without
+// RegisterFunc's reflection. Pointer arguments must be kept alive by the
+// caller (runtime.KeepAlive) until it returns.
+func callN(fn uintptr, args ...uintptr) uintptr {
+	r, _, _ := purego.SyscallN(fn, args...)
+	return r
+}

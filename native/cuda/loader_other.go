@@ -19,3 +19,5 @@ func openLibrary(path string) (uintptr, error) { return 0, errNoLoader }
 func lookup(handle uintptr, name string) (uintptr, error) { return 0, errNoLoader }
 
 func register(fptr any, sym uintptr) { panic(errors.New("cuda: register without a loader")) }
+
+func callN(fn uintptr, args ...uintptr) uintptr { panic(errors.New("cuda: callN without a loader")) }

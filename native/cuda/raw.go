@@ -51,6 +51,10 @@ type driverAPI struct {
 	cuCtxPopCurrent_v2           func(ctx *cuContext) Result
 	cuMemGetInfo_v2              func(free, total *uint64) Result
 
+	// Raw addresses of cuCtxPushCurrent_v2, cuCtxPopCurrent_v2 and
+	// cuLaunchKernel (0 when absent), called through callN on the hot path.
+	rawPush, rawPop, rawLaunch uintptr
+
 	// The compute set (optional as a group; see hasComputeAPI).
 	cuCtxSetCurrent      func(ctx cuContext) Result
 	cuCtxSynchronize     func() Result
@@ -214,7 +218,16 @@ func bindSymbols(handle uintptr, required, optional []symbol) error {
 }
 
 func (a *driverAPI) bind(handle uintptr) error {
-	return bindSymbols(handle, a.required(), a.optional())
+	if err := bindSymbols(handle, a.required(), a.optional()); err != nil {
+		return err
+	}
+	// The calls every device operation makes, also as raw addresses for
+	// callN: purego's reflective wrappers cost ~1 µs and 15 allocations an
+	// operation (BenchmarkFakeLaunchOp), next to the driver's own few µs.
+	a.rawPush, _ = lookup(handle, "cuCtxPushCurrent_v2")
+	a.rawPop, _ = lookup(handle, "cuCtxPopCurrent_v2")
+	a.rawLaunch, _ = lookup(handle, "cuLaunchKernel")
+	return nil
 }
 
 func (a *nvrtcAPI) bind(handle uintptr) error {
