@@ -205,8 +205,20 @@ func TestSynthAndBench(t *testing.T) {
 	if code != 0 {
 		t.Fatal(stderr)
 	}
-	if !strings.Contains(table, "pp16") || !strings.Contains(table, "tg8") || !strings.Contains(table, "Q8_0") {
+	if !strings.Contains(table, "pp16") || !strings.Contains(table, "tg8") || !strings.Contains(table, "Q8_0") || !strings.Contains(table, "| CPU |") {
 		t.Errorf("bench table:\n%s", table)
+	}
+	// --gpu-layers: the device path (here a CPU stand-in device), named in
+	// the backend column; with --suite it is refused.
+	table, stderr, code = run(t, "bench", "--model", out, "-p", "16", "-n", "8", "-t", "1", "-r", "1", "--ngl", "all", "--devices", "cpu")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	if !strings.Contains(table, "GPU 6/6 layers + head · cpu:0") || !strings.Contains(table, "tg8") || strings.Contains(stderr, "a run failed") {
+		t.Errorf("bench --ngl all --devices cpu:\n%s\n%s", table, stderr)
+	}
+	if _, stderr, code := run(t, "bench", "--suite", "smoke", "--ngl", "all"); code != 2 || !strings.Contains(stderr, "--gpu-layers measures one --model") {
+		t.Errorf("bench --suite --ngl: exit %d, %s", code, stderr)
 	}
 }
 
