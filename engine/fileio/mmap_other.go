@@ -9,3 +9,6 @@ func Map(path string) ([]byte, func() error, error) {
 	data, err := os.ReadFile(path)
 	return data, func() error { return nil }, err
 }
+
+// Unmap does nothing where Map read the file into memory.
+func Unmap(data []byte) error { return nil }

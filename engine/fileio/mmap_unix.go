@@ -28,3 +28,14 @@ func Map(path string) ([]byte, func() error, error) {
 	}
 	return data, func() error { return syscall.Munmap(data) }, nil
 }
+
+// Unmap drops data's pages from this process's resident set (a range of
+// a mapping Map returned): they stay in the page cache, and a later read
+// faults them back in. For a model whose weights all moved to a GPU, the
+// host copies are then not counted in its memory (engine.Load).
+func Unmap(data []byte) error {
+	if len(data) == 0 {
+		return nil
+	}
+	return syscall.Madvise(data, syscall.MADV_DONTNEED)
+}

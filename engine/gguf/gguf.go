@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 
+	"flowchat/engine/fileio"
 	"flowchat/engine/ggml"
 )
 
@@ -123,6 +124,16 @@ func (f *File) Close() error {
 	c := f.closer
 	f.closer, f.data = nil, nil
 	return c()
+}
+
+// ReleaseResident drops the mapped file's pages from the process's
+// resident set (fileio.Unmap): they are read back on use. It does nothing
+// for a file read into memory (ReadFile).
+func (f *File) ReleaseResident() error {
+	if f.closer == nil {
+		return nil
+	}
+	return fileio.Unmap(f.data)
 }
 
 // Size is the file size in bytes.
