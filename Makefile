@@ -22,7 +22,7 @@ VERSION ?= $(shell sed -n 's/^ *Version *= *"\(.*\)"/\1/p' FyneApp.toml)
 COMMIT  ?= $(shell git describe --always --dirty --abbrev=12 --exclude '*' 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: all run build deps test-deps nvrtc hiprtc apt test test-gpu gpu-compile test-arm64 fuzz vet bench bench-kernels clean install install-files uninstall desktop-caches
+.PHONY: all run build deps test-deps nvrtc hiprtc apt test test-gpu gpu-pack gpu-compile test-arm64 fuzz vet bench bench-kernels clean install install-files uninstall desktop-caches
 
 # Fuzz targets for every parser of outside bytes, run briefly by `make test`
 # (their seed corpora also run as plain tests). Each target has a budget in
@@ -161,6 +161,15 @@ HIP_ARCHS := gfx906,gfx90a,gfx1030
 # commands. Run it on a machine with an NVIDIA or AMD GPU.
 test-gpu:
 	$(GO) test -count=1 -v -tags $(TAGS) -run 'GPU' ./native/cuda ./native/hip ./engine/device ./engine/model ./app
+
+# gpu-pack prepares .devx/ (ignored) for a session on a lent GPU machine:
+# the app and make test-gpu's test binaries built here, llama.cpp's source
+# (LLAMA_SRC) to build there, and tools/gpusession/run.sh, which runs the
+# GPU tests, the partitions and the benchmarks side by side with
+# llama-bench. Then: the device tool's run, `bash .devx/run.sh`, carry
+# [".devx"]. See tools/gpusession/pack.sh.
+gpu-pack:
+	tools/gpusession/pack.sh
 
 gpu-compile:
 	@if ldconfig -p 2>/dev/null | grep -q 'libnvrtc\.so'; then \

@@ -1,0 +1,82 @@
+#!/bin/bash
+# run.sh: one GPU session's checks, on the device machine, from the
+# repository root (see pack.sh). In about 4–5 minutes on an H200:
+# make test-gpu's tests; greedy text on the CPU, the GPU and partitions
+# over logical devices; the HBM copy bandwidth; flowchat bench and
+# llama.cpp's CUDA llama-bench (built there, niced, in the background) on
+# synthesized files; an ncu kernel-time summary. Everything lands in $OUT
+# (at most 8 files come back). BUDGET (s) bounds the waiting for llama.cpp.
+set -u
+R=$PWD; D=$R/.devx; O=${OUT:-/tmp/out}; mkdir -p "$O"
+T0=$(date +%s)
+el() { echo $(( $(date +%s) - T0 )); }
+left() { echo $(( ${BUDGET:-420} - $(el) )); }
+log() { echo "[$(el)s] $*"; }
+{ date -u; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv; nvcc --version | tail -1; nproc; } > "$O/main.txt" 2>&1
+LB=
+if [ -f "$D/llama-src.tar.xz" ]; then
+	mkdir -p /tmp/ll && tar xJf "$D/llama-src.tar.xz" -C /tmp/ll
+	( cd /tmp/ll && nice -n 19 cmake -B b -G Ninja -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCH:-90} -DGGML_NATIVE=ON -DLLAMA_CURL=OFF \
+		-DCMAKE_BUILD_TYPE=Release -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_SERVER=OFF > /tmp/llama-build.txt 2>&1 \
+		&& nice -n 19 cmake --build b --target llama-bench -j "$(nproc)" >> /tmp/llama-build.txt 2>&1; echo "llama build rc=$? at $(el)s" >> /tmp/llama-build.txt ) &
+	LB=$!
+fi
+xz -dc "$D/flowchat.xz" > /tmp/flowchat && chmod +x /tmp/flowchat
+for t in native_cuda engine_model; do xz -dc "$D/$t.test.xz" > /tmp/$t.test; chmod +x /tmp/$t.test; done
+if ldd /tmp/flowchat | grep -q "not found"; then export LD_LIBRARY_PATH=$D/lib; fi
+FC=/tmp/flowchat
+# The test binaries find testdata/ by the path they were built at (root.txt).
+built=$(cat "$D/root.txt" 2>/dev/null)
+[ -n "$built" ] && [ ! -e "$built" ] && mkdir -p "$(dirname "$built")" && ln -s "$R" "$built"
+export FLOWCHAT_SHARED_TESTDATA=$D/td
+FILES=${FILES:-"tinyllama:Q4_0 llama3-8b:Q4_0 tinyllama:Q8_0 tinyllama:F16 llama3-8b:Q8_0"}
+mkdir -p /tmp/m
+( for s in $FILES; do sh=${s%:*}; ty=${s#*:}; nice -n 5 $FC synth --shape "$sh" --type "$ty" --out "/tmp/m/$sh-$ty.gguf"; done ) > /tmp/synth.txt 2>&1 &
+SY=$!
+$FC gpu >> "$O/main.txt" 2>&1
+( cd "$R/native/cuda" && timeout 200 /tmp/native_cuda.test -test.run 'GPU' -test.v -test.count=1 > "$O/t-cuda.txt" 2>&1; echo "rc=$?" >> "$O/t-cuda.txt" )
+( cd "$R/engine/model" && timeout 120 /tmp/engine_model.test -test.run 'RealGPU' -test.v -test.count=1 > "$O/t-model.txt" 2>&1; echo "rc=$?" >> "$O/t-model.txt" )
+log "tests done" >> "$O/main.txt"
+M=$R/testdata/models/stories260K/stories260K-F32.gguf
+for v in "" "--ngl all" "--ngl 3" "--ngl all --devices cuda:0,cuda:0" "--ngl all --devices cuda:0,cuda:0 --split-mode tensor" \
+	"--ngl all --devices cuda:0,cuda:0,cuda:0,cuda:0 --split-mode hybrid --tensor-group 2"; do
+	echo "== run $v"; timeout 60 $FC run -m "$M" --greedy -n 48 -p "Once upon a time" $v 2>&1 | tail -2
+done >> "$O/main.txt" 2>&1
+timeout 60 python3 -c "
+import torch,time
+x=torch.empty(2**31,dtype=torch.uint8,device='cuda');y=torch.empty_like(x)
+for _ in range(3): y.copy_(x)
+torch.cuda.synchronize();t=time.time()
+for _ in range(20): y.copy_(x)
+torch.cuda.synchronize();print('d2d copy GB/s (read+write):',2*20*x.numel()/(time.time()-t)/1e9)
+" >> "$O/main.txt" 2>&1
+wait $SY; cat /tmp/synth.txt >> "$O/main.txt"
+for f in $(echo $FILES | tr : -); do
+	echo "== $f"; timeout 90 $FC bench -m "/tmp/m/$f.gguf" --ngl all -p 512 -n 128 -r 3 2>&1 | grep -E "pp512|tg128|load:|failed"
+done > "$O/bench.txt" 2>&1
+# The partitions on the 8B shape (issue 16): two and four logical devices.
+F8=/tmp/m/llama3-8b-Q4_0.gguf
+if [ -f $F8 ]; then for v in "--devices cuda:0,cuda:0" "--devices cuda:0,cuda:0 --split-mode tensor" \
+	"--devices cuda:0,cuda:0,cuda:0,cuda:0 --split-mode hybrid --tensor-group 2"; do
+	echo "== llama3-8b-Q4_0 $v"; timeout 90 $FC bench -m $F8 --ngl all $v -p 512 -n 64 -r 2 2>&1 | grep -E "pp512|tg64|failed"
+done >> "$O/bench.txt" 2>&1; fi
+log "flowchat bench done" >> "$O/main.txt"
+if [ -n "$LB" ]; then
+	while kill -0 $LB 2>/dev/null && [ "$(left)" -gt 60 ]; do sleep 2; done
+	tail -2 /tmp/llama-build.txt >> "$O/main.txt"
+fi
+LBB=/tmp/ll/b/bin/llama-bench
+if [ -x $LBB ]; then
+	for f in $(echo $FILES | tr : -); do
+		[ "$(left)" -gt 15 ] || { echo "skip $f: time"; continue; }
+		echo "== llama $f"; timeout $(( $(left) - 5 )) $LBB -m "/tmp/m/$f.gguf" -ngl 99 -p 512 -n 128 -r 3 -fa 0,1 2>&1 | grep -E "^\| llama|error"
+	done >> "$O/bench.txt" 2>&1
+fi
+if [ "$(left)" -gt 40 ] && command -v ncu > /dev/null && [ -f $F8 ]; then
+	timeout $(( $(left) - 10 )) ncu --csv --metrics gpu__time_duration.sum --launch-skip 3000 --launch-count 400 --log-file "$O/ncu-8b.csv" \
+		$FC bench -m $F8 --ngl all -p 512 -n 16 -r 1 > /dev/null 2>&1
+fi
+log "end" >> "$O/main.txt"
+tail -30 "$O/main.txt"
+grep -E "^(--- |ok|FAIL|rc=)|panic" "$O/t-cuda.txt" "$O/t-model.txt"
+cat "$O/bench.txt"
