@@ -451,7 +451,11 @@ func TestSplitModelPauseResumeCancel(t *testing.T) {
 	for p, d := range shards {
 		r.expectFile(p, d)
 	}
-	if reqs := r.cdnRequests(second); len(reqs) != 2 || reqs[1].Range != "bytes=50000-" {
+	// The whole-file request and the resume from byte 50000. The rig
+	// records a request when its handler returns, and the paused one can
+	// return after the resumed one has finished (seen under load), so the
+	// order is not checked.
+	if reqs := r.cdnRequests(second); len(reqs) != 2 || reqs[0].Range+reqs[1].Range != "bytes=50000-" {
 		t.Errorf("second shard requests %+v", reqs)
 	}
 
