@@ -69,7 +69,7 @@ func MatMulLaunch(warp int, t WeightType, w, x, y uint64, n, rows, cols int) (La
 
 // mmRowsOverride is FLOWCHAT_MM_ROWS (1, 2 or 4): every chunked matvec
 // kernel's rows a warp, for measuring the choice MatMulRows makes; 0 (unset
-// or anything else): by shape.
+// or anything else): MatMulRows's default.
 var mmRowsOverride = func() int {
 	switch os.Getenv("FLOWCHAT_MM_ROWS") {
 	case "1":
