@@ -117,27 +117,17 @@ func TestAMXTiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	withAMX(t, amxAsmTile)
-	r := rand.New(rand.NewPCG(18, 4))
-	for tp, twin := range amxTwin {
-		for _, sh := range amxShapes {
-			n, rows, cols := sh[0], sh[1], sh[2]
-			for _, extreme := range []bool{false, true} {
-				g := newGemmCase(r, tp, n, rows, cols)
-				if extreme {
-					amxExtreme(r, tp, g)
-				}
-				var a Act
-				a.Prepare(tp, n, g.x, cols)
-				ldd := rows + 2
-				got, model := nanSlice(cols*ldd), nanSlice(cols*ldd)
-				MatMulAct(tp, n, g.w, rows, &a, got, ldd)
-				amxGemm(tp, n, g.w, rows, &a, model, ldd, false, amxModelTile)
-				name := fmt.Sprintf("%v amx n=%d %dx%d extreme %v", tp, n, rows, cols, extreme)
-				checkGemm(t, name+" (model)", got, model, rows, ldd)
-				checkGemm(t, name, got, g.want(tp, twin, ldd), rows, ldd)
-			}
-		}
-	}
+	eachAMXCase(rand.New(rand.NewPCG(18, 4)), func(tp Type, g gemmCase, name string) {
+		n, rows, cols := g.n, g.rows, g.cols
+		var a Act
+		a.Prepare(tp, n, g.x, cols)
+		ldd := rows + 2
+		got, model := nanSlice(cols*ldd), nanSlice(cols*ldd)
+		MatMulAct(tp, n, g.w, rows, &a, got, ldd)
+		amxGemm(tp, n, g.w, rows, &a, model, ldd, false, amxModelTile)
+		checkGemm(t, name+" amx (model)", got, model, rows, ldd)
+		checkGemm(t, name+" amx", got, g.want(tp, amxTwin[tp], ldd), rows, ldd)
+	})
 }
 
 // amxScaleTile is amxTile with the tile half emulated: the C tiles of
@@ -171,26 +161,17 @@ func TestAMXScaleHalf(t *testing.T) {
 	if !hasVNNI {
 		t.Skip("no AVX-512: the kernel's scaling half does not run here")
 	}
-	r := rand.New(rand.NewPCG(18, 7))
-	for _, tp := range []Type{Q4_0, Q8_0} {
-		for _, sh := range amxShapes {
-			n, rows, cols := sh[0], sh[1], sh[2]
-			for _, extreme := range []bool{false, true} {
-				g := newGemmCase(r, tp, n, rows, cols)
-				if extreme {
-					amxExtreme(r, tp, g)
-				}
-				var a Act
-				a.begin(tp, n, g.x, cols, prepKindQ8, 0, amxGroup)
-				a.Fill(0, cols)
-				ldd := rows + 2
-				got, want := nanSlice(cols*ldd), nanSlice(cols*ldd)
-				amxGemm(tp, n, g.w, rows, &a, got, ldd, false, amxScaleTile)
-				amxGemm(tp, n, g.w, rows, &a, want, ldd, false, amxModelTile)
-				checkGemm(t, fmt.Sprintf("%v scale half n=%d %dx%d extreme %v", tp, n, rows, cols, extreme), got, want, rows, ldd)
-			}
-		}
-	}
+	eachAMXCase(rand.New(rand.NewPCG(18, 7)), func(tp Type, g gemmCase, name string) {
+		n, rows, cols := g.n, g.rows, g.cols
+		var a Act
+		a.begin(tp, n, g.x, cols, prepKindQ8, 0, amxGroup)
+		a.Fill(0, cols)
+		ldd := rows + 2
+		got, want := nanSlice(cols*ldd), nanSlice(cols*ldd)
+		amxGemm(tp, n, g.w, rows, &a, got, ldd, false, amxScaleTile)
+		amxGemm(tp, n, g.w, rows, &a, want, ldd, false, amxModelTile)
+		checkGemm(t, name+" scale half", got, want, rows, ldd)
+	})
 	if err := amxSelfCheck(amxScaleTile); err != nil {
 		t.Fatalf("self-check of the scaling half: %v", err)
 	}

@@ -117,33 +117,41 @@ var amxShapes = [][3]int{{32, 1, 16}, {96, 16, 16}, {64, 17, 17}, {160, 15, 31},
 // extreme operands (largest and subnormal fp16 scales, zero scales, int8
 // −128 and 127 throughout).
 func TestAMXModel(t *testing.T) {
-	r := rand.New(rand.NewPCG(18, 2))
-	for tp, twin := range amxTwin {
+	eachAMXCase(rand.New(rand.NewPCG(18, 2)), func(tp Type, g gemmCase, name string) {
+		n, rows, cols := g.n, g.rows, g.cols
+		var a Act
+		a.begin(tp, n, g.x, cols, prepKindQ8, 0, amxGroup)
+		a.Fill(0, cols)
+		if !a.amx {
+			t.Fatal("groups of 16 not in the AMX layout")
+		}
+		ldd := rows + 2
+		want := g.want(tp, amxTwin[tp], ldd)
+		got := nanSlice(cols * ldd)
+		amxGemm(tp, n, g.w, rows, &a, got, ldd, false, amxModelTile)
+		checkGemm(t, name+" model", got, want, rows, ldd)
+		if tp == Q4_0 { // interleaved in groups of 4 rows (Rows4)
+			w4 := append([]byte(nil), g.w...)
+			InterleaveRows4(tp, n, w4, rows, nil)
+			got = nanSlice(cols * ldd)
+			amxGemm(tp, n, w4, rows, &a, got, ldd, true, amxModelTile)
+			checkGemm(t, name+" interleaved model", got, want, rows, ldd)
+		}
+	})
+}
+
+// eachAMXCase calls fn for every type the AMX tier takes (Q4_0, Q8_0),
+// every shape of amxShapes and both kinds of operands, random and then
+// extreme (amxExtreme), each a fresh case drawn from r; name says which.
+func eachAMXCase(r *rand.Rand, fn func(tp Type, g gemmCase, name string)) {
+	for _, tp := range []Type{Q4_0, Q8_0} {
 		for _, sh := range amxShapes {
-			n, rows, cols := sh[0], sh[1], sh[2]
 			for _, extreme := range []bool{false, true} {
-				g := newGemmCase(r, tp, n, rows, cols)
+				g := newGemmCase(r, tp, sh[0], sh[1], sh[2])
 				if extreme {
 					amxExtreme(r, tp, g)
 				}
-				var a Act
-				a.begin(tp, n, g.x, cols, prepKindQ8, 0, amxGroup)
-				a.Fill(0, cols)
-				if !a.amx {
-					t.Fatal("groups of 16 not in the AMX layout")
-				}
-				ldd := rows + 2
-				want := g.want(tp, twin, ldd)
-				got := nanSlice(cols * ldd)
-				amxGemm(tp, n, g.w, rows, &a, got, ldd, false, amxModelTile)
-				checkGemm(t, fmt.Sprintf("%v model n=%d %dx%d extreme %v", tp, n, rows, cols, extreme), got, want, rows, ldd)
-				if tp == Q4_0 { // interleaved in groups of 4 rows (Rows4)
-					w4 := append([]byte(nil), g.w...)
-					InterleaveRows4(tp, n, w4, rows, nil)
-					got = nanSlice(cols * ldd)
-					amxGemm(tp, n, w4, rows, &a, got, ldd, true, amxModelTile)
-					checkGemm(t, fmt.Sprintf("Q4_0 interleaved model n=%d %dx%d extreme %v", n, rows, cols, extreme), got, want, rows, ldd)
-				}
+				fn(tp, g, fmt.Sprintf("%v n=%d %dx%d extreme %v", tp, g.n, g.rows, g.cols, extreme))
 			}
 		}
 	}
