@@ -212,15 +212,7 @@ func TestCopyToHugePagesBitIdentical(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			arch, _ := f.String("general.architecture")
-			sp, err := spec.ForArchitecture(arch, "gguf")
-			if err != nil {
-				t.Fatal(err)
-			}
-			src, err := newGGUFSource(f, &sp.Network)
-			if err != nil {
-				t.Fatal(err)
-			}
+			src, sp := specSource(t, f)
 			release, err := src.copyToHugePages()
 			if err != nil {
 				t.Fatalf("%s: %v", file, err)
@@ -364,15 +356,7 @@ func TestHugePagesReplacedFile(t *testing.T) {
 	if err := os.Rename(path+".new", path); err != nil {
 		t.Fatal(err)
 	}
-	arch, _ := f.String("general.architecture")
-	sp, err := spec.ForArchitecture(arch, "gguf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := newGGUFSource(f, &sp.Network)
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, sp := specSource(t, f)
 	release, err := src.copyToHugePages()
 	if err != nil {
 		t.Fatal(err)
@@ -457,4 +441,20 @@ func TestDirectReader(t *testing.T) {
 	if err := readJobs(d, "f.gguf", jobs, chunk, 4); !errors.Is(err, errShortRead) || !strings.Contains(err.Error(), "tensor "+last.name+" ") {
 		t.Errorf("file cut inside tensor %s: got %v", last.name, err)
 	}
+}
+
+// specSource is the weight source of f under its architecture's builtin
+// spec, and the spec.
+func specSource(t *testing.T, f *gguf.File) (*ggufSource, *spec.Spec) {
+	t.Helper()
+	arch, _ := f.String("general.architecture")
+	sp, err := spec.ForArchitecture(arch, "gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := newGGUFSource(f, &sp.Network)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src, sp
 }
