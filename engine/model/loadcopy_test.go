@@ -286,20 +286,7 @@ func TestHugePagesLogitsAllFixtures(t *testing.T) {
 // header read) fails the load with an error that names the file and the
 // tensor cut, rather than loading garbage or faulting on the mapping.
 func TestHugePagesTruncatedFile(t *testing.T) {
-	orig := fixtures.Path(t, "arch/rand-llama-gqa-Q8_0.gguf")
-	data, err := os.ReadFile(orig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "cut.gguf")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	path, _, f := openCopy(t, "arch/rand-llama-gqa-Q8_0.gguf")
 	// The last tensor in the file that the copy reads: a matrix, not the
 	// untied token embedding.
 	_, untied := f.Tensor("output.weight")
@@ -333,21 +320,7 @@ func TestHugePagesTruncatedFile(t *testing.T) {
 // mapped (replaced by a rename after the open), the copy takes the mapped
 // bytes, not the new file's.
 func TestHugePagesReplacedFile(t *testing.T) {
-	orig := fixtures.Path(t, "arch/rand-llama-gqa-Q8_0.gguf")
-	data, err := os.ReadFile(orig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	path := filepath.Join(dir, "m.gguf")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	path, data, f := openCopy(t, "arch/rand-llama-gqa-Q8_0.gguf")
 	other := bytes.Repeat([]byte{0x5A}, len(data))
 	copy(other, data[:f.DataOffset])
 	if err := os.WriteFile(path+".new", other, 0o644); err != nil {
@@ -457,4 +430,24 @@ func specSource(t *testing.T, f *gguf.File) (*ggufSource, *spec.Spec) {
 		t.Fatal(err)
 	}
 	return src, sp
+}
+
+// openCopy copies fixture rel into a temporary file and opens the copy
+// (closed when the test ends): its path, its bytes and the open file.
+func openCopy(t *testing.T, rel string) (string, []byte, *gguf.File) {
+	t.Helper()
+	data, err := os.ReadFile(fixtures.Path(t, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), filepath.Base(rel))
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return path, data, f
 }
