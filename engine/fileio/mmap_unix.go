@@ -5,6 +5,8 @@ package fileio
 import (
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Map maps path read-only and returns the bytes and a release function. An
@@ -37,5 +39,5 @@ func Unmap(data []byte) error {
 	if len(data) == 0 {
 		return nil
 	}
-	return syscall.Madvise(data, syscall.MADV_DONTNEED)
+	return unix.Madvise(data, unix.MADV_DONTNEED)
 }
