@@ -1,6 +1,10 @@
 package cuda
 
-import "github.com/ebitengine/purego"
+import (
+	"sync"
+
+	"github.com/ebitengine/purego"
+)
 
 // libraryName is the driver's soname. The unversioned libcuda.so exists only
 // with the development package, so it is not tried.
@@ -26,8 +30,15 @@ func register(fptr any, sym uintptr) {
 // callN calls the C function at fn with integer and pointer arguments
 // (at most 15) and returns its integer result: purego.SyscallN, without
 // RegisterFunc's reflection. Pointer arguments must be kept alive by the
-// caller (runtime.KeepAlive) until it returns.
+// caller (runtime.KeepAlive) until it returns. The arguments go to
+// SyscallN in a pooled frame: passed on directly, every caller's argument
+// list would escape, an allocation per device operation.
 func callN(fn uintptr, args ...uintptr) uintptr {
-	r, _, _ := purego.SyscallN(fn, args...)
+	f := callFrames.Get().(*[15]uintptr)
+	n := copy(f[:], args)
+	r, _, _ := purego.SyscallN(fn, f[:n]...)
+	callFrames.Put(f)
 	return r
 }
+
+var callFrames = sync.Pool{New: func() any { return new([15]uintptr) }}
