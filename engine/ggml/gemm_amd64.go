@@ -30,6 +30,18 @@ func q80x4AVX2(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb i
 func q80t24AVX2(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 
 //go:noescape
+func q40x4AVX2R4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q40t24AVX2R4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q80x4AVX2R4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q80t24AVX2R4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
 func q40x1VNNI(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 
 //go:noescape
@@ -126,10 +138,10 @@ type tileSet struct {
 	tile, strip, one tileFunc
 	off              int32
 	z                bool // 512-bit tiles over column groups of 8 (gemmz_amd64.s)
-	// r4: the weights are in the interleaved layout (Rows4): the 4-row
-	// kernels (tile, strip, the flat ones) take a group's rows one block
-	// (18 bytes) apart; rows past the last full group are row-major and run
-	// the 1-row kernels.
+	// r4: the weights are in the interleaved layout (Rows4): the tile,
+	// strip and flat kernels take a group's rows one block (18 bytes)
+	// apart (a 2-row tile starts at the group's row 0 or 2); rows past the
+	// last full group are row-major and run the 1-row kernels.
 	r4 bool
 }
 
@@ -146,8 +158,13 @@ var (
 		Q4_0: {Q4_0, "vnni", 4, 4, q40t44VNNI, q40x4VNNI, q40x1VNNI, -8, true, false},
 		Q8_0: {Q8_0, "vnni", 4, 4, q80t44VNNI, q80x4VNNI, q80x1VNNI, -128, true, false},
 	}
-	// vnniRows4 are the VNNI tier's kernels on the interleaved layout
-	// (Rows4): the same arithmetic, so bit-identical to vnniTiles.
+	// avx2Rows4 and vnniRows4 are the tiers' kernels on the interleaved
+	// layout (Rows4): the same arithmetic, so bit-identical to avx2Tiles
+	// and vnniTiles.
+	avx2Rows4 = map[Type]*tileSet{
+		Q4_0: {Q4_0, "avx2", 2, 4, q40t24AVX2R4, q40x4AVX2R4, q40x1AVX2, 8, false, true},
+		Q8_0: {Q8_0, "avx2", 2, 4, q80t24AVX2R4, q80x4AVX2R4, q80x1AVX2, 0, false, true},
+	}
 	vnniRows4 = map[Type]*tileSet{
 		Q4_0: {Q4_0, "vnni", 4, 4, q40t44VNNIR4, q40x4VNNIR4, q40x1VNNI, -8, true, true},
 		Q8_0: {Q8_0, "vnni", 4, 4, q80t44VNNIR4, q80x4VNNIR4, q80x1VNNI, -128, true, true},
@@ -155,20 +172,21 @@ var (
 )
 
 func init() {
+	if !hasVNNI { // installAMX says why otherwise
+		amxState = "no amx: the AMX tier runs on top of AVX-512 VNNI, which this CPU lacks"
+	}
 	if !hasAVX2 {
 		return
 	}
-	tiles := avx2Tiles
+	tiles, rows4 := avx2Tiles, avx2Rows4
 	if hasVNNI {
-		tiles = vnniTiles
+		tiles, rows4 = vnniTiles, vnniRows4
 	}
 	for t, k := range tiles {
 		useTiles(t, k)
 	}
-	if hasVNNI {
-		for t, k := range vnniRows4 {
-			gemmRows4[t] = k.run
-		}
+	for t, k := range rows4 {
+		gemmRows4[t] = k.run
 	}
 	installRepack(tiles[Q8_0])
 	if hasVNNI {
@@ -198,12 +216,16 @@ func (k *tileSet) run(n int, w []byte, rows int, a *Act, dst []float32, ldd int)
 	nb := n / 32
 	rs, cs := k.rowSize(n), 32*nb
 	rs4, tab := k.rs4(rs), &fp16Table[0]
+	tileRows := rows
+	if k.r4 {
+		tileRows = rows &^ 3 // the interleaved groups
+	}
 	c := 0
 	for ; c+k.tc <= a.cols; c += k.tc {
 		qs, dx, corr := &a.qs[c*cs], &a.dx8[c*8*nb], &a.corr[c*8*nb]
 		r := 0
-		for ; r+k.tr <= rows; r += k.tr {
-			k.tile(&w[r*rs], rs4, qs, dx, corr, cs, nb, tab, &dst[c*ldd+r], 4*ldd)
+		for ; r+k.tr <= tileRows; r += k.tr {
+			k.tile(k.row(w, r, rs), rs4, qs, dx, corr, cs, nb, tab, &dst[c*ldd+r], 4*ldd)
 		}
 		for cc := c; cc < c+k.tc; cc++ {
 			k.rest(n, w, r, rows, a, cc, dst[cc*ldd:])
@@ -238,6 +260,16 @@ func (k *tileSet) rest(n int, w []byte, r0, rows int, a *Act, c int, out []float
 }
 
 func (k *tileSet) rowSize(n int) int { return k.t.RowSize(n) }
+
+// row points at row r (of a tile, a multiple of tr) of w: in the
+// interleaved layout row r of a group is its first block, r%4 blocks into
+// the group.
+func (k *tileSet) row(w []byte, r, rs int) *byte {
+	if k.r4 && r%4 != 0 {
+		return &w[(r&^3)*rs+r%4*k.rs4(rs)]
+	}
+	return &w[r*rs]
+}
 
 // rs4 is the row stride the 4-row kernels take: rs row-major, the block
 // size in the interleaved layout (where a group of 4 rows still starts at

@@ -22,8 +22,6 @@
 //
 //	func k(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 
-#define PFG 512
-
 DATA gnibble<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
 DATA gnibble<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
 DATA gnibble<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
@@ -105,6 +103,14 @@ GLOBL gflip80<>(SB), RODATA|NOPTR, $32
 	MOVWLZX      (ptr), AX \
 	VBROADCASTSS (R8)(AX*4), ydw
 
+// SCALEC converts the fp16 scale at (ptr) instead of looking it up (the
+// same float32, exactly): in a stream of weights the 256 KiB table leaves
+// the cache, and the Q4_0 strip, at 18 bytes per lookup, read 12-15
+// against 15-17 GB/s of weights (BenchmarkKStream, 1 thread, 2026-11-25).
+#define SCALEC(ptr, ydw) \
+	VPBROADCASTW (ptr), X13 \
+	VCVTPH2PS    X13, ydw
+
 // Q4W unpacks the 32 nibbles of the Q4_0 block at (ptr) into yw (uint8,
 // element order) and its scale into ydw; Y14 holds the nibble mask.
 #define Q4W(ptr, yw, ydw) \
@@ -112,6 +118,13 @@ GLOBL gflip80<>(SB), RODATA|NOPTR, $32
 	VPSRLVQ        ghishift<>(SB), yw, yw \
 	VPAND          Y14, yw, yw \
 	SCALE(ptr, ydw)
+
+// Q4WC is Q4W with the scale converted (SCALEC), for the decode strips.
+#define Q4WC(ptr, yw, ydw) \
+	VBROADCASTI128 2(ptr), yw \
+	VPSRLVQ        ghishift<>(SB), yw, yw \
+	VPAND          Y14, yw, yw \
+	SCALEC(ptr, ydw)
 
 // Q4WV is the VNNI tier's Q4_0 unpack: low nibbles in the low half, the
 // high ones times 16 in the high half (see gq4mask).
@@ -209,81 +222,98 @@ q40x1a:
 	VZEROUPPER
 	RET
 
+// STRIP4A40 is the AVX2 Q4_0 loop of 4 rows against one column (decode):
+// sz bytes from one block of a row to its next (18 row-major, 72
+// interleaved), pf the prefetch of each step.
+#define STRIP4A40(sz, label, pf) \
+	ARGS \
+	ROWS4 \
+	VMOVDQU gnibble<>(SB), Y14 \
+	VMOVDQU gones16<>(SB), Y15 \
+	VXORPS  Y0, Y0, Y0 \
+	VXORPS  Y1, Y1, Y1 \
+	VXORPS  Y2, Y2, Y2 \
+	VXORPS  Y3, Y3, Y3 \
+label: \
+	pf \
+	Q4WC(SI, Y8, Y10) \
+	Q4WC(BX, Y9, Y11) \
+	PAIRA(XQ0, XD0, XC0, Y8, Y10, Y0) \
+	PAIRA(XQ0, XD0, XC0, Y9, Y11, Y1) \
+	Q4WC(R10, Y8, Y10) \
+	Q4WC(R11, Y9, Y11) \
+	PAIRA(XQ0, XD0, XC0, Y8, Y10, Y2) \
+	PAIRA(XQ0, XD0, XC0, Y9, Y11, Y3) \
+	ADDQ $sz, SI \
+	ADDQ $sz, BX \
+	ADDQ $sz, R10 \
+	ADDQ $sz, R11 \
+	STEP \
+	DECQ CX \
+	JNZ  label \
+	MOVQ out+64(FP), DI \
+	GHSUM(Y0, X0, (DI)) \
+	GHSUM(Y1, X1, 4(DI)) \
+	GHSUM(Y2, X2, 8(DI)) \
+	GHSUM(Y3, X3, 12(DI)) \
+	VZEROUPPER \
+	RET
+
+// PFA4 is the row-major AVX2 strips' prefetch: the lines of the strip two
+// ahead (rows are contiguous: 8 rows ahead). The hardware prefetcher does
+// little for four streams on the EPYC VM: prefetching 512 bytes ahead in
+// each row, Q4_0 streamed 6.6-7.4 GB/s of weights on one core against
+// 15-18 in cache; two strips ahead 10-12 (BenchmarkKStream, 2026-11-26).
+#define PFA4 \
+	PREFETCHT0 (SI)(R9*8) \
+	PREFETCHT0 (BX)(R9*8) \
+	PREFETCHT0 (R10)(R9*8) \
+	PREFETCHT0 (R11)(R9*8)
+
 // func q40x4AVX2(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 //
 // out[0:4] = the dots of the 4 rows at w (rs bytes apart) with one column.
 TEXT ·q40x4AVX2(SB), NOSPLIT, $0-80
-	ARGS
-	ROWS4
-	VMOVDQU gnibble<>(SB), Y14
-	VMOVDQU gones16<>(SB), Y15
-	VXORPS  Y0, Y0, Y0
-	VXORPS  Y1, Y1, Y1
-	VXORPS  Y2, Y2, Y2
-	VXORPS  Y3, Y3, Y3
+	STRIP4A40(18, q40x4a, PFA4)
 
-q40x4a:
-	PREFETCHT0 PFG(SI)
-	PREFETCHT0 PFG(BX)
-	PREFETCHT0 PFG(R10)
-	PREFETCHT0 PFG(R11)
-	Q4W(SI, Y8, Y10)
-	Q4W(BX, Y9, Y11)
-	PAIRA(XQ0, XD0, XC0, Y8, Y10, Y0)
-	PAIRA(XQ0, XD0, XC0, Y9, Y11, Y1)
-	Q4W(R10, Y8, Y10)
-	Q4W(R11, Y9, Y11)
-	PAIRA(XQ0, XD0, XC0, Y8, Y10, Y2)
-	PAIRA(XQ0, XD0, XC0, Y9, Y11, Y3)
-	ADDQ $18, SI
-	ADDQ $18, BX
-	ADDQ $18, R10
-	ADDQ $18, R11
-	STEP
-	DECQ CX
-	JNZ  q40x4a
-	MOVQ out+64(FP), DI
-	GHSUM(Y0, X0, (DI))
-	GHSUM(Y1, X1, 4(DI))
-	GHSUM(Y2, X2, 8(DI))
-	GHSUM(Y3, X3, 12(DI))
-	VZEROUPPER
-	RET
+// TILE24A40 is the AVX2 Q4_0 tile of 2 rows (rs bytes apart) by 4
+// columns; sz as in STRIP4A40: out[c·ldo/4 + r].
+#define TILE24A40(sz, label) \
+	ARGS \
+	LEAQ    (SI)(R9*1), BX \
+	VMOVDQU gnibble<>(SB), Y14 \
+	VMOVDQU gones16<>(SB), Y15 \
+	VXORPS  Y0, Y0, Y0 \
+	VXORPS  Y1, Y1, Y1 \
+	VXORPS  Y2, Y2, Y2 \
+	VXORPS  Y3, Y3, Y3 \
+	VXORPS  Y4, Y4, Y4 \
+	VXORPS  Y5, Y5, Y5 \
+	VXORPS  Y6, Y6, Y6 \
+	VXORPS  Y7, Y7, Y7 \
+label: \
+	Q4W(SI, Y8, Y10) \
+	Q4W(BX, Y9, Y11) \
+	PAIRA(XQ0, XD0, XC0, Y8, Y10, Y0) \
+	PAIRA(XQ0, XD0, XC0, Y9, Y11, Y1) \
+	PAIRA(XQ1, XD1, XC1, Y8, Y10, Y2) \
+	PAIRA(XQ1, XD1, XC1, Y9, Y11, Y3) \
+	PAIRA(XQ2, XD2, XC2, Y8, Y10, Y4) \
+	PAIRA(XQ2, XD2, XC2, Y9, Y11, Y5) \
+	PAIRA(XQ3, XD3, XC3, Y8, Y10, Y6) \
+	PAIRA(XQ3, XD3, XC3, Y9, Y11, Y7) \
+	ADDQ $sz, SI \
+	ADDQ $sz, BX \
+	STEP \
+	DECQ CX \
+	JNZ  label \
+	STORE24
 
 // func q40t24AVX2(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 //
 // The 2-row by 4-column tile: out[c·ldo/4 + r].
 TEXT ·q40t24AVX2(SB), NOSPLIT, $0-80
-	ARGS
-	LEAQ    (SI)(R9*1), BX
-	VMOVDQU gnibble<>(SB), Y14
-	VMOVDQU gones16<>(SB), Y15
-	VXORPS  Y0, Y0, Y0
-	VXORPS  Y1, Y1, Y1
-	VXORPS  Y2, Y2, Y2
-	VXORPS  Y3, Y3, Y3
-	VXORPS  Y4, Y4, Y4
-	VXORPS  Y5, Y5, Y5
-	VXORPS  Y6, Y6, Y6
-	VXORPS  Y7, Y7, Y7
-
-q40t24a:
-	Q4W(SI, Y8, Y10)
-	Q4W(BX, Y9, Y11)
-	PAIRA(XQ0, XD0, XC0, Y8, Y10, Y0)
-	PAIRA(XQ0, XD0, XC0, Y9, Y11, Y1)
-	PAIRA(XQ1, XD1, XC1, Y8, Y10, Y2)
-	PAIRA(XQ1, XD1, XC1, Y9, Y11, Y3)
-	PAIRA(XQ2, XD2, XC2, Y8, Y10, Y4)
-	PAIRA(XQ2, XD2, XC2, Y9, Y11, Y5)
-	PAIRA(XQ3, XD3, XC3, Y8, Y10, Y6)
-	PAIRA(XQ3, XD3, XC3, Y9, Y11, Y7)
-	ADDQ $18, SI
-	ADDQ $18, BX
-	STEP
-	DECQ CX
-	JNZ  q40t24a
-	STORE24
+	TILE24A40(18, q40t24a)
 
 // ---- Q8_0, AVX2 ----
 
@@ -291,6 +321,11 @@ q40t24a:
 #define Q8A(ptr, yabs, ydw) \
 	VPABSB 2(ptr), yabs \
 	SCALE(ptr, ydw)
+
+// Q8AC is Q8A with the scale converted (SCALEC), for the decode strips.
+#define Q8AC(ptr, yabs, ydw) \
+	VPABSB 2(ptr), yabs \
+	SCALEC(ptr, ydw)
 
 // func q80x1AVX2(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q80x1AVX2(SB), NOSPLIT, $0-80
@@ -311,80 +346,93 @@ q80x1a:
 	VZEROUPPER
 	RET
 
+// STRIP4A80 is STRIP4A40 for Q8_0 (34 bytes a block row-major, 136
+// interleaved).
+#define STRIP4A80(sz, label, pf) \
+	ARGS \
+	ROWS4 \
+	VMOVDQU gones16<>(SB), Y15 \
+	VXORPS  Y0, Y0, Y0 \
+	VXORPS  Y1, Y1, Y1 \
+	VXORPS  Y2, Y2, Y2 \
+	VXORPS  Y3, Y3, Y3 \
+label: \
+	pf \
+	VMOVDQU XQ0, Y14 \
+	Q8AC(SI, Y8, Y10) \
+	Q8AC(BX, Y9, Y11) \
+	PAIRS(2(SI), XD0, Y8, Y10, Y0) \
+	PAIRS(2(BX), XD0, Y9, Y11, Y1) \
+	Q8AC(R10, Y8, Y10) \
+	Q8AC(R11, Y9, Y11) \
+	PAIRS(2(R10), XD0, Y8, Y10, Y2) \
+	PAIRS(2(R11), XD0, Y9, Y11, Y3) \
+	ADDQ $sz, SI \
+	ADDQ $sz, BX \
+	ADDQ $sz, R10 \
+	ADDQ $sz, R11 \
+	STEP \
+	DECQ CX \
+	JNZ  label \
+	MOVQ out+64(FP), DI \
+	GHSUM(Y0, X0, (DI)) \
+	GHSUM(Y1, X1, 4(DI)) \
+	GHSUM(Y2, X2, 8(DI)) \
+	GHSUM(Y3, X3, 12(DI)) \
+	VZEROUPPER \
+	RET
+
+// PFA8 prefetches the next strip of Q8_0 rows (8.5 KiB ahead for rows of
+// 2048): Q8_0 streamed 9.4-11.5 GB/s prefetching 512 bytes ahead in
+// each row, 21.7-22.8 this way (BenchmarkKStream, EPYC VM, 2026-11-26).
+#define PFA8 \
+	PREFETCHT0 (SI)(R9*4) \
+	PREFETCHT0 (BX)(R9*4) \
+	PREFETCHT0 (R10)(R9*4) \
+	PREFETCHT0 (R11)(R9*4)
+
 // func q80x4AVX2(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q80x4AVX2(SB), NOSPLIT, $0-80
-	ARGS
-	ROWS4
-	VMOVDQU gones16<>(SB), Y15
-	VXORPS  Y0, Y0, Y0
-	VXORPS  Y1, Y1, Y1
-	VXORPS  Y2, Y2, Y2
-	VXORPS  Y3, Y3, Y3
+	STRIP4A80(34, q80x4a, PFA8)
 
-q80x4a:
-	PREFETCHT0 PFG(SI)
-	PREFETCHT0 PFG(BX)
-	PREFETCHT0 PFG(R10)
-	PREFETCHT0 PFG(R11)
-	VMOVDQU XQ0, Y14
-	Q8A(SI, Y8, Y10)
-	Q8A(BX, Y9, Y11)
-	PAIRS(2(SI), XD0, Y8, Y10, Y0)
-	PAIRS(2(BX), XD0, Y9, Y11, Y1)
-	Q8A(R10, Y8, Y10)
-	Q8A(R11, Y9, Y11)
-	PAIRS(2(R10), XD0, Y8, Y10, Y2)
-	PAIRS(2(R11), XD0, Y9, Y11, Y3)
-	ADDQ $34, SI
-	ADDQ $34, BX
-	ADDQ $34, R10
-	ADDQ $34, R11
-	STEP
-	DECQ CX
-	JNZ  q80x4a
-	MOVQ out+64(FP), DI
-	GHSUM(Y0, X0, (DI))
-	GHSUM(Y1, X1, 4(DI))
-	GHSUM(Y2, X2, 8(DI))
-	GHSUM(Y3, X3, 12(DI))
-	VZEROUPPER
-	RET
+// TILE24A80 is TILE24A40 for Q8_0.
+#define TILE24A80(sz, label) \
+	ARGS \
+	LEAQ    (SI)(R9*1), BX \
+	VMOVDQU gones16<>(SB), Y15 \
+	VXORPS  Y0, Y0, Y0 \
+	VXORPS  Y1, Y1, Y1 \
+	VXORPS  Y2, Y2, Y2 \
+	VXORPS  Y3, Y3, Y3 \
+	VXORPS  Y4, Y4, Y4 \
+	VXORPS  Y5, Y5, Y5 \
+	VXORPS  Y6, Y6, Y6 \
+	VXORPS  Y7, Y7, Y7 \
+label: \
+	Q8A(SI, Y8, Y10) \
+	Q8A(BX, Y9, Y11) \
+	VMOVDQU XQ0, Y14 \
+	PAIRS(2(SI), XD0, Y8, Y10, Y0) \
+	PAIRS(2(BX), XD0, Y9, Y11, Y1) \
+	VMOVDQU XQ1, Y14 \
+	PAIRS(2(SI), XD1, Y8, Y10, Y2) \
+	PAIRS(2(BX), XD1, Y9, Y11, Y3) \
+	VMOVDQU XQ2, Y14 \
+	PAIRS(2(SI), XD2, Y8, Y10, Y4) \
+	PAIRS(2(BX), XD2, Y9, Y11, Y5) \
+	VMOVDQU XQ3, Y14 \
+	PAIRS(2(SI), XD3, Y8, Y10, Y6) \
+	PAIRS(2(BX), XD3, Y9, Y11, Y7) \
+	ADDQ $sz, SI \
+	ADDQ $sz, BX \
+	STEP \
+	DECQ CX \
+	JNZ  label \
+	STORE24
 
 // func q80t24AVX2(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q80t24AVX2(SB), NOSPLIT, $0-80
-	ARGS
-	LEAQ    (SI)(R9*1), BX
-	VMOVDQU gones16<>(SB), Y15
-	VXORPS  Y0, Y0, Y0
-	VXORPS  Y1, Y1, Y1
-	VXORPS  Y2, Y2, Y2
-	VXORPS  Y3, Y3, Y3
-	VXORPS  Y4, Y4, Y4
-	VXORPS  Y5, Y5, Y5
-	VXORPS  Y6, Y6, Y6
-	VXORPS  Y7, Y7, Y7
-
-q80t24a:
-	Q8A(SI, Y8, Y10)
-	Q8A(BX, Y9, Y11)
-	VMOVDQU XQ0, Y14
-	PAIRS(2(SI), XD0, Y8, Y10, Y0)
-	PAIRS(2(BX), XD0, Y9, Y11, Y1)
-	VMOVDQU XQ1, Y14
-	PAIRS(2(SI), XD1, Y8, Y10, Y2)
-	PAIRS(2(BX), XD1, Y9, Y11, Y3)
-	VMOVDQU XQ2, Y14
-	PAIRS(2(SI), XD2, Y8, Y10, Y4)
-	PAIRS(2(BX), XD2, Y9, Y11, Y5)
-	VMOVDQU XQ3, Y14
-	PAIRS(2(SI), XD3, Y8, Y10, Y6)
-	PAIRS(2(BX), XD3, Y9, Y11, Y7)
-	ADDQ $34, SI
-	ADDQ $34, BX
-	STEP
-	DECQ CX
-	JNZ  q80t24a
-	STORE24
+	TILE24A80(34, q80t24a)
 
 // ---- VNNI tier (AVX-512 VNNI + VL on 256-bit registers) ----
 
@@ -485,6 +533,26 @@ label: \
 	PREFETCHT0 8256(SI) \
 	PREFETCHT0 8320(SI)
 
+// The AVX2 kernels on the interleaved layout (Rows4): the row-major ones
+// with a group's rows one block apart (rs = the block size), 4 blocks per
+// step, and the interleaved prefetch; the same arithmetic, bit for bit.
+
+// func q40x4AVX2R4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q40x4AVX2R4(SB), NOSPLIT, $0-80
+	STRIP4A40(72, q40x4ar4, PFR4)
+
+// func q40t24AVX2R4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q40t24AVX2R4(SB), NOSPLIT, $0-80
+	TILE24A40(72, q40t24ar4)
+
+// func q80x4AVX2R4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q80x4AVX2R4(SB), NOSPLIT, $0-80
+	STRIP4A80(136, q80x4ar4, PFR8)
+
+// func q80t24AVX2R4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q80t24AVX2R4(SB), NOSPLIT, $0-80
+	TILE24A80(136, q80t24ar4)
+
 // STRIP4V is the loop of 4 rows against one column (decode). The column's
 // block (values, correction, scale) is loaded once into Y20-Y22 for the 4
 // rows, and the unpacking constant c15 (Q4_0 shift counts, Q8_0 sign flip)
@@ -544,13 +612,6 @@ label: \
 	VPAND          Y15, yw, yw \
 	SCALEC(ptr, ydw)
 
-// SCALEC converts the fp16 scale at (ptr) instead of looking it up (the
-// same float32, exactly): in a stream of weights the 256 KiB table leaves
-// the cache, and the Q4_0 strip, at 18 bytes per lookup, read 12-15
-// against 15-17 GB/s of weights (BenchmarkKStream, 1 thread, 2026-11-25).
-#define SCALEC(ptr, ydw) \
-	VPBROADCASTW (ptr), X13 \
-	VCVTPH2PS    X13, ydw
 
 // ONEV is the loop of one row against one column.
 #define ONEV(unpack, sz, label) \

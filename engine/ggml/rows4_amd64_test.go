@@ -15,73 +15,89 @@ import (
 // groups, tail rows past the last group of 4), and the layout's
 // conversions to their inverses.
 func TestRows4MatchesRowMajor(t *testing.T) {
-	if !hasVNNI {
-		t.Skip("skipping: no AVX-512 VNNI, the tier that has the interleaved kernels")
+	if !hasAVX2 {
+		t.Skip("skipping: no AVX2, the first tier that has the interleaved kernels")
+	}
+	tiers := [][2]map[Type]*tileSet{{avx2Tiles, avx2Rows4}}
+	if hasVNNI {
+		tiers = append(tiers, [2]map[Type]*tileSet{vnniTiles, vnniRows4})
+	} else {
+		t.Log("no AVX-512 VNNI: its interleaved kernels are not tested")
 	}
 	r := rand.New(rand.NewPCG(18, 4))
-	for tp, k4 := range vnniRows4 {
-		k := vnniTiles[tp]
-		for _, shape := range [][3]int{{32, 4, 1}, {64, 5, 1}, {96, 7, 2}, {256, 8, 3}, {1024, 11, 4}, {64, 9, 5},
-			{128, 4, 7}, {32, 6, 8}, {288, 13, 9}, {160, 17, 12}, {64, 16, 16}, {2048, 21, 17}, {96, 3, 6}, {64, 12, 40}} {
-			n, rows, cols := shape[0], shape[1], shape[2]
-			g := newGemmCase(r, tp, n, rows, cols)
-			il := append([]byte(nil), g.w...)
-			InterleaveRows4(tp, n, il, rows, nil)
-			if rows >= 4 && n > 32 && bytes.Equal(il, g.w) { // one block per row: the same layout
-				t.Fatalf("%v n=%d rows=%d: interleaving changed nothing", tp, n, rows)
-			}
-			for row := 0; row < rows; row++ {
-				rs := tp.RowSize(n)
-				if got := Rows4Row(tp, n, il, rows, row, make([]byte, rs)); !bytes.Equal(got, g.w[row*rs:(row+1)*rs]) {
-					t.Fatalf("%v n=%d rows=%d: Rows4Row(%d) differs from the row", tp, n, rows, row)
+	for _, tier := range tiers {
+		for tp, k4 := range tier[1] {
+			k := tier[0][tp]
+			for _, shape := range [][3]int{{32, 4, 1}, {64, 5, 1}, {96, 7, 2}, {256, 8, 3}, {1024, 11, 4}, {64, 9, 5},
+				{128, 4, 7}, {32, 6, 8}, {288, 13, 9}, {160, 17, 12}, {64, 16, 16}, {2048, 21, 17}, {96, 3, 6}, {64, 12, 40}} {
+				n, rows, cols := shape[0], shape[1], shape[2]
+				g := newGemmCase(r, tp, n, rows, cols)
+				il := append([]byte(nil), g.w...)
+				InterleaveRows4(tp, n, il, rows, nil)
+				if rows >= 4 && n > 32 && bytes.Equal(il, g.w) { // one block per row: the same layout
+					t.Fatalf("%v n=%d rows=%d: interleaving changed nothing", tp, n, rows)
 				}
-			}
-			back := append([]byte(nil), il...)
-			DeinterleaveRows4(tp, n, back, rows, nil)
-			if !bytes.Equal(back, g.w) {
-				t.Fatalf("%v n=%d rows=%d: deinterleave(interleave(w)) != w", tp, n, rows)
-			}
-			for i, group := range []int{1, zGroup(k), zGroup(k)} {
-				rowsOuter = i != 2
-				var a Act
-				a.prepare(tp, n, g.x, cols, prepKindQ8, k.off, group)
-				ldd := rows + 2
-				want, got := nanSlice(cols*ldd), nanSlice(cols*ldd)
-				k.run(n, g.w, rows, &a, want, ldd)
-				k4.run(n, il, rows, &a, got, ldd)
-				name := fmt.Sprintf("%v group %d n=%d %dx%d", tp, a.group, n, rows, cols)
-				for c := 0; c < cols; c++ {
-					for row := 0; row < rows; row++ {
-						if w, h := want[c*ldd+row], got[c*ldd+row]; w != h {
-							t.Fatalf("%s: row %d col %d: interleaved %g, row-major %g", name, row, c, h, w)
-						}
+				for row := 0; row < rows; row++ {
+					rs := tp.RowSize(n)
+					if got := Rows4Row(tp, n, il, rows, row, make([]byte, rs)); !bytes.Equal(got, g.w[row*rs:(row+1)*rs]) {
+						t.Fatalf("%v n=%d rows=%d: Rows4Row(%d) differs from the row", tp, n, rows, row)
 					}
 				}
-				// And through the exported entry point, on the rows of a
-				// chunk that starts on a group (as the engine splits them).
-				if rows >= 8 && group == zGroup(k) {
-					rs := tp.RowSize(n)
-					sub := nanSlice(cols * ldd)
-					MatMulActRows4(tp, n, il[4*rs:], rows-4, &a, sub[4:], ldd)
+				back := append([]byte(nil), il...)
+				DeinterleaveRows4(tp, n, back, rows, nil)
+				if !bytes.Equal(back, g.w) {
+					t.Fatalf("%v n=%d rows=%d: deinterleave(interleave(w)) != w", tp, n, rows)
+				}
+				for i, group := range []int{1, zGroup(k), zGroup(k)} {
+					rowsOuter = i != 2
+					var a Act
+					a.prepare(tp, n, g.x, cols, prepKindQ8, k.off, group)
+					ldd := rows + 2
+					want, got := nanSlice(cols*ldd), nanSlice(cols*ldd)
+					k.run(n, g.w, rows, &a, want, ldd)
+					k4.run(n, il, rows, &a, got, ldd)
+					name := fmt.Sprintf("%s %v group %d n=%d %dx%d", k.tier, tp, a.group, n, rows, cols)
 					for c := 0; c < cols; c++ {
-						for row := 4; row < rows; row++ {
-							if sub[c*ldd+row] != want[c*ldd+row] {
-								t.Fatalf("%s: MatMulActRows4 from row 4: row %d col %d differs", name, row, c)
+						for row := 0; row < rows; row++ {
+							if w, h := want[c*ldd+row], got[c*ldd+row]; w != h {
+								t.Fatalf("%s: row %d col %d: interleaved %g, row-major %g", name, row, c, h, w)
+							}
+						}
+					}
+					// And through the exported entry point, on the rows of a
+					// chunk that starts on a group (as the engine splits them).
+					if rows >= 8 && group == zGroup(k) && gemmRows4[tp] != nil && tierOf(tp) == k.tier {
+						rs := tp.RowSize(n)
+						sub := nanSlice(cols * ldd)
+						MatMulActRows4(tp, n, il[4*rs:], rows-4, &a, sub[4:], ldd)
+						for c := 0; c < cols; c++ {
+							for row := 4; row < rows; row++ {
+								if sub[c*ldd+row] != want[c*ldd+row] {
+									t.Fatalf("%s: MatMulActRows4 from row 4: row %d col %d differs", name, row, c)
+								}
 							}
 						}
 					}
 				}
+				rowsOuter = true
 			}
-			rowsOuter = true
 		}
 	}
+}
+
+// tierOf is the tier whose kernels MatMulActRows4 runs for tp here.
+func tierOf(tp Type) string {
+	if hasVNNI {
+		return vnniTiles[tp].tier
+	}
+	return avx2Tiles[tp].tier
 }
 
 // BenchmarkRows4Stream streams the decode strip over a set larger than the
 // last-level cache, row-major and interleaved, in the thread's CPU time.
 func BenchmarkRows4Stream(b *testing.B) {
-	if !hasVNNI {
-		b.Skip("no AVX-512 VNNI")
+	if !hasAVX2 {
+		b.Skip("no AVX2")
 	}
 	for _, sh := range [][2]int{{5632, 2048}, {2048, 5632}} {
 		rows, n := sh[0], sh[1]
