@@ -161,3 +161,24 @@ func TestFlatQ4_0Widths(t *testing.T) {
 		}
 	}
 }
+
+// TestF16TileA holds the AVX2 tier's F16 matrix kernel (installed only
+// without AVX-512, so called directly here) to the plain-Go dot, bit for
+// bit: tiles, leftover rows and columns, decode.
+func TestF16TileA(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("skipping: no AVX2")
+	}
+	r := rand.New(rand.NewPCG(16, 43))
+	for _, shape := range [][3]int{{32, 4, 3}, {64, 7, 9}, {96, 6, 8}, {288, 13, 5}, {1024, 3, 1}, {64, 9, 1}, {96, 8, 2},
+		{2048, 7, 11}, {64, 10, 13}, {4096, 4, 8}, {32, 2, 4}, {2080, 5, 6}, {5632, 8, 3}} {
+		n, rows, cols := shape[0], shape[1], shape[2]
+		g := newGemmCase(r, F16, n, rows, cols)
+		var a Act
+		a.prepare(F16, n, g.x, cols, prepKindF32, 0, 1)
+		ldd := rows + 1
+		got := nanSlice(cols * ldd)
+		gemmF16A(n, g.w, rows, &a, got, ldd)
+		checkGemm(t, fmt.Sprintf("F16 avx2 n=%d %dx%d", n, rows, cols), got, g.want(F16, goDot[F16], ldd), rows, ldd)
+	}
+}

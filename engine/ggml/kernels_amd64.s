@@ -1531,3 +1531,179 @@ TEXT ·q3kt18(SB), NOSPLIT, $0-56
 // func q3kt14(w *byte, x *byte, xs int, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q3kt14(SB), NOSPLIT, $0-56
 	Q3TILE(Q3DOTS4, Q3SUMS4, Q3STORES4, q3kt14l)
+
+
+// F16RED stores at dst the sum of one pair's four octet accumulators (at
+// a0..a3 off R12) in dotF16AVX's order: (a0+a1)+(a2+a3), then HSUM.
+#define F16RED(a0, a1, a2, a3, dst) \
+	VMOVUPS a0(R12), Y0 \
+	VADDPS  a1(R12), Y0, Y0 \
+	VMOVUPS a2(R12), Y2 \
+	VADDPS  a3(R12), Y2, Y2 \
+	VADDPS  Y2, Y0, Y0 \
+	HSUM \
+	VMOVSS  X0, dst
+
+// f16t43A is the AVX2 F16 tile of 4 rows (rs bytes apart) by 3 float32
+// columns (cs bytes apart) over ng groups of 32, for prefill on CPUs
+// without AVX-512. dotF16AVX keeps four 8-lane accumulators per pair
+// (element 32g+8k+j in accumulator k, lane j); four per pair do not fit
+// 16 registers for a tile of 12 pairs, so the tile makes four passes, pass
+// k accumulating octet k of every group for the 12 pairs in Y0-Y11 (3
+// column and 1 weight register beside them: per octet 12 FMAs, 4
+// widenings and 3 loads, where dotF16AVX does 1 FMA per 2 widenings).
+// The passes run over blocks of 16 groups (a 10 KiB slice of the rows and
+// columns, which stays in L1 for the four), parking the accumulators in s
+// (384 floats) between blocks; the end sums each pair's four as dotF16AVX
+// does ((a0+a1)+(a2+a3), HSUM), so every value is VecDot's bit for bit.
+//
+// func f16t43A(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int, s *float32)
+TEXT ·f16t43A(SB), NOSPLIT, $0-64
+	MOVQ   rs+8(FP), R9
+	MOVQ   cs+24(FP), R13
+	MOVQ   s+56(FP), R12
+	MOVQ   w+0(FP), R14
+	MOVQ   x+16(FP), DX
+	MOVQ   ng+32(FP), R8
+	LEAQ   (R9)(R9*2), R10
+	VXORPS Y0, Y0, Y0
+	VMOVUPS Y0, 0(R12)
+	VMOVUPS Y0, 32(R12)
+	VMOVUPS Y0, 64(R12)
+	VMOVUPS Y0, 96(R12)
+	VMOVUPS Y0, 128(R12)
+	VMOVUPS Y0, 160(R12)
+	VMOVUPS Y0, 192(R12)
+	VMOVUPS Y0, 224(R12)
+	VMOVUPS Y0, 256(R12)
+	VMOVUPS Y0, 288(R12)
+	VMOVUPS Y0, 320(R12)
+	VMOVUPS Y0, 352(R12)
+	VMOVUPS Y0, 384(R12)
+	VMOVUPS Y0, 416(R12)
+	VMOVUPS Y0, 448(R12)
+	VMOVUPS Y0, 480(R12)
+	VMOVUPS Y0, 512(R12)
+	VMOVUPS Y0, 544(R12)
+	VMOVUPS Y0, 576(R12)
+	VMOVUPS Y0, 608(R12)
+	VMOVUPS Y0, 640(R12)
+	VMOVUPS Y0, 672(R12)
+	VMOVUPS Y0, 704(R12)
+	VMOVUPS Y0, 736(R12)
+	VMOVUPS Y0, 768(R12)
+	VMOVUPS Y0, 800(R12)
+	VMOVUPS Y0, 832(R12)
+	VMOVUPS Y0, 864(R12)
+	VMOVUPS Y0, 896(R12)
+	VMOVUPS Y0, 928(R12)
+	VMOVUPS Y0, 960(R12)
+	VMOVUPS Y0, 992(R12)
+	VMOVUPS Y0, 1024(R12)
+	VMOVUPS Y0, 1056(R12)
+	VMOVUPS Y0, 1088(R12)
+	VMOVUPS Y0, 1120(R12)
+	VMOVUPS Y0, 1152(R12)
+	VMOVUPS Y0, 1184(R12)
+	VMOVUPS Y0, 1216(R12)
+	VMOVUPS Y0, 1248(R12)
+	VMOVUPS Y0, 1280(R12)
+	VMOVUPS Y0, 1312(R12)
+	VMOVUPS Y0, 1344(R12)
+	VMOVUPS Y0, 1376(R12)
+	VMOVUPS Y0, 1408(R12)
+	VMOVUPS Y0, 1440(R12)
+	VMOVUPS Y0, 1472(R12)
+	VMOVUPS Y0, 1504(R12)
+
+f16t43ablock:
+	MOVQ R8, BX
+	CMPQ BX, $16
+	JLE  f16t43afew
+	MOVQ $16, BX
+
+f16t43afew:
+	XORQ R11, R11
+
+f16t43apass:
+	LEAQ (R11)(R11*2), AX
+	SHLQ $3, AX
+	VMOVUPS 0(R12)(AX*1), Y0
+	VMOVUPS 32(R12)(AX*1), Y1
+	VMOVUPS 64(R12)(AX*1), Y2
+	VMOVUPS 96(R12)(AX*1), Y3
+	VMOVUPS 128(R12)(AX*1), Y4
+	VMOVUPS 160(R12)(AX*1), Y5
+	VMOVUPS 192(R12)(AX*1), Y6
+	VMOVUPS 224(R12)(AX*1), Y7
+	VMOVUPS 256(R12)(AX*1), Y8
+	VMOVUPS 288(R12)(AX*1), Y9
+	VMOVUPS 320(R12)(AX*1), Y10
+	VMOVUPS 352(R12)(AX*1), Y11
+	MOVQ BX, CX
+	LEAQ (R14)(R11*1), SI
+	LEAQ (DX)(R11*2), DI
+
+f16t43aloop:
+	VMOVUPS (DI), Y12
+	VMOVUPS (DI)(R13*1), Y13
+	VMOVUPS (DI)(R13*2), Y14
+	VCVTPH2PS   (SI), Y15
+	VFMADD231PS Y12, Y15, Y0
+	VFMADD231PS Y13, Y15, Y1
+	VFMADD231PS Y14, Y15, Y2
+	VCVTPH2PS   (SI)(R9*1), Y15
+	VFMADD231PS Y12, Y15, Y3
+	VFMADD231PS Y13, Y15, Y4
+	VFMADD231PS Y14, Y15, Y5
+	VCVTPH2PS   (SI)(R9*2), Y15
+	VFMADD231PS Y12, Y15, Y6
+	VFMADD231PS Y13, Y15, Y7
+	VFMADD231PS Y14, Y15, Y8
+	VCVTPH2PS   (SI)(R10*1), Y15
+	VFMADD231PS Y12, Y15, Y9
+	VFMADD231PS Y13, Y15, Y10
+	VFMADD231PS Y14, Y15, Y11
+	ADDQ $64, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  f16t43aloop
+	VMOVUPS Y0, 0(R12)(AX*1)
+	VMOVUPS Y1, 32(R12)(AX*1)
+	VMOVUPS Y2, 64(R12)(AX*1)
+	VMOVUPS Y3, 96(R12)(AX*1)
+	VMOVUPS Y4, 128(R12)(AX*1)
+	VMOVUPS Y5, 160(R12)(AX*1)
+	VMOVUPS Y6, 192(R12)(AX*1)
+	VMOVUPS Y7, 224(R12)(AX*1)
+	VMOVUPS Y8, 256(R12)(AX*1)
+	VMOVUPS Y9, 288(R12)(AX*1)
+	VMOVUPS Y10, 320(R12)(AX*1)
+	VMOVUPS Y11, 352(R12)(AX*1)
+	ADDQ $16, R11
+	CMPQ R11, $64
+	JLT  f16t43apass
+	MOVQ BX, AX
+	SHLQ $6, AX
+	ADDQ AX, R14
+	ADDQ AX, DX
+	ADDQ AX, DX
+	SUBQ BX, R8
+	JNZ  f16t43ablock
+
+	MOVQ out+40(FP), DI
+	MOVQ ldo+48(FP), R13
+	F16RED(0, 384, 768, 1152, 0(DI))
+	F16RED(32, 416, 800, 1184, 0(DI)(R13*1))
+	F16RED(64, 448, 832, 1216, 0(DI)(R13*2))
+	F16RED(96, 480, 864, 1248, 4(DI))
+	F16RED(128, 512, 896, 1280, 4(DI)(R13*1))
+	F16RED(160, 544, 928, 1312, 4(DI)(R13*2))
+	F16RED(192, 576, 960, 1344, 8(DI))
+	F16RED(224, 608, 992, 1376, 8(DI)(R13*1))
+	F16RED(256, 640, 1024, 1408, 8(DI)(R13*2))
+	F16RED(288, 672, 1056, 1440, 12(DI))
+	F16RED(320, 704, 1088, 1472, 12(DI)(R13*1))
+	F16RED(352, 736, 1120, 1504, 12(DI)(R13*2))
+	VZEROUPPER
+	RET

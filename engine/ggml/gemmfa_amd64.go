@@ -1,0 +1,46 @@
+//go:build amd64 && !noasm
+
+package ggml
+
+// The AVX2 tier's F16 matrix kernel (CPUs without AVX-512, whose F16
+// kernels are in gemmf_amd64.go): 4x3 tiles for prefill (f16t43A), the
+// single-row kernel for decode and the leftovers. Before it, F16 prefill
+// on AVX2 ran one row dot per (row, column), two widenings per FMA: on
+// the EPYC VM with AVX-512 masked off (GODEBUG=cpu.avx512f=off) TinyLlama
+// F16 pp128 ran 0.54–0.61× llama.cpp's AVX2 build (docs/PERFORMANCE.md).
+
+//go:noescape
+func f16t43A(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int, s *float32)
+
+func init() {
+	if hasAVX2 && !hasAVX512 {
+		gemmImpl[F16] = gemmF16A
+		prepKinds[F16] = prepKindF32
+	}
+}
+
+// gemmF16A walks 4x3 tiles, columns in groups of 3 over all rows (the
+// caller's chunk, in L2); leftover rows and columns, and decode, go
+// through the row kernel on the F16 columns: every value is VecDot's.
+func gemmF16A(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
+	rs := 2 * n
+	var s [384]float32
+	c := 0
+	for ; c+3 <= a.cols; c += 3 {
+		r := 0
+		for ; r+4 <= rows; r += 4 {
+			f16t43A(&w[r*rs], rs, &a.xf[c*n], 4*n, n/32, &dst[c*ldd+r], 4*ldd, &s[0])
+		}
+		for ; r < rows; r++ {
+			for cc := c; cc < c+3; cc++ {
+				dst[cc*ldd+r] = dotImpl[F16](n, w[r*rs:(r+1)*rs], a.Column(cc))
+			}
+		}
+	}
+	for ; c < a.cols; c++ {
+		x := a.Column(c)
+		for r := 0; r < rows; r++ {
+			dst[c*ldd+r] = dotImpl[F16](n, w[r*rs:(r+1)*rs], x)
+		}
+	}
+}
