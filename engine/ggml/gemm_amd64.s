@@ -222,6 +222,45 @@ q40x1a:
 	VZEROUPPER
 	RET
 
+// ZACC8A zeroes the AVX2 tiles' accumulators Y0-Y7.
+#define ZACC8A \
+	VXORPS  Y0, Y0, Y0 \
+	VXORPS  Y1, Y1, Y1 \
+	VXORPS  Y2, Y2, Y2 \
+	VXORPS  Y3, Y3, Y3 \
+	VXORPS  Y4, Y4, Y4 \
+	VXORPS  Y5, Y5, Y5 \
+	VXORPS  Y6, Y6, Y6 \
+	VXORPS  Y7, Y7, Y7
+
+// STRIP4AEND ends a step of the AVX2 4-row strips (4 row pointers sz
+// bytes on) and, after the last, stores the rows' sums Y0-Y3.
+#define STRIP4AEND(sz, label) \
+	ADDQ $sz, SI \
+	ADDQ $sz, BX \
+	ADDQ $sz, R10 \
+	ADDQ $sz, R11 \
+	STEP \
+	DECQ CX \
+	JNZ  label \
+	MOVQ out+64(FP), DI \
+	GHSUM(Y0, X0, (DI)) \
+	GHSUM(Y1, X1, 4(DI)) \
+	GHSUM(Y2, X2, 8(DI)) \
+	GHSUM(Y3, X3, 12(DI)) \
+	VZEROUPPER \
+	RET
+
+// TILE24AEND ends a step of the AVX2 2x4 tiles and stores them after the
+// last.
+#define TILE24AEND(sz, label) \
+	ADDQ $sz, SI \
+	ADDQ $sz, BX \
+	STEP \
+	DECQ CX \
+	JNZ  label \
+	STORE24
+
 // STRIP4A40 is the AVX2 Q4_0 loop of 4 rows against one column (decode):
 // sz bytes from one block of a row to its next (18 row-major, 72
 // interleaved), pf the prefetch of each step.
@@ -244,20 +283,7 @@ label: \
 	Q4WC(R11, Y9, Y11) \
 	PAIRA(XQ0, XD0, XC0, Y8, Y10, Y2) \
 	PAIRA(XQ0, XD0, XC0, Y9, Y11, Y3) \
-	ADDQ $sz, SI \
-	ADDQ $sz, BX \
-	ADDQ $sz, R10 \
-	ADDQ $sz, R11 \
-	STEP \
-	DECQ CX \
-	JNZ  label \
-	MOVQ out+64(FP), DI \
-	GHSUM(Y0, X0, (DI)) \
-	GHSUM(Y1, X1, 4(DI)) \
-	GHSUM(Y2, X2, 8(DI)) \
-	GHSUM(Y3, X3, 12(DI)) \
-	VZEROUPPER \
-	RET
+	STRIP4AEND(sz, label)
 
 // PFA4 is the row-major AVX2 strips' prefetch: the lines of the strip two
 // ahead (rows are contiguous: 8 rows ahead). The hardware prefetcher does
@@ -283,14 +309,7 @@ TEXT ·q40x4AVX2(SB), NOSPLIT, $0-80
 	LEAQ    (SI)(R9*1), BX \
 	VMOVDQU gnibble<>(SB), Y14 \
 	VMOVDQU gones16<>(SB), Y15 \
-	VXORPS  Y0, Y0, Y0 \
-	VXORPS  Y1, Y1, Y1 \
-	VXORPS  Y2, Y2, Y2 \
-	VXORPS  Y3, Y3, Y3 \
-	VXORPS  Y4, Y4, Y4 \
-	VXORPS  Y5, Y5, Y5 \
-	VXORPS  Y6, Y6, Y6 \
-	VXORPS  Y7, Y7, Y7 \
+	ZACC8A \
 label: \
 	Q4W(SI, Y8, Y10) \
 	Q4W(BX, Y9, Y11) \
@@ -302,12 +321,7 @@ label: \
 	PAIRA(XQ2, XD2, XC2, Y9, Y11, Y5) \
 	PAIRA(XQ3, XD3, XC3, Y8, Y10, Y6) \
 	PAIRA(XQ3, XD3, XC3, Y9, Y11, Y7) \
-	ADDQ $sz, SI \
-	ADDQ $sz, BX \
-	STEP \
-	DECQ CX \
-	JNZ  label \
-	STORE24
+	TILE24AEND(sz, label)
 
 // func q40t24AVX2(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 //
@@ -367,20 +381,7 @@ label: \
 	Q8AC(R11, Y9, Y11) \
 	PAIRS(2(R10), XD0, Y8, Y10, Y2) \
 	PAIRS(2(R11), XD0, Y9, Y11, Y3) \
-	ADDQ $sz, SI \
-	ADDQ $sz, BX \
-	ADDQ $sz, R10 \
-	ADDQ $sz, R11 \
-	STEP \
-	DECQ CX \
-	JNZ  label \
-	MOVQ out+64(FP), DI \
-	GHSUM(Y0, X0, (DI)) \
-	GHSUM(Y1, X1, 4(DI)) \
-	GHSUM(Y2, X2, 8(DI)) \
-	GHSUM(Y3, X3, 12(DI)) \
-	VZEROUPPER \
-	RET
+	STRIP4AEND(sz, label)
 
 // PFA8 prefetches the next strip of Q8_0 rows (8.5 KiB ahead for rows of
 // 2048): Q8_0 streamed 9.4-11.5 GB/s prefetching 512 bytes ahead in
@@ -400,14 +401,7 @@ TEXT ·q80x4AVX2(SB), NOSPLIT, $0-80
 	ARGS \
 	LEAQ    (SI)(R9*1), BX \
 	VMOVDQU gones16<>(SB), Y15 \
-	VXORPS  Y0, Y0, Y0 \
-	VXORPS  Y1, Y1, Y1 \
-	VXORPS  Y2, Y2, Y2 \
-	VXORPS  Y3, Y3, Y3 \
-	VXORPS  Y4, Y4, Y4 \
-	VXORPS  Y5, Y5, Y5 \
-	VXORPS  Y6, Y6, Y6 \
-	VXORPS  Y7, Y7, Y7 \
+	ZACC8A \
 label: \
 	Q8A(SI, Y8, Y10) \
 	Q8A(BX, Y9, Y11) \
@@ -423,12 +417,7 @@ label: \
 	VMOVDQU XQ3, Y14 \
 	PAIRS(2(SI), XD3, Y8, Y10, Y6) \
 	PAIRS(2(BX), XD3, Y9, Y11, Y7) \
-	ADDQ $sz, SI \
-	ADDQ $sz, BX \
-	STEP \
-	DECQ CX \
-	JNZ  label \
-	STORE24
+	TILE24AEND(sz, label)
 
 // func q80t24AVX2(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q80t24AVX2(SB), NOSPLIT, $0-80

@@ -7,7 +7,8 @@ package ggml
 // single-row kernel for decode and the leftovers. Before it, F16 prefill
 // on AVX2 ran one row dot per (row, column), two widenings per FMA: on
 // the EPYC VM with AVX-512 masked off (GODEBUG=cpu.avx512f=off) TinyLlama
-// F16 pp128 ran 0.54–0.61× llama.cpp's AVX2 build (docs/PERFORMANCE.md).
+// F16 pp128 ran 0.54–0.61× llama.cpp's AVX2 build, and 0.80–0.93× with
+// these tiles (docs/PERFORMANCE.md, sitting 5).
 
 //go:noescape
 func f16t43A(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int, s *float32)
