@@ -45,6 +45,9 @@ func init() {
 
 func (k *floatTiles) run(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 	switch {
+	case a.cols < 3 && k.t == F16: // decode: the row kernel, row after row
+		rows16(n, w, rows, a, dst, ldd)
+		return
 	case a.cols < 3: // no whole tile: 4-row strips (decode)
 		for c := 0; c < a.cols; c++ {
 			k.strips(n, w, rows, a, c, dst[c*ldd:c*ldd+rows])
@@ -140,5 +143,22 @@ func widenF16Asm(h []uint16, f []float32) {
 	}
 	for i := n; i < len(h); i++ {
 		f[i] = fp16Table[h[i]]
+	}
+}
+
+// rows16 runs F16 decode (fewer than 3 columns) through the row kernel
+// on the F16 columns, one row after the other: the rows are one
+// sequential stream, which the hardware prefetcher follows, where the
+// 4-row strip reads four streams with a software prefetch. One core, a
+// 5632x2048 matrix streamed from a 600 MiB set on the EPYC VM: 24.9–26.0
+// GB/s against 22.9–25.3 for the strip (three alternations, 2026-11-26).
+// Same bits either way (the strip's lanes are the row kernel's).
+func rows16(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
+	rs := 2 * n
+	for c := 0; c < a.cols; c++ {
+		x, out := a.Column(c), dst[c*ldd:c*ldd+rows]
+		for r := range out {
+			out[r] = dotImpl[F16](n, w[r*rs:(r+1)*rs], x)
+		}
 	}
 }
