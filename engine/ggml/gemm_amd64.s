@@ -96,6 +96,18 @@ GLOBL gflip80<>(SB), RODATA|NOPTR, $32
 	ADDQ $32, DX \
 	ADDQ $32, R12
 
+// NEXT4 ends a step of a 4-row loop: the row pointers SI, BX, R10 and R11
+// sz bytes on, the activation pointers one block, and back to label
+// while blocks remain.
+#define NEXT4(sz, label) \
+	ADDQ $sz, SI \
+	ADDQ $sz, BX \
+	ADDQ $sz, R10 \
+	ADDQ $sz, R11 \
+	STEP \
+	DECQ CX \
+	JNZ  label
+
 // SCALE broadcasts the fp32 value of the fp16 scale at (ptr) into ydw,
 // through the fp16Table at R8: two loads and no vector ALU work, where a
 // VPBROADCASTW and VCVTPH2PS pair takes shuffle and FP-port uops.
@@ -236,13 +248,7 @@ q40x1a:
 // STRIP4AEND ends a step of the AVX2 4-row strips (4 row pointers sz
 // bytes on) and, after the last, stores the rows' sums Y0-Y3.
 #define STRIP4AEND(sz, label) \
-	ADDQ $sz, SI \
-	ADDQ $sz, BX \
-	ADDQ $sz, R10 \
-	ADDQ $sz, R11 \
-	STEP \
-	DECQ CX \
-	JNZ  label \
+	NEXT4(sz, label) \
 	MOVQ out+64(FP), DI \
 	GHSUM(Y0, X0, (DI)) \
 	GHSUM(Y1, X1, 4(DI)) \
@@ -480,13 +486,7 @@ label: \
 	COL4V(XQ1, XD1, XC1, Y20, Y21, Y22, Y23) \
 	COL4V(XQ2, XD2, XC2, Y24, Y25, Y26, Y27) \
 	COL4V(XQ3, XD3, XC3, Y28, Y29, Y30, Y31) \
-	ADDQ $sz, SI \
-	ADDQ $sz, BX \
-	ADDQ $sz, R10 \
-	ADDQ $sz, R11 \
-	STEP \
-	DECQ CX \
-	JNZ  label \
+	NEXT4(sz, label) \
 	MOVQ out+64(FP), DI \
 	MOVQ ldo+72(FP), R13 \
 	STORE4V(Y16, Y17, Y18, Y19, DI) \
@@ -568,13 +568,7 @@ label: \
 	PAIRVR(Y5, Y9, Y17) \
 	PAIRVR(Y6, Y10, Y18) \
 	PAIRVR(Y7, Y11, Y19) \
-	ADDQ $sz, SI \
-	ADDQ $sz, BX \
-	ADDQ $sz, R10 \
-	ADDQ $sz, R11 \
-	STEP \
-	DECQ CX \
-	JNZ  label \
+	NEXT4(sz, label) \
 	MOVQ out+64(FP), DI \
 	STORE4V(Y16, Y17, Y18, Y19, DI) \
 	VZEROUPPER \

@@ -38,10 +38,5 @@ func gemmF16A(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 			}
 		}
 	}
-	for ; c < a.cols; c++ {
-		x := a.Column(c)
-		for r := 0; r < rows; r++ {
-			dst[c*ldd+r] = dotImpl[F16](n, w[r*rs:(r+1)*rs], x)
-		}
-	}
+	rows16(n, w, rows, a, c, dst, ldd)
 }
