@@ -143,6 +143,8 @@ type tileSet struct {
 	// apart (a 2-row tile starts at the group's row 0 or 2); rows past the
 	// last full group are row-major and run the 1-row kernels.
 	r4 bool
+	// pairs: the interleaved layout pairs the blocks too (rows4Pairs).
+	pairs bool
 }
 
 // The kernel sets by tier. Q4_0 feeds unsigned nibbles q (w = q−8) and
@@ -151,23 +153,23 @@ type tileSet struct {
 // uses the sign trick and needs no correction.
 var (
 	avx2Tiles = map[Type]*tileSet{
-		Q4_0: {Q4_0, "avx2", 2, 4, q40t24AVX2, q40x4AVX2, q40x1AVX2, 8, false, false},
-		Q8_0: {Q8_0, "avx2", 2, 4, q80t24AVX2, q80x4AVX2, q80x1AVX2, 0, false, false},
+		Q4_0: {Q4_0, "avx2", 2, 4, q40t24AVX2, q40x4AVX2, q40x1AVX2, 8, false, false, false},
+		Q8_0: {Q8_0, "avx2", 2, 4, q80t24AVX2, q80x4AVX2, q80x1AVX2, 0, false, false, false},
 	}
 	vnniTiles = map[Type]*tileSet{
-		Q4_0: {Q4_0, "vnni", 4, 4, q40t44VNNI, q40x4VNNI, q40x1VNNI, -8, true, false},
-		Q8_0: {Q8_0, "vnni", 4, 4, q80t44VNNI, q80x4VNNI, q80x1VNNI, -128, true, false},
+		Q4_0: {Q4_0, "vnni", 4, 4, q40t44VNNI, q40x4VNNI, q40x1VNNI, -8, true, false, false},
+		Q8_0: {Q8_0, "vnni", 4, 4, q80t44VNNI, q80x4VNNI, q80x1VNNI, -128, true, false, false},
 	}
 	// avx2Rows4 and vnniRows4 are the tiers' kernels on the interleaved
 	// layout (Rows4): the same arithmetic, so bit-identical to avx2Tiles
-	// and vnniTiles.
+	// and vnniTiles. The AVX2 tier's Q4_0 pairs the blocks as well.
 	avx2Rows4 = map[Type]*tileSet{
-		Q4_0: {Q4_0, "avx2", 2, 4, q40t24AVX2R4, q40x4AVX2R4, q40x1AVX2, 8, false, true},
-		Q8_0: {Q8_0, "avx2", 2, 4, q80t24AVX2R4, q80x4AVX2R4, q80x1AVX2, 0, false, true},
+		Q4_0: {Q4_0, "avx2", 2, 4, q40t24AVX2R4, q40x4AVX2R4, q40x1AVX2, 8, false, true, true},
+		Q8_0: {Q8_0, "avx2", 2, 4, q80t24AVX2R4, q80x4AVX2R4, q80x1AVX2, 0, false, true, false},
 	}
 	vnniRows4 = map[Type]*tileSet{
-		Q4_0: {Q4_0, "vnni", 4, 4, q40t44VNNIR4, q40x4VNNIR4, q40x1VNNI, -8, true, true},
-		Q8_0: {Q8_0, "vnni", 4, 4, q80t44VNNIR4, q80x4VNNIR4, q80x1VNNI, -128, true, true},
+		Q4_0: {Q4_0, "vnni", 4, 4, q40t44VNNIR4, q40x4VNNIR4, q40x1VNNI, -8, true, true, false},
+		Q8_0: {Q8_0, "vnni", 4, 4, q80t44VNNIR4, q80x4VNNIR4, q80x1VNNI, -128, true, true, false},
 	}
 )
 
@@ -186,7 +188,7 @@ func init() {
 		useTiles(t, k)
 	}
 	for t, k := range rows4 {
-		gemmRows4[t] = k.run
+		gemmRows4[t], rows4Pairs[t] = k.run, k.pairs
 	}
 	installRepack(tiles[Q8_0])
 	if hasVNNI {

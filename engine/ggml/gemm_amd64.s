@@ -526,13 +526,149 @@ label: \
 // with a group's rows one block apart (rs = the block size), 4 blocks per
 // step, and the interleaved prefetch; the same arithmetic, bit for bit.
 
+// Q4_0 on the AVX2 tier's pair layout (rows4.go: each pair of a group's
+// blocks stored as [d_a d_b qs_a qs_b], 36 bytes, so one 32-byte load
+// holds both rows' nibbles and one 4-byte load both scales). One vector
+// then carries the two rows' lanes 0-3 (low nibbles: elements 0-15 of row
+// a in its low half, of row b in its high half) and another their lanes
+// 4-7, against the column's halves broadcast ([x0..15 | x0..15]); the
+// accumulators hold [a L0-3 | b L0-3] and [a L4-7 | b L4-7] and are
+// regrouped by row before the sum. Every lane goes through the row-major
+// kernel's operations (PAIRA: the same byte pairs, correction, scale
+// product and fused multiply-add), so the results are theirs bit for bit,
+// with 16 vector instructions per pair of rows and block against PAIRA's
+// 20: one core streamed 20.0-21.9 GB/s of weights against 16.9-17.5
+// (BenchmarkRows4Stream, masked, 2026-11-26).
+
+// gq4dup spreads the dword [d_a d_b] into [d_a ×4, d_b ×4] (VPSHUFB).
+DATA gq4dup<>+0(SB)/8, $0x0100010001000100
+DATA gq4dup<>+8(SB)/8, $0x0302030203020302
+GLOBL gq4dup<>(SB), RODATA|NOPTR, $16
+
+// PSCALE converts the pair's scales at sp into ys = [d_a ×4 | d_b ×4].
+#define PSCALE(sp, xs, ys) \
+	VMOVD     sp, xs \
+	VPSHUFB   gq4dup<>(SB), xs, xs \
+	VCVTPH2PS xs, ys
+
+// PNIB loads the pair's nibbles at qp: Y8 the low ones, Y9 the high ones;
+// Y14 holds the nibble mask.
+#define PNIB(qp) \
+	VMOVDQU qp, Y8 \
+	VPSRLW  $4, Y8, Y9 \
+	VPAND   Y14, Y8, Y8 \
+	VPAND   Y14, Y9, Y9
+
+// PLANES accumulates one half (yn: nibbles, xq: the column's half, xc its
+// correction, ysc the scale product) into acc: PAIRA's steps.
+#define PLANES(xq, yn, xc, ysc, acc) \
+	VPMADDUBSW  xq, yn, yn \
+	VPMADDWD    Y15, yn, yn \
+	VPSUBD      xc, yn, yn \
+	VCVTDQ2PS   yn, yn \
+	VFMADD231PS ysc, yn, acc
+
+// PSTRIP is one pair of the strip: the column's halves and corrections
+// in Y4-Y7, its scale at (DX).
+#define PSTRIP(sp, qp, alo, ahi) \
+	PSCALE(sp, X10, Y10) \
+	VMULPS (DX), Y10, Y10 \
+	PNIB(qp) \
+	PLANES(Y4, Y8, Y6, Y10, alo) \
+	PLANES(Y5, Y9, Y7, Y10, ahi)
+
+// PROWS regroups a pair's accumulators by row: ya = row a, yb = row b.
+#define PROWS(alo, ahi, ya, yb) \
+	VPERM2F128 $0x20, ahi, alo, ya \
+	VPERM2F128 $0x31, ahi, alo, yb
+
 // func q40x4AVX2R4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+//
+// out[0:4] = the dots of the group at w with one column (rs unused).
 TEXT ·q40x4AVX2R4(SB), NOSPLIT, $0-80
-	STRIP4A40(72, q40x4ar4, PFR4)
+	ARGS
+	VMOVDQU gnibble<>(SB), Y14
+	VMOVDQU gones16<>(SB), Y15
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+
+q40x4ap:
+	PFR4
+	VBROADCASTI128 (DI), Y4
+	VBROADCASTI128 16(DI), Y5
+	VBROADCASTI128 (R12), Y6
+	VBROADCASTI128 16(R12), Y7
+	PSTRIP((SI), 4(SI), Y0, Y1)
+	PSTRIP(36(SI), 40(SI), Y2, Y3)
+	ADDQ $72, SI
+	STEP
+	DECQ CX
+	JNZ  q40x4ap
+	MOVQ out+64(FP), DI
+	PROWS(Y0, Y1, Y8, Y9)
+	PROWS(Y2, Y3, Y10, Y11)
+	GHSUM(Y8, X8, (DI))
+	GHSUM(Y9, X9, 4(DI))
+	GHSUM(Y10, X10, 8(DI))
+	GHSUM(Y11, X11, 12(DI))
+	VZEROUPPER
+	RET
+
+// PCOL is one column of the pair tile: xq its values, xd its scale, xc
+// its corrections; alo, ahi the column's accumulators. Y10 holds the
+// pair's scales, Y8 and Y9 its nibbles (kept), Y11-Y13 scratch.
+#define PCOL(xq, xq16, xd, xc, xc16, alo, ahi) \
+	VMULPS         xd, Y10, Y13 \
+	VBROADCASTI128 xq, Y11 \
+	VPMADDUBSW     Y11, Y8, Y11 \
+	VPMADDWD       Y15, Y11, Y11 \
+	VBROADCASTI128 xc, Y12 \
+	VPSUBD         Y12, Y11, Y11 \
+	VCVTDQ2PS      Y11, Y11 \
+	VFMADD231PS    Y13, Y11, alo \
+	VBROADCASTI128 xq16, Y11 \
+	VPMADDUBSW     Y11, Y9, Y11 \
+	VPMADDWD       Y15, Y11, Y11 \
+	VBROADCASTI128 xc16, Y12 \
+	VPSUBD         Y12, Y11, Y11 \
+	VCVTDQ2PS      Y11, Y11 \
+	VFMADD231PS    Y13, Y11, ahi
+
+// PTOROW regroups column c's accumulators (Y[2c] lanes 0-3, Y[2c+1] lanes
+// 4-7 of both rows) into rows, as STORE24 takes them (Y[2c+r]).
+#define PTOROW(alo, ahi) \
+	VPERM2F128 $0x20, ahi, alo, Y8 \
+	VPERM2F128 $0x31, ahi, alo, ahi \
+	VMOVAPS    Y8, alo
 
 // func q40t24AVX2R4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+//
+// The 2-row by 4-column tile on one pair at w (a group's rows 0-1 or,
+// 36 bytes in, 2-3; rs unused): out[c·ldo/4 + r].
 TEXT ·q40t24AVX2R4(SB), NOSPLIT, $0-80
-	TILE24A40(72, q40t24ar4)
+	ARGS
+	VMOVDQU gnibble<>(SB), Y14
+	VMOVDQU gones16<>(SB), Y15
+	ZACC8A
+
+q40t24ap:
+	PSCALE((SI), X10, Y10)
+	PNIB(4(SI))
+	PCOL((DI), 16(DI), (DX), (R12), 16(R12), Y0, Y1)
+	PCOL((DI)(R13*1), 16(DI)(R13*1), (DX)(R13*1), (R12)(R13*1), 16(R12)(R13*1), Y2, Y3)
+	PCOL((DI)(R13*2), 16(DI)(R13*2), (DX)(R13*2), (R12)(R13*2), 16(R12)(R13*2), Y4, Y5)
+	PCOL((DI)(R14*1), 16(DI)(R14*1), (DX)(R14*1), (R12)(R14*1), 16(R12)(R14*1), Y6, Y7)
+	ADDQ $72, SI
+	STEP
+	DECQ CX
+	JNZ  q40t24ap
+	PTOROW(Y0, Y1)
+	PTOROW(Y2, Y3)
+	PTOROW(Y4, Y5)
+	PTOROW(Y6, Y7)
+	STORE24
 
 // func q80x4AVX2R4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q80x4AVX2R4(SB), NOSPLIT, $0-80

@@ -19,6 +19,28 @@ import "fmt"
 // type (nil: no such layout on this CPU).
 var gemmRows4 [32]gemmFunc
 
+// rows4Pairs marks the types whose interleaved layout here also pairs the
+// blocks (the AVX2 tier's Q4_0): each pair of a group's blocks, rows 0-1
+// and 2-3 of block k, is stored as [d_a d_b qs_a qs_b] instead of
+// [d_a qs_a d_b qs_b], 36 bytes either way, so that one load takes both
+// rows' nibbles and another both scales (gemm_amd64.s, "pair layout").
+// The group's size and place are unchanged, and so is a pair's start.
+var rows4Pairs [32]bool
+
+// pairSwap converts one 36-byte pair of Q4_0 blocks between the two
+// layouts: [d_a qs_a d_b qs_b] → [d_a d_b qs_a qs_b] (split) or back.
+func pairSwap(p []byte, split bool) {
+	var t [36]byte
+	copy(t[:], p[:36])
+	if split {
+		copy(p[2:4], t[18:20])
+		copy(p[4:20], t[2:18])
+	} else {
+		copy(p[2:18], t[4:20])
+		copy(p[18:20], t[2:4])
+	}
+}
+
 // Rows4 reports whether matrices of type t can be held interleaved
 // (InterleaveRows4) and multiplied that way (MatMulActRows4) here.
 func Rows4(t Type) bool { return int(t) < len(gemmRows4) && gemmRows4[t] != nil }
@@ -44,8 +66,14 @@ func rows4Move(t Type, n int, w []byte, rows int, scratch []byte, in bool) {
 		scratch = make([]byte, 4*rs)
 	}
 	nb := rs / bs
+	pairs := rows4Pairs[t]
 	for g := 0; g+4 <= rows; g += 4 {
 		grp := w[g*rs : (g+4)*rs]
+		if pairs && !in {
+			for p := 0; p < len(grp); p += 2 * bs {
+				pairSwap(grp[p:], false)
+			}
+		}
 		copy(scratch, grp)
 		for i := 0; i < 4; i++ {
 			for k := 0; k < nb; k++ {
@@ -55,6 +83,11 @@ func rows4Move(t Type, n int, w []byte, rows int, scratch []byte, in bool) {
 				} else {
 					copy(grp[rm:rm+bs], scratch[il:il+bs])
 				}
+			}
+		}
+		if pairs && in {
+			for p := 0; p < len(grp); p += 2 * bs {
+				pairSwap(grp[p:], true)
 			}
 		}
 	}
@@ -71,6 +104,12 @@ func Rows4Row(t Type, n int, w []byte, rows, r int, dst []byte) []byte {
 	}
 	g, i := r/4*4, r%4
 	for k := 0; k < rs/bs; k++ {
+		if rows4Pairs[t] { // the pair at rows i&^1 of block k: scales, then nibbles
+			p, j := w[g*rs+(4*k+i&^1)*bs:], i&1
+			copy(dst[k*bs:k*bs+2], p[2*j:])
+			copy(dst[k*bs+2:(k+1)*bs], p[4+16*j:])
+			continue
+		}
 		copy(dst[k*bs:(k+1)*bs], w[g*rs+(4*k+i)*bs:])
 	}
 	return dst

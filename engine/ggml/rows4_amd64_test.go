@@ -28,6 +28,10 @@ func TestRows4MatchesRowMajor(t *testing.T) {
 	for _, tier := range tiers {
 		for tp, k4 := range tier[1] {
 			k := tier[0][tp]
+			// The layout is the tier's (the AVX2 Q4_0 pairs), whichever tier
+			// this CPU installed.
+			defer func(saved bool) { rows4Pairs[tp] = saved }(rows4Pairs[tp])
+			rows4Pairs[tp] = k4.pairs
 			for _, shape := range [][3]int{{32, 4, 1}, {64, 5, 1}, {96, 7, 2}, {256, 8, 3}, {1024, 11, 4}, {64, 9, 5},
 				{128, 4, 7}, {32, 6, 8}, {288, 13, 9}, {160, 17, 12}, {64, 16, 16}, {2048, 21, 17}, {96, 3, 6}, {64, 12, 40}} {
 				n, rows, cols := shape[0], shape[1], shape[2]
