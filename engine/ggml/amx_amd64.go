@@ -177,7 +177,7 @@ func amxSelfCheck(tile func(*amxCall)) error {
 			w := w
 			if r4 { // the interleaved layout (Rows4) of the same rows
 				w = append([]byte(nil), w...)
-				InterleaveRows4(t, n, w, rows, nil)
+				interleaveRows4Unpaired(t, n, w, rows)
 			}
 			got := make([]float32, rows*cols)
 			amxGemm(t, n, w, rows, &a, got, rows, r4, tile)

@@ -215,7 +215,7 @@ func TestAMXWeightsAsm(t *testing.T) {
 				sg.weightsGo(tp, nb, w, rs, amxRowAddr(tp, rs, 0, mr, mr, false))
 				if tp == Q4_0 && n != 32*4096 {
 					w4 := append([]byte(nil), w...)
-					InterleaveRows4(tp, n, w4, mr, nil)
+					interleaveRows4Unpaired(tp, n, w4, mr)
 					w = w4
 				}
 				sa.weightsAsm(tp, nb, w, rs, amxRowAddr(tp, rs, 0, mr, mr, tp == Q4_0 && n != 32*4096))

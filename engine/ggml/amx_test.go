@@ -132,7 +132,7 @@ func TestAMXModel(t *testing.T) {
 		checkGemm(t, name+" model", got, want, rows, ldd)
 		if tp == Q4_0 { // interleaved in groups of 4 rows (Rows4)
 			w4 := append([]byte(nil), g.w...)
-			InterleaveRows4(tp, n, w4, rows, nil)
+			interleaveRows4Unpaired(tp, n, w4, rows)
 			got = nanSlice(cols * ldd)
 			amxGemm(tp, n, w4, rows, &a, got, ldd, true, amxModelTile)
 			checkGemm(t, name+" interleaved model", got, want, rows, ldd)

@@ -13,6 +13,9 @@ package ggml
 //go:noescape
 func f16t43A(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int, s *float32)
 
+//go:noescape
+func f16h43A(w *byte, rs int, x *uint16, cs int, ng int, out *float32, ldo int, s *float32)
+
 func init() {
 	if hasAVX2 && !hasAVX512 {
 		gemmImpl[F16] = gemmF16A
@@ -23,14 +26,24 @@ func init() {
 // gemmF16A walks 4x3 tiles, columns in groups of 3 over all rows (the
 // caller's chunk, in L2); leftover rows and columns, and decode, go
 // through the row kernel on the F16 columns: every value is VecDot's.
+// Past f16ColsL1 the tiles read the F16 columns (f16h43A), as the AVX-512
+// tier does: on the EPYC VM, masked, a 64-row chunk of a 2048×5632 matrix
+// against 128 columns ran 37.0–43.3 GMAC/s against 37.4–40.5 through the
+// float32 ones, alternated four times (a throwaway benchmark, 2026-11-26);
+// at n = 2048, where the float32 columns stay, the two were within noise.
 func gemmF16A(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 	rs := 2 * n
 	var s [384]float32
+	half := 12*n > f16ColsL1
 	c := 0
 	for ; c+3 <= a.cols; c += 3 {
 		r := 0
 		for ; r+4 <= rows; r += 4 {
-			f16t43A(&w[r*rs], rs, &a.xf[c*n], 4*n, n/32, &dst[c*ldd+r], 4*ldd, &s[0])
+			if half {
+				f16h43A(&w[r*rs], rs, &bytesU16(a.x)[c*n], 2*n, n/32, &dst[c*ldd+r], 4*ldd, &s[0])
+			} else {
+				f16t43A(&w[r*rs], rs, &a.xf[c*n], 4*n, n/32, &dst[c*ldd+r], 4*ldd, &s[0])
+			}
 		}
 		for ; r < rows; r++ {
 			for cc := c; cc < c+3; cc++ {

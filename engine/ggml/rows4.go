@@ -49,15 +49,22 @@ func Rows4(t Type) bool { return int(t) < len(gemmRows4) && gemmRows4[t] != nil 
 // row-major to the interleaved layout; scratch holds 4 rows (nil: one is
 // allocated).
 func InterleaveRows4(t Type, n int, w []byte, rows int, scratch []byte) {
-	rows4Move(t, n, w, rows, scratch, true)
+	rows4Move(t, n, w, rows, scratch, true, rows4Pairs[t])
+}
+
+// interleaveRows4Unpaired is InterleaveRows4 without the pairing: the
+// layout of the VNNI and AMX tiers, whichever tier this CPU runs (the AMX
+// model and its self-check read it).
+func interleaveRows4Unpaired(t Type, n int, w []byte, rows int) {
+	rows4Move(t, n, w, rows, nil, true, false)
 }
 
 // DeinterleaveRows4 is InterleaveRows4's inverse.
 func DeinterleaveRows4(t Type, n int, w []byte, rows int, scratch []byte) {
-	rows4Move(t, n, w, rows, scratch, false)
+	rows4Move(t, n, w, rows, scratch, false, rows4Pairs[t])
 }
 
-func rows4Move(t Type, n int, w []byte, rows int, scratch []byte, in bool) {
+func rows4Move(t Type, n int, w []byte, rows int, scratch []byte, in, pairs bool) {
 	rs, bs := t.RowSize(n), t.RowSize(t.BlockSize())
 	if len(w) < rs*rows || rs%bs != 0 {
 		panic(fmt.Sprintf("ggml: rows4 %v %dx%d: %d bytes", t, rows, n, len(w)))
@@ -66,7 +73,6 @@ func rows4Move(t Type, n int, w []byte, rows int, scratch []byte, in bool) {
 		scratch = make([]byte, 4*rs)
 	}
 	nb := rs / bs
-	pairs := rows4Pairs[t]
 	for g := 0; g+4 <= rows; g += 4 {
 		grp := w[g*rs : (g+4)*rs]
 		if pairs && !in {
