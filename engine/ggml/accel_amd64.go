@@ -13,6 +13,8 @@ func Accel() string {
 		return "avx2+avx512-vnni"
 	case hasAVX512:
 		return "avx2+avx512"
+	case hasAVXVNNI:
+		return "avx2+avx-vnni"
 	case hasAVX2:
 		return "avx2"
 	}

@@ -20,18 +20,30 @@ import (
 
 // amxByteLine is an instruction spelled as bytes in amx_amd64.s: BYTE
 // directives, then the GNU as spelling in a comment.
-var amxByteLine = regexp.MustCompile(`^\s*((?:BYTE \$0x[0-9a-f]{2};?\s*)+)//\s*(.+?)\s*$`)
+var amxByteLine = regexp.MustCompile(`^\s*(?:#define \w+\s+)?((?:BYTE \$0x[0-9a-f]{2};?\s*)+)//\s*(.+?)\s*$`)
 
 // TestAMXEncoding assembles the comment of every BYTE-encoded instruction
 // in amx_amd64.s with GNU as and compares its bytes with the BYTE ones,
 // so that the tile instructions no machine here can execute are at least
 // the ones their comments name. Every BYTE line must carry such a comment.
 func TestAMXEncoding(t *testing.T) {
+	checkByteEncodings(t, "amx_amd64.s", "ldtilecfg", "tilezero", "tileloadd", "tdpbssd", "tilestored", "tilerelease")
+}
+
+// TestAVXVNNIEncoding is TestAMXEncoding for the AVX-VNNI tier's
+// VEX-encoded vpdpbusd (gemm_amd64.s), which Go's assembler lacks.
+func TestAVXVNNIEncoding(t *testing.T) {
+	checkByteEncodings(t, "gemm_amd64.s", "{vex}")
+}
+
+// checkByteEncodings checks every BYTE line of file against GNU as, and
+// that the instructions named by ops (first words) are among them.
+func checkByteEncodings(t *testing.T, file string, ops ...string) {
 	as, err := exec.LookPath("as")
 	if err != nil {
-		t.Skip("skipping: GNU as not found, the AMX encodings are unchecked")
+		t.Skipf("skipping: GNU as not found, the BYTE encodings of %s are unchecked", file)
 	}
-	src, err := os.ReadFile("amx_amd64.s")
+	src, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +56,7 @@ func TestAMXEncoding(t *testing.T) {
 		}
 		m := amxByteLine.FindStringSubmatch(text)
 		if m == nil {
-			t.Fatalf("amx_amd64.s:%d: BYTE line without an instruction comment: %q", line, text)
+			t.Fatalf("%s:%d: BYTE line without an instruction comment: %q", file, line, text)
 		}
 		var got []byte
 		for _, f := range regexp.MustCompile(`0x([0-9a-f]{2})`).FindAllStringSubmatch(m[1], -1) {
@@ -53,13 +65,13 @@ func TestAMXEncoding(t *testing.T) {
 		}
 		want := gnuAssemble(t, as, m[2])
 		if !bytes.Equal(got, want) {
-			t.Errorf("amx_amd64.s:%d: %s is % x in the file, % x by GNU as", line, m[2], got, want)
+			t.Errorf("%s:%d: %s is % x in the file, % x by GNU as", file, line, m[2], got, want)
 		}
 		seen[strings.Fields(m[2])[0]] = true
 	}
-	for _, op := range []string{"ldtilecfg", "tilezero", "tileloadd", "tdpbssd", "tilestored", "tilerelease"} {
+	for _, op := range ops {
 		if !seen[op] {
-			t.Errorf("amx_amd64.s has no BYTE-encoded %s", op)
+			t.Errorf("%s has no BYTE-encoded %s", file, op)
 		}
 	}
 }

@@ -119,6 +119,11 @@ func (a *Act) prepare(t Type, n int, x []byte, cols int, kind prepKind, off int3
 	a.Fill(0, cols)
 }
 
+// prepHi16: Q4_0 columns with a negative offset take the hi16 lanes (the
+// VNNI tier's); false where the AVX-VNNI tier runs, whose offset −8 starts
+// its sums without them.
+var prepHi16 = true
+
 func (a *Act) begin(t Type, n int, x []byte, cols int, kind prepKind, off int32, group int) {
 	vt := t.VecDotType()
 	xs := vt.RowSize(n)
@@ -128,7 +133,7 @@ func (a *Act) begin(t Type, n int, x []byte, cols int, kind prepKind, off int32,
 	checkRow(vt, n, xs)
 	a.wt, a.n, a.cols, a.x, a.xs = t, n, cols, x[:xs*cols], xs
 	a.kind, a.off, a.prepared = prepKindNone, off, false
-	a.hi16 = kind == prepKindQ8 && t == Q4_0 && off < 0
+	a.hi16 = kind == prepKindQ8 && t == Q4_0 && off < 0 && prepHi16
 	a.pairs, a.amx = false, false
 	switch {
 	case kind == prepKindF32 && n%32 == 0 && n > 0:

@@ -8,6 +8,11 @@ import "golang.org/x/sys/cpu"
 // 256-bit vpdpbusd and the 32 vector registers of AVX-512VL).
 var hasVNNI = hasAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI
 
+// hasAVXVNNI reports whether the AVX-VNNI tier's Q4_0 kernels run here:
+// the VEX-encoded vpdpbusd (Alder Lake and newer desktops) on a CPU
+// without the AVX-512 VNNI tier. Other types keep the AVX2 kernels.
+var hasAVXVNNI = hasAVX2 && cpu.X86.HasAVXVNNI && !hasVNNI
+
 // tileFunc is the uniform signature of the tile kernels in gemm_amd64.s.
 type tileFunc func(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 
@@ -167,6 +172,14 @@ var (
 		Q4_0: {Q4_0, "avx2", 2, 4, q40t24AVX2R4, q40x4AVX2R4, q40x1AVX2, 8, false, true, true},
 		Q8_0: {Q8_0, "avx2", 2, 4, q80t24AVX2R4, q80x4AVX2R4, q80x1AVX2, 0, false, true, false},
 	}
+	// avxvnniTiles and avxvnniRows4: the AVX-VNNI tier's Q4_0 (the AVX2
+	// kernels with vpdpbusd, gemm_amd64.s), bit-identical to avx2Tiles.
+	avxvnniTiles = map[Type]*tileSet{
+		Q4_0: {Q4_0, "avxvnni", 2, 4, q40t24AVXV, q40x4AVXV, q40x1AVXV, -8, false, false, false},
+	}
+	avxvnniRows4 = map[Type]*tileSet{
+		Q4_0: {Q4_0, "avxvnni", 2, 4, q40t24AVXVR4, q40x4AVXVR4, q40x1AVXV, -8, false, true, true},
+	}
 	vnniRows4 = map[Type]*tileSet{
 		Q4_0: {Q4_0, "vnni", 4, 4, q40t44VNNIR4, q40x4VNNIR4, q40x1VNNI, -8, true, true, false},
 		Q8_0: {Q8_0, "vnni", 4, 4, q80t44VNNIR4, q80x4VNNIR4, q80x1VNNI, -128, true, true, false},
@@ -184,6 +197,10 @@ func init() {
 	if hasVNNI {
 		tiles, rows4 = vnniTiles, vnniRows4
 	}
+	if hasAVXVNNI {
+		tiles, rows4 = withTier(avx2Tiles, avxvnniTiles), withTier(avx2Rows4, avxvnniRows4)
+		prepHi16 = false
+	}
 	for t, k := range tiles {
 		useTiles(t, k)
 	}
@@ -194,6 +211,18 @@ func init() {
 	if hasVNNI {
 		installAMX(tiles) // above VNNI where the CPU, the OS and the self-check allow
 	}
+}
+
+// withTier is base with the types of over replaced by over's kernels.
+func withTier(base, over map[Type]*tileSet) map[Type]*tileSet {
+	m := make(map[Type]*tileSet, len(base))
+	for t, k := range base {
+		m[t] = k
+	}
+	for t, k := range over {
+		m[t] = k
+	}
+	return m
 }
 
 // useTiles installs k as the matrix (and matrix-vector) kernels of t.
@@ -451,3 +480,18 @@ func (k *tileSet) ztile(pairs int, w *byte, rs int, qs *byte, dx *float32, corr 
 		q80z48(w, rs, qs, dx, corr, nb, tab, out, ldo)
 	}
 }
+
+//go:noescape
+func q40x1AVXV(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q40x4AVXV(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q40t24AVXV(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q40x4AVXVR4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q40t24AVXVR4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)

@@ -268,9 +268,10 @@ q40x1a:
 	STORE24
 
 // STRIP4A40 is the AVX2 Q4_0 loop of 4 rows against one column (decode):
-// sz bytes from one block of a row to its next (18 row-major, 72
-// interleaved), pf the prefetch of each step.
-#define STRIP4A40(sz, label, pf) \
+// sz bytes from one block of a row to its next, pf the prefetch of each
+// step, p8 and p9 the block products of the rows unpacked in Y8 and Y9
+// (PAIRA, or the AVX-VNNI tier's PAIRV8 and PAIRV9).
+#define STRIP4A40(sz, label, pf, p8, p9) \
 	ARGS \
 	ROWS4 \
 	VMOVDQU gnibble<>(SB), Y14 \
@@ -283,12 +284,12 @@ label: \
 	pf \
 	Q4WC(SI, Y8, Y10) \
 	Q4WC(BX, Y9, Y11) \
-	PAIRA(XQ0, XD0, XC0, Y8, Y10, Y0) \
-	PAIRA(XQ0, XD0, XC0, Y9, Y11, Y1) \
+	p8(XQ0, XD0, XC0, Y8, Y10, Y0) \
+	p9(XQ0, XD0, XC0, Y9, Y11, Y1) \
 	Q4WC(R10, Y8, Y10) \
 	Q4WC(R11, Y9, Y11) \
-	PAIRA(XQ0, XD0, XC0, Y8, Y10, Y2) \
-	PAIRA(XQ0, XD0, XC0, Y9, Y11, Y3) \
+	p8(XQ0, XD0, XC0, Y8, Y10, Y2) \
+	p9(XQ0, XD0, XC0, Y9, Y11, Y3) \
 	STRIP4AEND(sz, label)
 
 // PFA4 is the row-major AVX2 strips' prefetch: the lines of the strip two
@@ -306,11 +307,11 @@ label: \
 //
 // out[0:4] = the dots of the 4 rows at w (rs bytes apart) with one column.
 TEXT ·q40x4AVX2(SB), NOSPLIT, $0-80
-	STRIP4A40(18, q40x4a, PFA4)
+	STRIP4A40(18, q40x4a, PFA4, PAIRA, PAIRA)
 
 // TILE24A40 is the AVX2 Q4_0 tile of 2 rows (rs bytes apart) by 4
-// columns; sz as in STRIP4A40: out[c·ldo/4 + r].
-#define TILE24A40(sz, label) \
+// columns; sz, p8 and p9 as in STRIP4A40: out[c·ldo/4 + r].
+#define TILE24A40(sz, label, p8, p9) \
 	ARGS \
 	LEAQ    (SI)(R9*1), BX \
 	VMOVDQU gnibble<>(SB), Y14 \
@@ -319,21 +320,21 @@ TEXT ·q40x4AVX2(SB), NOSPLIT, $0-80
 label: \
 	Q4W(SI, Y8, Y10) \
 	Q4W(BX, Y9, Y11) \
-	PAIRA(XQ0, XD0, XC0, Y8, Y10, Y0) \
-	PAIRA(XQ0, XD0, XC0, Y9, Y11, Y1) \
-	PAIRA(XQ1, XD1, XC1, Y8, Y10, Y2) \
-	PAIRA(XQ1, XD1, XC1, Y9, Y11, Y3) \
-	PAIRA(XQ2, XD2, XC2, Y8, Y10, Y4) \
-	PAIRA(XQ2, XD2, XC2, Y9, Y11, Y5) \
-	PAIRA(XQ3, XD3, XC3, Y8, Y10, Y6) \
-	PAIRA(XQ3, XD3, XC3, Y9, Y11, Y7) \
+	p8(XQ0, XD0, XC0, Y8, Y10, Y0) \
+	p9(XQ0, XD0, XC0, Y9, Y11, Y1) \
+	p8(XQ1, XD1, XC1, Y8, Y10, Y2) \
+	p9(XQ1, XD1, XC1, Y9, Y11, Y3) \
+	p8(XQ2, XD2, XC2, Y8, Y10, Y4) \
+	p9(XQ2, XD2, XC2, Y9, Y11, Y5) \
+	p8(XQ3, XD3, XC3, Y8, Y10, Y6) \
+	p9(XQ3, XD3, XC3, Y9, Y11, Y7) \
 	TILE24AEND(sz, label)
 
 // func q40t24AVX2(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 //
 // The 2-row by 4-column tile: out[c·ldo/4 + r].
 TEXT ·q40t24AVX2(SB), NOSPLIT, $0-80
-	TILE24A40(18, q40t24a)
+	TILE24A40(18, q40t24a, PAIRA, PAIRA)
 
 // ---- Q8_0, AVX2 ----
 
@@ -582,39 +583,43 @@ GLOBL gq4dup<>(SB), RODATA|NOPTR, $16
 	VPERM2F128 $0x20, ahi, alo, ya \
 	VPERM2F128 $0x31, ahi, alo, yb
 
+// PSTRIP4 is the pair-layout strip of a group against one column, pair
+// the step of one pair (PSTRIP, PSTRIPV).
+#define PSTRIP4(pair, label) \
+	ARGS \
+	VMOVDQU gnibble<>(SB), Y14 \
+	VMOVDQU gones16<>(SB), Y15 \
+	VXORPS  Y0, Y0, Y0 \
+	VXORPS  Y1, Y1, Y1 \
+	VXORPS  Y2, Y2, Y2 \
+	VXORPS  Y3, Y3, Y3 \
+label: \
+	PFR4 \
+	VBROADCASTI128 (DI), Y4 \
+	VBROADCASTI128 16(DI), Y5 \
+	VBROADCASTI128 (R12), Y6 \
+	VBROADCASTI128 16(R12), Y7 \
+	pair((SI), 4(SI), Y0, Y1) \
+	pair(36(SI), 40(SI), Y2, Y3) \
+	ADDQ $72, SI \
+	STEP \
+	DECQ CX \
+	JNZ  label \
+	MOVQ out+64(FP), DI \
+	PROWS(Y0, Y1, Y8, Y9) \
+	PROWS(Y2, Y3, Y10, Y11) \
+	GHSUM(Y8, X8, (DI)) \
+	GHSUM(Y9, X9, 4(DI)) \
+	GHSUM(Y10, X10, 8(DI)) \
+	GHSUM(Y11, X11, 12(DI)) \
+	VZEROUPPER \
+	RET
+
 // func q40x4AVX2R4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 //
 // out[0:4] = the dots of the group at w with one column (rs unused).
 TEXT ·q40x4AVX2R4(SB), NOSPLIT, $0-80
-	ARGS
-	VMOVDQU gnibble<>(SB), Y14
-	VMOVDQU gones16<>(SB), Y15
-	VXORPS  Y0, Y0, Y0
-	VXORPS  Y1, Y1, Y1
-	VXORPS  Y2, Y2, Y2
-	VXORPS  Y3, Y3, Y3
-
-q40x4ap:
-	PFR4
-	VBROADCASTI128 (DI), Y4
-	VBROADCASTI128 16(DI), Y5
-	VBROADCASTI128 (R12), Y6
-	VBROADCASTI128 16(R12), Y7
-	PSTRIP((SI), 4(SI), Y0, Y1)
-	PSTRIP(36(SI), 40(SI), Y2, Y3)
-	ADDQ $72, SI
-	STEP
-	DECQ CX
-	JNZ  q40x4ap
-	MOVQ out+64(FP), DI
-	PROWS(Y0, Y1, Y8, Y9)
-	PROWS(Y2, Y3, Y10, Y11)
-	GHSUM(Y8, X8, (DI))
-	GHSUM(Y9, X9, 4(DI))
-	GHSUM(Y10, X10, 8(DI))
-	GHSUM(Y11, X11, 12(DI))
-	VZEROUPPER
-	RET
+	PSTRIP4(PSTRIP, q40x4ap)
 
 // PCOL is one column of the pair tile: xq its values, xd its scale, xc
 // its corrections; alo, ahi the column's accumulators. Y10 holds the
@@ -643,32 +648,141 @@ q40x4ap:
 	VPERM2F128 $0x31, ahi, alo, ahi \
 	VMOVAPS    Y8, alo
 
+// PTILE24 is the pair tile's loop, col the step of one column (PCOL,
+// PCOLV).
+#define PTILE24(col, label) \
+	ARGS \
+	VMOVDQU gnibble<>(SB), Y14 \
+	VMOVDQU gones16<>(SB), Y15 \
+	ZACC8A \
+label: \
+	PSCALE((SI), X10, Y10) \
+	PNIB(4(SI)) \
+	col((DI), 16(DI), (DX), (R12), 16(R12), Y0, Y1) \
+	col((DI)(R13*1), 16(DI)(R13*1), (DX)(R13*1), (R12)(R13*1), 16(R12)(R13*1), Y2, Y3) \
+	col((DI)(R13*2), 16(DI)(R13*2), (DX)(R13*2), (R12)(R13*2), 16(R12)(R13*2), Y4, Y5) \
+	col((DI)(R14*1), 16(DI)(R14*1), (DX)(R14*1), (R12)(R14*1), 16(R12)(R14*1), Y6, Y7) \
+	ADDQ $72, SI \
+	STEP \
+	DECQ CX \
+	JNZ  label \
+	PTOROW(Y0, Y1) \
+	PTOROW(Y2, Y3) \
+	PTOROW(Y4, Y5) \
+	PTOROW(Y6, Y7) \
+	STORE24
+
 // func q40t24AVX2R4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 //
 // The 2-row by 4-column tile on one pair at w (a group's rows 0-1 or,
 // 36 bytes in, 2-3; rs unused): out[c·ldo/4 + r].
 TEXT ·q40t24AVX2R4(SB), NOSPLIT, $0-80
+	PTILE24(PCOL, q40t24ap)
+
+// ---- Q4_0, AVX-VNNI ----
+//
+// The AVX-VNNI tier (Alder Lake and newer Intel desktops, Zen 5 without
+// AVX-512: the VEX-encoded 256-bit vpdpbusd beside AVX2) runs the AVX2
+// tier's Q4_0 kernels, same layouts, lanes and float steps, with
+// maddubs + pmaddwd + the correction's subtraction turned into one
+// vpdpbusd into an accumulator that starts at the correction: its columns
+// are prepared with the offset −8 (Act.corr = −8·Σ4, without the VNNI
+// tier's hi16 lanes). Every lane's integer is the same exact sum, so the
+// results are the AVX2 tier's bit for bit.
+//
+// Go's assembler has vpdpbusd only in its EVEX (AVX-512 VNNI) form, so the
+// VEX form is written out: C4 RXB.00010 0.vvvv.1.01 50 ModRM, for
+// "vpdpbusd dst, u8 (vvvv), s8 (rm)"; TestAVXVNNIEncoding assembles each
+// DPB macro's comment (GNU as, AT&T order) and compares the bytes.
+
+// DPB_d_u_s: Yd += Σ4 u8(Yu)·s8(Ys) per dword lane.
+#define DPB_12_8_13 BYTE $0xc4; BYTE $0x42; BYTE $0x3d; BYTE $0x50; BYTE $0xe5 // {vex} vpdpbusd %ymm13, %ymm8, %ymm12
+#define DPB_12_9_13 BYTE $0xc4; BYTE $0x42; BYTE $0x35; BYTE $0x50; BYTE $0xe5 // {vex} vpdpbusd %ymm13, %ymm9, %ymm12
+#define DPB_12_8_4 BYTE $0xc4; BYTE $0x62; BYTE $0x3d; BYTE $0x50; BYTE $0xe4 // {vex} vpdpbusd %ymm4, %ymm8, %ymm12
+#define DPB_13_9_5 BYTE $0xc4; BYTE $0x62; BYTE $0x35; BYTE $0x50; BYTE $0xed // {vex} vpdpbusd %ymm5, %ymm9, %ymm13
+#define DPB_12_8_11 BYTE $0xc4; BYTE $0x42; BYTE $0x3d; BYTE $0x50; BYTE $0xe3 // {vex} vpdpbusd %ymm11, %ymm8, %ymm12
+#define DPB_12_9_11 BYTE $0xc4; BYTE $0x42; BYTE $0x35; BYTE $0x50; BYTE $0xe3 // {vex} vpdpbusd %ymm11, %ymm9, %ymm12
+
+// PAIRV8 and PAIRV9 are PAIRA for the nibbles in Y8 and Y9:
+// acc += (d_w·d_x) · (corr + Σ nib·x) per lane.
+#define PAIRV8(xq, xd, xc, yw, ydw, acc) \
+	VMOVDQU     xc, Y12 \
+	VMOVDQU     xq, Y13 \
+	DPB_12_8_13 \
+	VCVTDQ2PS   Y12, Y12 \
+	VMULPS      xd, ydw, Y13 \
+	VFMADD231PS Y13, Y12, acc
+
+#define PAIRV9(xq, xd, xc, yw, ydw, acc) \
+	VMOVDQU     xc, Y12 \
+	VMOVDQU     xq, Y13 \
+	DPB_12_9_13 \
+	VCVTDQ2PS   Y12, Y12 \
+	VMULPS      xd, ydw, Y13 \
+	VFMADD231PS Y13, Y12, acc
+
+// PSTRIPV is PSTRIP for the AVX-VNNI tier: each half's sum starts at its
+// correction (the columns' offset is −8) and takes one vpdpbusd.
+#define PSTRIPV(sp, qp, alo, ahi) \
+	PSCALE(sp, X10, Y10) \
+	VMULPS      (DX), Y10, Y10 \
+	PNIB(qp) \
+	VMOVDQA     Y6, Y12 \
+	DPB_12_8_4 \
+	VCVTDQ2PS   Y12, Y12 \
+	VFMADD231PS Y10, Y12, alo \
+	VMOVDQA     Y7, Y13 \
+	DPB_13_9_5 \
+	VCVTDQ2PS   Y13, Y13 \
+	VFMADD231PS Y10, Y13, ahi
+
+// PCOLV is PCOL for the AVX-VNNI tier (see PSTRIPV).
+#define PCOLV(xq, xq16, xd, xc, xc16, alo, ahi) \
+	VMULPS         xd, Y10, Y13 \
+	VBROADCASTI128 xq, Y11 \
+	VBROADCASTI128 xc, Y12 \
+	DPB_12_8_11 \
+	VCVTDQ2PS      Y12, Y12 \
+	VFMADD231PS    Y13, Y12, alo \
+	VBROADCASTI128 xq16, Y11 \
+	VBROADCASTI128 xc16, Y12 \
+	DPB_12_9_11 \
+	VCVTDQ2PS      Y12, Y12 \
+	VFMADD231PS    Y13, Y12, ahi
+
+// func q40x1AVXV(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q40x1AVXV(SB), NOSPLIT, $0-80
 	ARGS
 	VMOVDQU gnibble<>(SB), Y14
-	VMOVDQU gones16<>(SB), Y15
-	ZACC8A
+	VXORPS  Y0, Y0, Y0
 
-q40t24ap:
-	PSCALE((SI), X10, Y10)
-	PNIB(4(SI))
-	PCOL((DI), 16(DI), (DX), (R12), 16(R12), Y0, Y1)
-	PCOL((DI)(R13*1), 16(DI)(R13*1), (DX)(R13*1), (R12)(R13*1), 16(R12)(R13*1), Y2, Y3)
-	PCOL((DI)(R13*2), 16(DI)(R13*2), (DX)(R13*2), (R12)(R13*2), 16(R12)(R13*2), Y4, Y5)
-	PCOL((DI)(R14*1), 16(DI)(R14*1), (DX)(R14*1), (R12)(R14*1), 16(R12)(R14*1), Y6, Y7)
-	ADDQ $72, SI
+q40x1v:
+	Q4W(SI, Y8, Y10)
+	PAIRV8(XQ0, XD0, XC0, Y8, Y10, Y0)
+	ADDQ $18, SI
 	STEP
 	DECQ CX
-	JNZ  q40t24ap
-	PTOROW(Y0, Y1)
-	PTOROW(Y2, Y3)
-	PTOROW(Y4, Y5)
-	PTOROW(Y6, Y7)
-	STORE24
+	JNZ  q40x1v
+	MOVQ out+64(FP), DI
+	GHSUM(Y0, X0, (DI))
+	VZEROUPPER
+	RET
+
+// func q40x4AVXV(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q40x4AVXV(SB), NOSPLIT, $0-80
+	STRIP4A40(18, q40x4v, PFA4, PAIRV8, PAIRV9)
+
+// func q40t24AVXV(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q40t24AVXV(SB), NOSPLIT, $0-80
+	TILE24A40(18, q40t24v, PAIRV8, PAIRV9)
+
+// func q40x4AVXVR4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q40x4AVXVR4(SB), NOSPLIT, $0-80
+	PSTRIP4(PSTRIPV, q40x4vp)
+
+// func q40t24AVXVR4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q40t24AVXVR4(SB), NOSPLIT, $0-80
+	PTILE24(PCOLV, q40t24vp)
 
 // func q80x4AVX2R4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q80x4AVX2R4(SB), NOSPLIT, $0-80

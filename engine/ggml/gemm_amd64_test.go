@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"golang.org/x/sys/cpu"
 )
 
 // TestTilesMatchLanes runs every kernel tier this CPU has (not only the
@@ -19,6 +21,7 @@ func TestTilesMatchLanes(t *testing.T) {
 				{64, 5, 2}, {96, 6, 3}, {128, 9, 7}, {64, 12, 6}, {160, 17, 12}, {32, 3, 2}} {
 				n, rows, cols := shape[0], shape[1], shape[2]
 				g := newGemmCase(r, tp, n, rows, cols)
+				tierPrep(t, k)
 				for i, group := range []int{1, zGroup(k), zGroup(k), zGroup(k)} {
 					zFull = i == 2     // the full groups through gemmz_amd64.s
 					rowsOuter = i != 3 // each group over all rows
@@ -44,11 +47,17 @@ func BenchmarkTiles(b *testing.B) {
 	if hasVNNI {
 		tiers["vnni"] = vnniTiles
 	}
+	if cpu.X86.HasAVXVNNI {
+		tiers["avxvnni"] = withTier(avx2Tiles, avxvnniTiles)
+	}
 	for name, tier := range tiers {
 		for _, tp := range []Type{Q4_0, Q8_0} {
 			for _, cols := range []int{1, 64} {
 				b.Run(fmt.Sprintf("%v/%s/cols=%d", tp, name, cols), func(b *testing.B) {
 					k := tier[tp]
+					saved := prepHi16
+					prepHi16 = k.tier != "avxvnni"
+					defer func() { prepHi16 = saved }()
 					r := rand.New(rand.NewPCG(1, 1))
 					n, rows := 2048, 256
 					g := newGemmCase(r, tp, n, rows, cols)
@@ -76,7 +85,20 @@ func testTiers(t *testing.T) []map[Type]*tileSet {
 	} else {
 		t.Log("no AVX-512 VNNI: that tier is not checked here")
 	}
+	if cpu.X86.HasAVXVNNI {
+		tiers = append(tiers, withTier(avx2Tiles, avxvnniTiles))
+	} else {
+		t.Log("no AVX-VNNI: that tier is not checked here")
+	}
 	return tiers
+}
+
+// tierPrep makes the Act preparation follow k's tier (the hi16 lanes are
+// the VNNI tier's, not the AVX-VNNI one's) until the test ends.
+func tierPrep(t *testing.T, k *tileSet) {
+	saved := prepHi16
+	prepHi16 = k.tier != "avxvnni"
+	t.Cleanup(func() { prepHi16 = saved })
 }
 
 // zGroup is the column group of k's 512-bit tiles (1: it has none).

@@ -1680,3 +1680,66 @@ TEXT ·f16h43A(SB), NOSPLIT, $0-64
 	MOVQ out+40(FP), DI
 	MOVQ ldo+48(FP), R13
 	F16T43RED
+
+// F16COL accumulates one column's 4 octets (at xo(DI) with index xi) against the
+// row's widened group in Y12-Y15 into a0-a3.
+#define F16COL(c, a0, a1, a2, a3) \
+	VFMADD231PS (c), Y12, a0 \
+	VFMADD231PS 32(c), Y13, a1 \
+	VFMADD231PS 64(c), Y14, a2 \
+	VFMADD231PS 96(c), Y15, a3
+
+// func f16t13A(w *byte, x *float32, cs int, ng int, out *float32, ldo int)
+TEXT ·f16t13A(SB), NOSPLIT, $0-48
+	MOVQ   w+0(FP), SI
+	MOVQ   x+8(FP), DI
+	MOVQ   cs+16(FP), R13
+	MOVQ   ng+24(FP), CX
+	LEAQ   (DI)(R13*1), R8
+	LEAQ   (DI)(R13*2), R9
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+f16t13aloop:
+	VCVTPH2PS (SI), Y12
+	VCVTPH2PS 16(SI), Y13
+	VCVTPH2PS 32(SI), Y14
+	VCVTPH2PS 48(SI), Y15
+	F16COL(DI, Y0, Y1, Y2, Y3)
+	F16COL(R8, Y4, Y5, Y6, Y7)
+	F16COL(R9, Y8, Y9, Y10, Y11)
+	ADDQ $64, SI
+	ADDQ $128, DI
+	ADDQ $128, R8
+	ADDQ $128, R9
+	DECQ CX
+	JNZ  f16t13aloop
+	MOVQ out+32(FP), DI
+	MOVQ ldo+40(FP), R13
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	HSUM
+	VMOVSS X0, (DI)
+	VADDPS Y5, Y4, Y0
+	VADDPS Y7, Y6, Y2
+	VADDPS Y2, Y0, Y0
+	HSUM
+	VMOVSS X0, (DI)(R13*1)
+	VADDPS Y9, Y8, Y0
+	VADDPS Y11, Y10, Y2
+	VADDPS Y2, Y0, Y0
+	HSUM
+	VMOVSS X0, (DI)(R13*2)
+	VZEROUPPER
+	RET

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"golang.org/x/sys/cpu"
 )
 
 // TestRows4MatchesRowMajor holds the kernels on the interleaved layout to
@@ -24,6 +26,11 @@ func TestRows4MatchesRowMajor(t *testing.T) {
 	} else {
 		t.Log("no AVX-512 VNNI: its interleaved kernels are not tested")
 	}
+	if cpu.X86.HasAVXVNNI {
+		tiers = append(tiers, [2]map[Type]*tileSet{withTier(avx2Tiles, avxvnniTiles), withTier(avx2Rows4, avxvnniRows4)})
+	} else {
+		t.Log("no AVX-VNNI: its interleaved kernels are not tested")
+	}
 	r := rand.New(rand.NewPCG(18, 4))
 	for _, tier := range tiers {
 		for tp, k4 := range tier[1] {
@@ -32,6 +39,7 @@ func TestRows4MatchesRowMajor(t *testing.T) {
 			// this CPU installed.
 			defer func(saved bool) { rows4Pairs[tp] = saved }(rows4Pairs[tp])
 			rows4Pairs[tp] = k4.pairs
+			tierPrep(t, k)
 			for _, shape := range [][3]int{{32, 4, 1}, {64, 5, 1}, {96, 7, 2}, {256, 8, 3}, {1024, 11, 4}, {64, 9, 5},
 				{128, 4, 7}, {32, 6, 8}, {288, 13, 9}, {160, 17, 12}, {64, 16, 16}, {2048, 21, 17}, {96, 3, 6}, {64, 12, 40}} {
 				n, rows, cols := shape[0], shape[1], shape[2]
@@ -93,6 +101,9 @@ func TestRows4MatchesRowMajor(t *testing.T) {
 func tierOf(tp Type) string {
 	if hasVNNI {
 		return vnniTiles[tp].tier
+	}
+	if k := avxvnniTiles[tp]; hasAVXVNNI && k != nil {
+		return k.tier
 	}
 	return avx2Tiles[tp].tier
 }
