@@ -8,9 +8,9 @@ import "golang.org/x/sys/cpu"
 // 256-bit vpdpbusd and the 32 vector registers of AVX-512VL).
 var hasVNNI = hasAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI
 
-// hasAVXVNNI reports whether the AVX-VNNI tier's Q4_0 kernels run here:
-// the VEX-encoded vpdpbusd (Alder Lake and newer desktops) on a CPU
-// without the AVX-512 VNNI tier. Other types keep the AVX2 kernels.
+// hasAVXVNNI reports whether the AVX-VNNI tier's Q4_0 and Q8_0 kernels
+// run here: the VEX-encoded vpdpbusd (Alder Lake and newer desktops) on a
+// CPU without the AVX-512 VNNI tier. Other types keep the AVX2 kernels.
 var hasAVXVNNI = hasAVX2 && cpu.X86.HasAVXVNNI && !hasVNNI
 
 // tileFunc is the uniform signature of the tile kernels in gemm_amd64.s.
@@ -172,13 +172,16 @@ var (
 		Q4_0: {Q4_0, "avx2", 2, 4, q40t24AVX2R4, q40x4AVX2R4, q40x1AVX2, 8, false, true, true},
 		Q8_0: {Q8_0, "avx2", 2, 4, q80t24AVX2R4, q80x4AVX2R4, q80x1AVX2, 0, false, true, false},
 	}
-	// avxvnniTiles and avxvnniRows4: the AVX-VNNI tier's Q4_0 (the AVX2
-	// kernels with vpdpbusd, gemm_amd64.s), bit-identical to avx2Tiles.
+	// avxvnniTiles and avxvnniRows4: the AVX-VNNI tier's Q4_0 and Q8_0
+	// (the AVX2 kernels with vpdpbusd, gemm_amd64.s), bit-identical to
+	// avx2Tiles.
 	avxvnniTiles = map[Type]*tileSet{
 		Q4_0: {Q4_0, "avxvnni", 2, 4, q40t24AVXV, q40x4AVXV, q40x1AVXV, -8, false, false, false},
+		Q8_0: {Q8_0, "avxvnni", 2, 4, q80t24AVXV, q80x4AVXV, q80x1AVXV, -128, false, false, false},
 	}
 	avxvnniRows4 = map[Type]*tileSet{
 		Q4_0: {Q4_0, "avxvnni", 2, 4, q40t24AVXVR4, q40x4AVXVR4, q40x1AVXV, -8, false, true, true},
+		Q8_0: {Q8_0, "avxvnni", 2, 4, q80t24AVXVR4, q80x4AVXVR4, q80x1AVXV, -128, false, true, false},
 	}
 	vnniRows4 = map[Type]*tileSet{
 		Q4_0: {Q4_0, "vnni", 4, 4, q40t44VNNIR4, q40x4VNNIR4, q40x1VNNI, -8, true, true, false},
@@ -495,3 +498,18 @@ func q40x4AVXVR4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb
 
 //go:noescape
 func q40t24AVXVR4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q80x1AVXV(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q80x4AVXV(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q80t24AVXV(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q80x4AVXVR4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q80t24AVXVR4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)

@@ -267,14 +267,15 @@ q40x1a:
 	JNZ  label \
 	STORE24
 
-// STRIP4A40 is the AVX2 Q4_0 loop of 4 rows against one column (decode):
-// sz bytes from one block of a row to its next, pf the prefetch of each
-// step, p8 and p9 the block products of the rows unpacked in Y8 and Y9
-// (PAIRA, or the AVX-VNNI tier's PAIRV8 and PAIRV9).
-#define STRIP4A40(sz, label, pf, p8, p9) \
+// STRIP4Q is the AVX2 loop of 4 rows against one column (decode): sz
+// bytes from one block of a row to its next, pf the prefetch of each
+// step, Y14 loaded from mask, unpack the block load (Q4WC; the AVX-VNNI
+// tier's Q8_0: Q8VC), p8 and p9 the block products of the rows unpacked
+// in Y8 and Y9 (PAIRA; the AVX-VNNI tier's PAIRV8 and PAIRV9).
+#define STRIP4Q(sz, label, pf, mask, unpack, p8, p9) \
 	ARGS \
 	ROWS4 \
-	VMOVDQU gnibble<>(SB), Y14 \
+	VMOVDQU mask, Y14 \
 	VMOVDQU gones16<>(SB), Y15 \
 	VXORPS  Y0, Y0, Y0 \
 	VXORPS  Y1, Y1, Y1 \
@@ -282,15 +283,19 @@ q40x1a:
 	VXORPS  Y3, Y3, Y3 \
 label: \
 	pf \
-	Q4WC(SI, Y8, Y10) \
-	Q4WC(BX, Y9, Y11) \
+	unpack(SI, Y8, Y10) \
+	unpack(BX, Y9, Y11) \
 	p8(XQ0, XD0, XC0, Y8, Y10, Y0) \
 	p9(XQ0, XD0, XC0, Y9, Y11, Y1) \
-	Q4WC(R10, Y8, Y10) \
-	Q4WC(R11, Y9, Y11) \
+	unpack(R10, Y8, Y10) \
+	unpack(R11, Y9, Y11) \
 	p8(XQ0, XD0, XC0, Y8, Y10, Y2) \
 	p9(XQ0, XD0, XC0, Y9, Y11, Y3) \
 	STRIP4AEND(sz, label)
+
+// STRIP4A40 is STRIP4Q for Q4_0.
+#define STRIP4A40(sz, label, pf, p8, p9) \
+	STRIP4Q(sz, label, pf, gnibble<>(SB), Q4WC, p8, p9)
 
 // PFA4 is the row-major AVX2 strips' prefetch: the lines of the strip two
 // ahead (rows are contiguous: 8 rows ahead). The hardware prefetcher does
@@ -309,17 +314,18 @@ label: \
 TEXT ·q40x4AVX2(SB), NOSPLIT, $0-80
 	STRIP4A40(18, q40x4a, PFA4, PAIRA, PAIRA)
 
-// TILE24A40 is the AVX2 Q4_0 tile of 2 rows (rs bytes apart) by 4
-// columns; sz, p8 and p9 as in STRIP4A40: out[c·ldo/4 + r].
-#define TILE24A40(sz, label, p8, p9) \
+// TILE24Q is the AVX2 tile of 2 rows (rs bytes apart) by 4 columns; sz,
+// mask, unpack (Q4W; the AVX-VNNI tier's Q8_0: Q8V), p8 and p9 as in
+// STRIP4Q: out[c·ldo/4 + r].
+#define TILE24Q(sz, label, mask, unpack, p8, p9) \
 	ARGS \
 	LEAQ    (SI)(R9*1), BX \
-	VMOVDQU gnibble<>(SB), Y14 \
+	VMOVDQU mask, Y14 \
 	VMOVDQU gones16<>(SB), Y15 \
 	ZACC8A \
 label: \
-	Q4W(SI, Y8, Y10) \
-	Q4W(BX, Y9, Y11) \
+	unpack(SI, Y8, Y10) \
+	unpack(BX, Y9, Y11) \
 	p8(XQ0, XD0, XC0, Y8, Y10, Y0) \
 	p9(XQ0, XD0, XC0, Y9, Y11, Y1) \
 	p8(XQ1, XD1, XC1, Y8, Y10, Y2) \
@@ -329,6 +335,10 @@ label: \
 	p8(XQ3, XD3, XC3, Y8, Y10, Y6) \
 	p9(XQ3, XD3, XC3, Y9, Y11, Y7) \
 	TILE24AEND(sz, label)
+
+// TILE24A40 is TILE24Q for Q4_0.
+#define TILE24A40(sz, label, p8, p9) \
+	TILE24Q(sz, label, gnibble<>(SB), Q4W, p8, p9)
 
 // func q40t24AVX2(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 //
@@ -908,3 +918,54 @@ TEXT ·q80x4VNNIR4(SB), NOSPLIT, $0-80
 // func q80t44VNNIR4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q80t44VNNIR4(SB), NOSPLIT, $0-80
 	TILE44V(Q8WV, 136, q80t44vr4)
+
+// ---- Q8_0, AVX-VNNI ----
+//
+// The AVX2 Q8_0 kernels take the sign trick (|w| against x·sign(w)); these
+// take the VNNI tier's w+128 (one xor with gflip80, Y14) against x from an
+// accumulator at the correction −128·Σ4 (the columns' offset −128): the
+// same exact integer per lane, so the AVX2 tier's values bit for bit.
+
+// Q8V and Q8VC load the Q8_0 block at (ptr) as w+128 into yw and its
+// scale (looked up, converted).
+#define Q8V(ptr, yw, ydw) \
+	VPXOR 2(ptr), Y14, yw \
+	SCALE(ptr, ydw)
+
+#define Q8VC(ptr, yw, ydw) \
+	VPXOR 2(ptr), Y14, yw \
+	SCALEC(ptr, ydw)
+
+// func q80x1AVXV(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q80x1AVXV(SB), NOSPLIT, $0-80
+	ARGS
+	VMOVDQU gflip80<>(SB), Y14
+	VXORPS  Y0, Y0, Y0
+
+q80x1v:
+	Q8V(SI, Y8, Y10)
+	PAIRV8(XQ0, XD0, XC0, Y8, Y10, Y0)
+	ADDQ $34, SI
+	STEP
+	DECQ CX
+	JNZ  q80x1v
+	MOVQ out+64(FP), DI
+	GHSUM(Y0, X0, (DI))
+	VZEROUPPER
+	RET
+
+// func q80x4AVXV(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q80x4AVXV(SB), NOSPLIT, $0-80
+	STRIP4Q(34, q80x4v, PFA8, gflip80<>(SB), Q8VC, PAIRV8, PAIRV9)
+
+// func q80t24AVXV(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q80t24AVXV(SB), NOSPLIT, $0-80
+	TILE24Q(34, q80t24v, gflip80<>(SB), Q8V, PAIRV8, PAIRV9)
+
+// func q80x4AVXVR4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q80x4AVXVR4(SB), NOSPLIT, $0-80
+	STRIP4Q(136, q80x4vr4, PFR8, gflip80<>(SB), Q8VC, PAIRV8, PAIRV9)
+
+// func q80t24AVXVR4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
+TEXT ·q80t24AVXVR4(SB), NOSPLIT, $0-80
+	TILE24Q(136, q80t24vr4, gflip80<>(SB), Q8V, PAIRV8, PAIRV9)
