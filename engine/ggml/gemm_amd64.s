@@ -267,15 +267,13 @@ q40x1a:
 	JNZ  label \
 	STORE24
 
-// STRIP4Q is the AVX2 loop of 4 rows against one column (decode): sz
-// bytes from one block of a row to its next, pf the prefetch of each
-// step, Y14 loaded from mask, unpack the block load (Q4WC; the AVX-VNNI
-// tier's Q8_0: Q8VC), p8 and p9 the block products of the rows unpacked
-// in Y8 and Y9 (PAIRA; the AVX-VNNI tier's PAIRV8 and PAIRV9).
-#define STRIP4Q(sz, label, pf, mask, unpack, p8, p9) \
+// STRIP4A40 is the AVX2 Q4_0 loop of 4 rows against one column (decode):
+// sz bytes from one block of a row to its next, pf the prefetch of each
+// step.
+#define STRIP4A40(sz, label, pf) \
 	ARGS \
 	ROWS4 \
-	VMOVDQU mask, Y14 \
+	VMOVDQU gnibble<>(SB), Y14 \
 	VMOVDQU gones16<>(SB), Y15 \
 	VXORPS  Y0, Y0, Y0 \
 	VXORPS  Y1, Y1, Y1 \
@@ -283,19 +281,15 @@ q40x1a:
 	VXORPS  Y3, Y3, Y3 \
 label: \
 	pf \
-	unpack(SI, Y8, Y10) \
-	unpack(BX, Y9, Y11) \
-	p8(XQ0, XD0, XC0, Y8, Y10, Y0) \
-	p9(XQ0, XD0, XC0, Y9, Y11, Y1) \
-	unpack(R10, Y8, Y10) \
-	unpack(R11, Y9, Y11) \
-	p8(XQ0, XD0, XC0, Y8, Y10, Y2) \
-	p9(XQ0, XD0, XC0, Y9, Y11, Y3) \
+	Q4WC(SI, Y8, Y10) \
+	Q4WC(BX, Y9, Y11) \
+	PAIRA(XQ0, XD0, XC0, Y8, Y10, Y0) \
+	PAIRA(XQ0, XD0, XC0, Y9, Y11, Y1) \
+	Q4WC(R10, Y8, Y10) \
+	Q4WC(R11, Y9, Y11) \
+	PAIRA(XQ0, XD0, XC0, Y8, Y10, Y2) \
+	PAIRA(XQ0, XD0, XC0, Y9, Y11, Y3) \
 	STRIP4AEND(sz, label)
-
-// STRIP4A40 is STRIP4Q for Q4_0.
-#define STRIP4A40(sz, label, pf, p8, p9) \
-	STRIP4Q(sz, label, pf, gnibble<>(SB), Q4WC, p8, p9)
 
 // PFA4 is the row-major AVX2 strips' prefetch: the lines of the strip two
 // ahead (rows are contiguous: 8 rows ahead). The hardware prefetcher does
@@ -312,39 +306,34 @@ label: \
 //
 // out[0:4] = the dots of the 4 rows at w (rs bytes apart) with one column.
 TEXT ·q40x4AVX2(SB), NOSPLIT, $0-80
-	STRIP4A40(18, q40x4a, PFA4, PAIRA, PAIRA)
+	STRIP4A40(18, q40x4a, PFA4)
 
-// TILE24Q is the AVX2 tile of 2 rows (rs bytes apart) by 4 columns; sz,
-// mask, unpack (Q4W; the AVX-VNNI tier's Q8_0: Q8V), p8 and p9 as in
-// STRIP4Q: out[c·ldo/4 + r].
-#define TILE24Q(sz, label, mask, unpack, p8, p9) \
+// TILE24A40 is the AVX2 Q4_0 tile of 2 rows (rs bytes apart) by 4
+// columns; sz as in STRIP4A40: out[c·ldo/4 + r].
+#define TILE24A40(sz, label) \
 	ARGS \
 	LEAQ    (SI)(R9*1), BX \
-	VMOVDQU mask, Y14 \
+	VMOVDQU gnibble<>(SB), Y14 \
 	VMOVDQU gones16<>(SB), Y15 \
 	ZACC8A \
 label: \
-	unpack(SI, Y8, Y10) \
-	unpack(BX, Y9, Y11) \
-	p8(XQ0, XD0, XC0, Y8, Y10, Y0) \
-	p9(XQ0, XD0, XC0, Y9, Y11, Y1) \
-	p8(XQ1, XD1, XC1, Y8, Y10, Y2) \
-	p9(XQ1, XD1, XC1, Y9, Y11, Y3) \
-	p8(XQ2, XD2, XC2, Y8, Y10, Y4) \
-	p9(XQ2, XD2, XC2, Y9, Y11, Y5) \
-	p8(XQ3, XD3, XC3, Y8, Y10, Y6) \
-	p9(XQ3, XD3, XC3, Y9, Y11, Y7) \
+	Q4W(SI, Y8, Y10) \
+	Q4W(BX, Y9, Y11) \
+	PAIRA(XQ0, XD0, XC0, Y8, Y10, Y0) \
+	PAIRA(XQ0, XD0, XC0, Y9, Y11, Y1) \
+	PAIRA(XQ1, XD1, XC1, Y8, Y10, Y2) \
+	PAIRA(XQ1, XD1, XC1, Y9, Y11, Y3) \
+	PAIRA(XQ2, XD2, XC2, Y8, Y10, Y4) \
+	PAIRA(XQ2, XD2, XC2, Y9, Y11, Y5) \
+	PAIRA(XQ3, XD3, XC3, Y8, Y10, Y6) \
+	PAIRA(XQ3, XD3, XC3, Y9, Y11, Y7) \
 	TILE24AEND(sz, label)
-
-// TILE24A40 is TILE24Q for Q4_0.
-#define TILE24A40(sz, label, p8, p9) \
-	TILE24Q(sz, label, gnibble<>(SB), Q4W, p8, p9)
 
 // func q40t24AVX2(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 //
 // The 2-row by 4-column tile: out[c·ldo/4 + r].
 TEXT ·q40t24AVX2(SB), NOSPLIT, $0-80
-	TILE24A40(18, q40t24a, PAIRA, PAIRA)
+	TILE24A40(18, q40t24a)
 
 // ---- Q8_0, AVX2 ----
 
@@ -706,30 +695,99 @@ TEXT ·q40t24AVX2R4(SB), NOSPLIT, $0-80
 // DPB macro's comment (GNU as, AT&T order) and compares the bytes.
 
 // DPB_d_u_s: Yd += Σ4 u8(Yu)·s8(Ys) per dword lane.
-#define DPB_12_8_13 BYTE $0xc4; BYTE $0x42; BYTE $0x3d; BYTE $0x50; BYTE $0xe5 // {vex} vpdpbusd %ymm13, %ymm8, %ymm12
-#define DPB_12_9_13 BYTE $0xc4; BYTE $0x42; BYTE $0x35; BYTE $0x50; BYTE $0xe5 // {vex} vpdpbusd %ymm13, %ymm9, %ymm12
 #define DPB_12_8_4 BYTE $0xc4; BYTE $0x62; BYTE $0x3d; BYTE $0x50; BYTE $0xe4 // {vex} vpdpbusd %ymm4, %ymm8, %ymm12
 #define DPB_13_9_5 BYTE $0xc4; BYTE $0x62; BYTE $0x35; BYTE $0x50; BYTE $0xed // {vex} vpdpbusd %ymm5, %ymm9, %ymm13
 #define DPB_12_8_11 BYTE $0xc4; BYTE $0x42; BYTE $0x3d; BYTE $0x50; BYTE $0xe3 // {vex} vpdpbusd %ymm11, %ymm8, %ymm12
 #define DPB_12_9_11 BYTE $0xc4; BYTE $0x42; BYTE $0x35; BYTE $0x50; BYTE $0xe3 // {vex} vpdpbusd %ymm11, %ymm9, %ymm12
+#define DPB_12_8_15 BYTE $0xc4; BYTE $0x42; BYTE $0x3d; BYTE $0x50; BYTE $0xe7 // {vex} vpdpbusd %ymm15, %ymm8, %ymm12
+#define DPB_12_9_15 BYTE $0xc4; BYTE $0x42; BYTE $0x35; BYTE $0x50; BYTE $0xe7 // {vex} vpdpbusd %ymm15, %ymm9, %ymm12
+#define DPB_12_9_4 BYTE $0xc4; BYTE $0x62; BYTE $0x35; BYTE $0x50; BYTE $0xe4 // {vex} vpdpbusd %ymm4, %ymm9, %ymm12
 
-// PAIRV8 and PAIRV9 are PAIRA for the nibbles in Y8 and Y9:
-// acc += (d_w·d_x) · (corr + Σ nib·x) per lane.
-#define PAIRV8(xq, xd, xc, yw, ydw, acc) \
-	VMOVDQU     xc, Y12 \
-	VMOVDQU     xq, Y13 \
-	DPB_12_8_13 \
+// PV is one row's block product against the column held in registers:
+// acc += (d_w·d_x) · (corr + Σ w·x) per lane, the sum starting at the
+// correction in yc, the column's values in the register dpb reads (dpb:
+// Y12 += yw·x), its scale at xd; Y12 and ytmp scratch.
+#define PV(yc, xd, ydw, acc, dpb, ytmp) \
+	VMOVDQA     yc, Y12 \
+	dpb \
 	VCVTDQ2PS   Y12, Y12 \
-	VMULPS      xd, ydw, Y13 \
-	VFMADD231PS Y13, Y12, acc
+	VMULPS      xd, ydw, ytmp \
+	VFMADD231PS ytmp, Y12, acc
 
-#define PAIRV9(xq, xd, xc, yw, ydw, acc) \
-	VMOVDQU     xc, Y12 \
-	VMOVDQU     xq, Y13 \
-	DPB_12_9_13 \
-	VCVTDQ2PS   Y12, Y12 \
-	VMULPS      xd, ydw, Y13 \
-	VFMADD231PS Y13, Y12, acc
+// Q4WM is Q4W with the nibble mask read from memory (the AVX-VNNI tile
+// needs Y14), Q4WMC with the scale converted.
+#define Q4WM(ptr, yw, ydw) \
+	VBROADCASTI128 2(ptr), yw \
+	VPSRLVQ        ghishift<>(SB), yw, yw \
+	VPAND          gnibble<>(SB), yw, yw \
+	SCALE(ptr, ydw)
+
+#define Q4WMC(ptr, yw, ydw) \
+	VBROADCASTI128 2(ptr), yw \
+	VPSRLVQ        ghishift<>(SB), yw, yw \
+	VPAND          gnibble<>(SB), yw, yw \
+	SCALEC(ptr, ydw)
+
+// Q8V and Q8VC load the Q8_0 block at (ptr) as w+128 into yw and its
+// scale (looked up, converted).
+#define Q8V(ptr, yw, ydw) \
+	VMOVDQU 2(ptr), yw \
+	VPXOR   gflip80<>(SB), yw, yw \
+	SCALE(ptr, ydw)
+
+#define Q8VC(ptr, yw, ydw) \
+	VMOVDQU 2(ptr), yw \
+	VPXOR   gflip80<>(SB), yw, yw \
+	SCALEC(ptr, ydw)
+
+// STRIP4QV is the AVX-VNNI tier's loop of 4 rows (rows R9 bytes apart,
+// sz bytes a block) against one column, unpack the block load (Q4WMC,
+// Q8VC) and pf the prefetch: the column's values, correction and scale
+// are loaded once a block (Y4, Y5, Y6) for the 4 rows.
+#define STRIP4QV(sz, label, pf, unpack) \
+	ARGS \
+	ROWS4 \
+	VXORPS Y0, Y0, Y0 \
+	VXORPS Y1, Y1, Y1 \
+	VXORPS Y2, Y2, Y2 \
+	VXORPS Y3, Y3, Y3 \
+label: \
+	pf \
+	VMOVDQU XQ0, Y4 \
+	VMOVDQU XC0, Y5 \
+	VMOVUPS XD0, Y6 \
+	unpack(SI, Y8, Y10) \
+	unpack(BX, Y9, Y11) \
+	PV(Y5, Y6, Y10, Y0, DPB_12_8_4, Y13) \
+	PV(Y5, Y6, Y11, Y1, DPB_12_9_4, Y13) \
+	unpack(R10, Y8, Y10) \
+	unpack(R11, Y9, Y11) \
+	PV(Y5, Y6, Y10, Y2, DPB_12_8_4, Y13) \
+	PV(Y5, Y6, Y11, Y3, DPB_12_9_4, Y13) \
+	STRIP4AEND(sz, label)
+
+// PVCOL is one column of the AVX-VNNI 2x4 tile: its values (Y15) and
+// correction (Y13) loaded once for both rows.
+#define PVCOL(xq, xd, xc, a0, a1) \
+	VMOVDQU xq, Y15 \
+	VMOVDQU xc, Y13 \
+	PV(Y13, xd, Y10, a0, DPB_12_8_15, Y14) \
+	PV(Y13, xd, Y11, a1, DPB_12_9_15, Y14)
+
+// TILE24QV is the AVX-VNNI tier's 2-row (R9 bytes apart) by 4-column
+// tile, sz and unpack (Q4WM, Q8V) as in STRIP4QV: out[c·ldo/4 + r].
+#define TILE24QV(sz, label, unpack) \
+	ARGS \
+	LEAQ (SI)(R9*1), BX \
+	ZACC8A \
+label: \
+	unpack(SI, Y8, Y10) \
+	unpack(BX, Y9, Y11) \
+	PVCOL(XQ0, XD0, XC0, Y0, Y1) \
+	PVCOL(XQ1, XD1, XC1, Y2, Y3) \
+	PVCOL(XQ2, XD2, XC2, Y4, Y5) \
+	PVCOL(XQ3, XD3, XC3, Y6, Y7) \
+	TILE24AEND(sz, label)
 
 // PSTRIPV is PSTRIP for the AVX-VNNI tier: each half's sum starts at its
 // correction (the columns' offset is −8) and takes one vpdpbusd.
@@ -763,12 +821,13 @@ TEXT ·q40t24AVX2R4(SB), NOSPLIT, $0-80
 // func q40x1AVXV(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q40x1AVXV(SB), NOSPLIT, $0-80
 	ARGS
-	VMOVDQU gnibble<>(SB), Y14
-	VXORPS  Y0, Y0, Y0
+	VXORPS Y0, Y0, Y0
 
 q40x1v:
-	Q4W(SI, Y8, Y10)
-	PAIRV8(XQ0, XD0, XC0, Y8, Y10, Y0)
+	Q4WM(SI, Y8, Y10)
+	VMOVDQU XQ0, Y15
+	VMOVDQU XC0, Y13
+	PV(Y13, XD0, Y10, Y0, DPB_12_8_15, Y14)
 	ADDQ $18, SI
 	STEP
 	DECQ CX
@@ -780,11 +839,11 @@ q40x1v:
 
 // func q40x4AVXV(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q40x4AVXV(SB), NOSPLIT, $0-80
-	STRIP4A40(18, q40x4v, PFA4, PAIRV8, PAIRV9)
+	STRIP4QV(18, q40x4v, PFA4, Q4WMC)
 
 // func q40t24AVXV(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q40t24AVXV(SB), NOSPLIT, $0-80
-	TILE24A40(18, q40t24v, PAIRV8, PAIRV9)
+	TILE24QV(18, q40t24v, Q4WM)
 
 // func q40x4AVXVR4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q40x4AVXVR4(SB), NOSPLIT, $0-80
@@ -926,25 +985,16 @@ TEXT ·q80t44VNNIR4(SB), NOSPLIT, $0-80
 // accumulator at the correction −128·Σ4 (the columns' offset −128): the
 // same exact integer per lane, so the AVX2 tier's values bit for bit.
 
-// Q8V and Q8VC load the Q8_0 block at (ptr) as w+128 into yw and its
-// scale (looked up, converted).
-#define Q8V(ptr, yw, ydw) \
-	VPXOR 2(ptr), Y14, yw \
-	SCALE(ptr, ydw)
-
-#define Q8VC(ptr, yw, ydw) \
-	VPXOR 2(ptr), Y14, yw \
-	SCALEC(ptr, ydw)
-
 // func q80x1AVXV(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q80x1AVXV(SB), NOSPLIT, $0-80
 	ARGS
-	VMOVDQU gflip80<>(SB), Y14
-	VXORPS  Y0, Y0, Y0
+	VXORPS Y0, Y0, Y0
 
 q80x1v:
 	Q8V(SI, Y8, Y10)
-	PAIRV8(XQ0, XD0, XC0, Y8, Y10, Y0)
+	VMOVDQU XQ0, Y15
+	VMOVDQU XC0, Y13
+	PV(Y13, XD0, Y10, Y0, DPB_12_8_15, Y14)
 	ADDQ $34, SI
 	STEP
 	DECQ CX
@@ -956,16 +1006,16 @@ q80x1v:
 
 // func q80x4AVXV(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q80x4AVXV(SB), NOSPLIT, $0-80
-	STRIP4Q(34, q80x4v, PFA8, gflip80<>(SB), Q8VC, PAIRV8, PAIRV9)
+	STRIP4QV(34, q80x4v, PFA8, Q8VC)
 
 // func q80t24AVXV(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q80t24AVXV(SB), NOSPLIT, $0-80
-	TILE24Q(34, q80t24v, gflip80<>(SB), Q8V, PAIRV8, PAIRV9)
+	TILE24QV(34, q80t24v, Q8V)
 
 // func q80x4AVXVR4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q80x4AVXVR4(SB), NOSPLIT, $0-80
-	STRIP4Q(136, q80x4vr4, PFR8, gflip80<>(SB), Q8VC, PAIRV8, PAIRV9)
+	STRIP4QV(136, q80x4vr4, PFR8, Q8VC)
 
 // func q80t24AVXVR4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 TEXT ·q80t24AVXVR4(SB), NOSPLIT, $0-80
-	TILE24Q(136, q80t24vr4, gflip80<>(SB), Q8V, PAIRV8, PAIRV9)
+	TILE24QV(136, q80t24vr4, Q8V)
