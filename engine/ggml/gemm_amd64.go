@@ -177,11 +177,11 @@ var (
 	// avx2Tiles.
 	avxvnniTiles = map[Type]*tileSet{
 		Q4_0: {Q4_0, "avxvnni", 2, 4, q40t24AVXV, q40x4AVXV, q40x1AVXV, -8, false, false, false},
-		Q8_0: {Q8_0, "avxvnni", 2, 4, q80t24AVXV, q80x4AVXV, q80x1AVXV, -128, false, false, false},
+		Q8_0: {Q8_0, "avxvnni", 2, 4, q80t24AVXV, q80x4AVX2, q80x1AVX2, -128, false, false, false},
 	}
 	avxvnniRows4 = map[Type]*tileSet{
 		Q4_0: {Q4_0, "avxvnni", 2, 4, q40t24AVXVR4, q40x4AVXVR4, q40x1AVXV, -8, false, true, true},
-		Q8_0: {Q8_0, "avxvnni", 2, 4, q80t24AVXVR4, q80x4AVXVR4, q80x1AVXV, -128, false, true, false},
+		Q8_0: {Q8_0, "avxvnni", 2, 4, q80t24AVXVR4, q80x4AVX2R4, q80x1AVX2, -128, false, true, false},
 	}
 	vnniRows4 = map[Type]*tileSet{
 		Q4_0: {Q4_0, "vnni", 4, 4, q40t44VNNIR4, q40x4VNNIR4, q40x1VNNI, -8, true, true, false},
@@ -500,16 +500,7 @@ func q40x4AVXVR4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb
 func q40t24AVXVR4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 
 //go:noescape
-func q80x1AVXV(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
-
-//go:noescape
-func q80x4AVXV(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
-
-//go:noescape
 func q80t24AVXV(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
-
-//go:noescape
-func q80x4AVXVR4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)
 
 //go:noescape
 func q80t24AVXVR4(w *byte, rs int, qs *byte, dx *float32, corr *int32, cs int, nb int, tab *float32, out *float32, ldo int)

@@ -53,6 +53,3 @@ func gemmF16A(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 	}
 	rows16(n, w, rows, a, c, dst, ldd)
 }
-
-//go:noescape
-func f16t13A(w *byte, x *float32, cs int, ng int, out *float32, ldo int)
