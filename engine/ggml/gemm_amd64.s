@@ -123,19 +123,21 @@ GLOBL gflip80<>(SB), RODATA|NOPTR, $32
 	VPBROADCASTW (ptr), X13 \
 	VCVTPH2PS    X13, ydw
 
-// Q4W unpacks the 32 nibbles of the Q4_0 block at (ptr) into yw (uint8,
-// element order) and its scale into ydw; Y14 holds the nibble mask.
-#define Q4W(ptr, yw, ydw) \
+// Q4N unpacks the 32 nibbles of the Q4_0 block at (ptr) into yw (uint8,
+// element order), mask the nibble mask (Y14, or gnibble in memory).
+#define Q4N(ptr, yw, mask) \
 	VBROADCASTI128 2(ptr), yw \
 	VPSRLVQ        ghishift<>(SB), yw, yw \
-	VPAND          Y14, yw, yw \
+	VPAND          mask, yw, yw
+
+// Q4W is Q4N with the mask in Y14 and the block's scale into ydw; Q4WC
+// converts the scale (SCALEC), for the decode strips.
+#define Q4W(ptr, yw, ydw) \
+	Q4N(ptr, yw, Y14) \
 	SCALE(ptr, ydw)
 
-// Q4WC is Q4W with the scale converted (SCALEC), for the decode strips.
 #define Q4WC(ptr, yw, ydw) \
-	VBROADCASTI128 2(ptr), yw \
-	VPSRLVQ        ghishift<>(SB), yw, yw \
-	VPAND          Y14, yw, yw \
+	Q4N(ptr, yw, Y14) \
 	SCALEC(ptr, ydw)
 
 // Q4WV is the VNNI tier's Q4_0 unpack: low nibbles in the low half, the
@@ -717,15 +719,11 @@ TEXT ·q40t24AVX2R4(SB), NOSPLIT, $0-80
 // Q4WM is Q4W with the nibble mask read from memory (the AVX-VNNI tile
 // needs Y14), Q4WMC with the scale converted.
 #define Q4WM(ptr, yw, ydw) \
-	VBROADCASTI128 2(ptr), yw \
-	VPSRLVQ        ghishift<>(SB), yw, yw \
-	VPAND          gnibble<>(SB), yw, yw \
+	Q4N(ptr, yw, gnibble<>(SB)) \
 	SCALE(ptr, ydw)
 
 #define Q4WMC(ptr, yw, ydw) \
-	VBROADCASTI128 2(ptr), yw \
-	VPSRLVQ        ghishift<>(SB), yw, yw \
-	VPAND          gnibble<>(SB), yw, yw \
+	Q4N(ptr, yw, gnibble<>(SB)) \
 	SCALEC(ptr, ydw)
 
 // Q8V loads the Q8_0 block at (ptr) as w+128 into yw and its scale.

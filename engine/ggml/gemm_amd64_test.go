@@ -55,9 +55,7 @@ func BenchmarkTiles(b *testing.B) {
 			for _, cols := range []int{1, 64} {
 				b.Run(fmt.Sprintf("%v/%s/cols=%d", tp, name, cols), func(b *testing.B) {
 					k := tier[tp]
-					saved := prepHi16
-					prepHi16 = k.tier != "avxvnni"
-					defer func() { prepHi16 = saved }()
+					tierPrep(b, k)
 					r := rand.New(rand.NewPCG(1, 1))
 					n, rows := 2048, 256
 					g := newGemmCase(r, tp, n, rows, cols)
@@ -95,10 +93,10 @@ func testTiers(t *testing.T) []map[Type]*tileSet {
 
 // tierPrep makes the Act preparation follow k's tier (the hi16 lanes are
 // the VNNI tier's, not the AVX-VNNI one's) until the test ends.
-func tierPrep(t *testing.T, k *tileSet) {
+func tierPrep(tb testing.TB, k *tileSet) {
 	saved := prepHi16
 	prepHi16 = k.tier != "avxvnni"
-	t.Cleanup(func() { prepHi16 = saved })
+	tb.Cleanup(func() { prepHi16 = saved })
 }
 
 // zGroup is the column group of k's 512-bit tiles (1: it has none).

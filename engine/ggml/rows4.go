@@ -109,13 +109,16 @@ func Rows4Row(t Type, n int, w []byte, rows, r int, dst []byte) []byte {
 		return dst
 	}
 	g, i := r/4*4, r%4
-	for k := 0; k < rs/bs; k++ {
-		if rows4Pairs[t] { // the pair at rows i&^1 of block k: scales, then nibbles
-			p, j := w[g*rs+(4*k+i&^1)*bs:], i&1
+	if rows4Pairs[t] { // block k's pair at rows i&^1: both scales, then both rows' nibbles
+		j := i & 1
+		for k := 0; k < rs/bs; k++ {
+			p := w[g*rs+(4*k+i&^1)*bs:]
 			copy(dst[k*bs:k*bs+2], p[2*j:])
 			copy(dst[k*bs+2:(k+1)*bs], p[4+16*j:])
-			continue
 		}
+		return dst
+	}
+	for k := 0; k < rs/bs; k++ {
 		copy(dst[k*bs:(k+1)*bs], w[g*rs+(4*k+i)*bs:])
 	}
 	return dst
