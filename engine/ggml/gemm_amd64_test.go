@@ -202,3 +202,62 @@ func TestF16TileA(t *testing.T) {
 		checkGemm(t, fmt.Sprintf("F16 avx2 n=%d %dx%d", n, rows, cols), got, g.want(F16, goDot[F16], ldd), rows, ldd)
 	}
 }
+
+// BenchmarkF16TileA runs the AVX2 F16 tile the way gemmF16A does on
+// TinyLlama's shapes (64-row chunks against 128 columns), reading the
+// columns as float32 (f16t43A) and as F16 (f16h43A), alternated, and
+// alone on 4 rows and 3 columns that stay in L1 (the kernel's ceiling).
+// GMAC/s per CPU second.
+func BenchmarkF16TileA(b *testing.B) {
+	if !hasAVX2 {
+		b.Skip("no AVX2")
+	}
+	tile := func(half bool, n int, w []byte, a *Act, c int, out []float32, ldo int, s *[384]float32) {
+		if half {
+			f16h43A(&w[0], 2*n, &bytesU16(a.x)[c*n], 2*n, n/32, &out[0], 4*ldo, &s[0])
+		} else {
+			f16t43A(&w[0], 2*n, &a.xf[c*n], 4*n, n/32, &out[0], 4*ldo, &s[0])
+		}
+	}
+	const chunk, cols = 64, 128
+	for _, sh := range [][2]int{{5632, 2048}, {2048, 5632}, {2048, 2048}, {4, 2048}} {
+		rows, n := sh[0], sh[1]
+		r := rand.New(rand.NewPCG(1, 1))
+		g := newGemmCase(r, F16, n, min(rows, chunk), cols)
+		var a Act
+		a.prepare(F16, n, g.x, cols, prepKindF32, 0, 1)
+		set := make([]byte, 0, rows*2*n) // rows of the matrix, repeating the case's
+		for len(set) < rows*2*n {
+			set = append(set, g.w[:min(len(g.w), rows*2*n-len(set))]...)
+		}
+		dst := make([]float32, rows*cols)
+		for _, half := range []bool{false, true, false, true} {
+			name := fmt.Sprintf("%dx%d/f32", rows, n)
+			if half {
+				name = fmt.Sprintf("%dx%d/f16", rows, n)
+			}
+			b.Run(name, func(b *testing.B) {
+				var s [384]float32
+				macs := 0
+				ns := cpuTimed(b, func() {
+					if rows == 4 { // in L1: the first 3 columns, repeated
+						for i := 0; i < 16384; i++ {
+							tile(half, n, set, &a, 0, dst, rows, &s)
+						}
+						macs = 16384 * 12 * n
+						return
+					}
+					for r0 := 0; r0 < rows; r0 += chunk {
+						for c := 0; c+3 <= cols; c += 3 {
+							for r := r0; r < r0+chunk; r += 4 {
+								tile(half, n, set[r*2*n:], &a, c, dst[c*rows+r:], rows, &s)
+							}
+						}
+					}
+					macs = rows * n * (cols / 3 * 3)
+				})
+				b.ReportMetric(float64(macs)/ns, "GMAC/s")
+			})
+		}
+	}
+}

@@ -27,10 +27,13 @@ func init() {
 // caller's chunk, in L2); leftover rows and columns, and decode, go
 // through the row kernel on the F16 columns: every value is VecDot's.
 // Past f16ColsL1 the tiles read the F16 columns (f16h43A), as the AVX-512
-// tier does: on the EPYC VM, masked, a 64-row chunk of a 2048×5632 matrix
-// against 128 columns ran 37.0–43.3 GMAC/s against 37.4–40.5 through the
-// float32 ones, alternated four times (a throwaway benchmark, 2026-11-26);
-// at n = 2048, where the float32 columns stay, the two were within noise.
+// tier does: on the EPYC VM, masked, 64-row chunks of a 2048×5632 matrix
+// against 128 columns ran 40.3–44.1 GMAC/s against 37.1–40.6 through the
+// float32 ones (BenchmarkF16TileA, 2026-11-26); at n = 2048 the F16
+// columns were 0–8% faster too, and the threshold is not yet retuned.
+// f16t43A's inner loop is 12 FMAs per 4 widenings; alone in L1 it runs
+// 52–55 GMAC/s, on TinyLlama's shapes 37–48 (docs/PERFORMANCE.md,
+// sitting 6).
 func gemmF16A(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 	rs := 2 * n
 	var s [384]float32
