@@ -1,6 +1,10 @@
 package cuda
 
-import "fmt"
+import (
+	"fmt"
+	"os"
+	"strconv"
+)
 
 // Kernels is every kernel of kernels/*.cu loaded into one context, with a
 // launcher per operation that fixes the grid and block shapes the kernel
@@ -16,6 +20,17 @@ type Kernels struct {
 	blas *blas // nil: no cuBLAS (cublas.go)
 }
 
+// kernelDefines are the preprocessor options every kernel source is
+// compiled with: FLOWCHAT_MM_UNROLL (1–16), matmul.cu's MM_UNROLL, the
+// chunks a lane of the matvec loads at once, for measuring; unset, the
+// source's default. Any value gives the same results (matmul.cu).
+var kernelDefines = func() []string {
+	if u, err := strconv.Atoi(os.Getenv("FLOWCHAT_MM_UNROLL")); err == nil && u >= 1 && u <= 16 {
+		return []string{"-DMM_UNROLL=" + strconv.Itoa(u)}
+	}
+	return nil
+}()
+
 // LoadKernels compiles (or takes from cache) every kernel source for the
 // context's device and loads them. Call inside c.Do.
 func (c *Context) LoadKernels(n *NVRTC, cache *Cache) (*Kernels, error) {
@@ -28,7 +43,7 @@ func (c *Context) LoadKernels(n *NVRTC, cache *Cache) (*Kernels, error) {
 	}
 	k := &Kernels{c: c, fn: map[string]*Function{}, warp: warp}
 	for _, src := range KernelSources() {
-		img, err := cache.Compile(n, src, c.Arch())
+		img, err := cache.Compile(n, src, c.Arch(), kernelDefines...)
 		if err != nil {
 			k.Unload()
 			return nil, err

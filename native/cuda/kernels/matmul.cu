@@ -115,6 +115,19 @@ mm_bf16(const fc_u16* __restrict__ W, const float* __restrict__ X, float* __rest
 // float whose low mantissa bits are q.
 FC_DEVICE float fc_nibble_float(fc_u32 q) { return __uint_as_float(0x4b000000u | q) - 8388616.0f; }
 
+// MM_UNROLL is how many of its chunks a lane loads before it computes on
+// any of them: the loads of a batch are all in flight at once, so a warp
+// waits for memory once a batch, not once a chunk. The arithmetic, and so
+// every bit of the result, is the same whatever MM_UNROLL is: each row and
+// column's accumulator still takes the lane's chunks in order. (The first
+// kernels' `#pragma unroll 2` loop had two chunks in flight; a decode
+// matrix of 2048–4096 columns is 8–16 chunks a lane, so that was 4–8
+// round trips to HBM a launch.) FLOWCHAT_MM_UNROLL sets it at compile time
+// (kernels.go), for measuring.
+#ifndef MM_UNROLL
+#define MM_UNROLL 4
+#endif
+
 // F16 weights: row r at W + r·n halves. Chunk k is elements 8k … 8k+7
 // (fewer at the end of a row whose n is not a multiple of 8), added to the
 // column's accumulator by fmaf in order. With n a multiple of 8 every row
@@ -126,28 +139,39 @@ FC_DEVICE void mm_f16_rows(const fc_u16* __restrict__ W, const float* __restrict
 	const fc_u16* w = W + (fc_size)row0 * n;
 	const int nch = (n + 7) / 8;
 	if ((n & 7) == 0) {
-#pragma unroll 2
-		for (int k = lane; k < nch; k += FC_WARP_SIZE) {
-			float wf[R][8];
+		for (int k0 = lane; k0 < nch; k0 += FC_WARP_SIZE * MM_UNROLL) {
+			fc_u16 h[MM_UNROLL][R][8];
 #pragma unroll
-			for (int r = 0; r < R; r++) {
-				fc_u16 h[8];
-				if (r < nr) fc_load_u16x8(w + (fc_size)r * n + (fc_size)k * 8, h);
-				else for (int j = 0; j < 8; j++) h[j] = 0;
+			for (int u = 0; u < MM_UNROLL; u++) {
+				const int k = k0 + u * FC_WARP_SIZE;
 #pragma unroll
-				for (int j = 0; j < 8; j++) wf[r][j] = fc_half_to_float(h[j]);
+				for (int r = 0; r < R; r++) {
+					if (k < nch && r < nr) fc_load_u16x8(w + (fc_size)r * n + (fc_size)k * 8, h[u][r]);
+					else for (int j = 0; j < 8; j++) h[u][r][j] = 0;
+				}
 			}
 #pragma unroll
 			for (int c = 0; c < MM_MAX_COLS; c++) {
 				if (c < nc) {
-					float xv[8];
-					const float* x = x0 + (fc_size)c * n + k * 8;
-					fc_load_f32x4(x, xv);
-					fc_load_f32x4(x + 4, xv + 4);
+					float xv[MM_UNROLL][8];
 #pragma unroll
-					for (int r = 0; r < R; r++)
+					for (int u = 0; u < MM_UNROLL; u++) {
+						const int k = k0 + u * FC_WARP_SIZE;
+						if (k < nch) {
+							const float* x = x0 + (fc_size)c * n + k * 8;
+							fc_load_f32x4(x, xv[u]);
+							fc_load_f32x4(x + 4, xv[u] + 4);
+						}
+					}
 #pragma unroll
-						for (int j = 0; j < 8; j++) acc[r][c] = fmaf(wf[r][j], xv[j], acc[r][c]);
+					for (int u = 0; u < MM_UNROLL; u++) {
+						if (k0 + u * FC_WARP_SIZE < nch) {
+#pragma unroll
+							for (int r = 0; r < R; r++)
+#pragma unroll
+								for (int j = 0; j < 8; j++) acc[r][c] = fmaf(fc_half_to_float(h[u][r][j]), xv[u][j], acc[r][c]);
+						}
+					}
 				}
 			}
 		}
@@ -181,39 +205,52 @@ FC_DEVICE void mm_q8_0_rows(const fc_u8* __restrict__ W, const float* __restrict
 	const int nch = n / 8;
 	const fc_size rb = (fc_size)(n / 32) * 34;
 	const fc_u8* w = W + (fc_size)row0 * rb;
-#pragma unroll 2
-	for (int k = lane; k < nch; k += FC_WARP_SIZE) {
-		const int b = k >> 2, p = k & 3;
-		float d[R], q[R][8];
+	for (int k0 = lane; k0 < nch; k0 += FC_WARP_SIZE * MM_UNROLL) {
+		fc_u16 dh[MM_UNROLL][R], qv[MM_UNROLL][R][4];
 #pragma unroll
-		for (int r = 0; r < R; r++) {
-			d[r] = 0.0f;
+		for (int u = 0; u < MM_UNROLL; u++) {
+			const int k = k0 + u * FC_WARP_SIZE;
+			const int b = k >> 2, p = k & 3;
 #pragma unroll
-			for (int j = 0; j < 8; j++) q[r][j] = 0.0f;
-			if (r < nr) {
-				const fc_u8* blk = w + (fc_size)r * rb + (fc_size)b * 34;
-				d[r] = fc_half_to_float(fc_load_u16(blk));
+			for (int r = 0; r < R; r++) {
+				dh[u][r] = 0;
 #pragma unroll
-				for (int j = 0; j < 4; j++) {
-					const fc_u16 v = fc_load_u16(blk + 2 + p * 8 + 2 * j);
-					q[r][2 * j] = (float)(fc_i8)(v & 0xff);
-					q[r][2 * j + 1] = (float)(fc_i8)(v >> 8);
+				for (int j = 0; j < 4; j++) qv[u][r][j] = 0;
+				if (k < nch && r < nr) {
+					const fc_u8* blk = w + (fc_size)r * rb + (fc_size)b * 34;
+					dh[u][r] = fc_load_u16(blk);
+#pragma unroll
+					for (int j = 0; j < 4; j++) qv[u][r][j] = fc_load_u16(blk + 2 + p * 8 + 2 * j);
 				}
 			}
 		}
 #pragma unroll
 		for (int c = 0; c < MM_MAX_COLS; c++) {
 			if (c < nc) {
-				float xv[8];
-				const float* x = x0 + (fc_size)c * n + b * 32 + p * 8;
-				fc_load_f32x4(x, xv);
-				fc_load_f32x4(x + 4, xv + 4);
+				float xv[MM_UNROLL][8];
 #pragma unroll
-				for (int r = 0; r < R; r++) {
-					float s = 0.0f;
+				for (int u = 0; u < MM_UNROLL; u++) {
+					const int k = k0 + u * FC_WARP_SIZE;
+					if (k < nch) {
+						const float* x = x0 + (fc_size)c * n + (k >> 2) * 32 + (k & 3) * 8;
+						fc_load_f32x4(x, xv[u]);
+						fc_load_f32x4(x + 4, xv[u] + 4);
+					}
+				}
 #pragma unroll
-					for (int j = 0; j < 8; j++) s = fmaf(q[r][j], xv[j], s);
-					acc[r][c] = fmaf(d[r], s, acc[r][c]);
+				for (int u = 0; u < MM_UNROLL; u++) {
+					if (k0 + u * FC_WARP_SIZE < nch) {
+#pragma unroll
+						for (int r = 0; r < R; r++) {
+							float s = 0.0f;
+#pragma unroll
+							for (int j = 0; j < 4; j++) {
+								s = fmaf((float)(fc_i8)(qv[u][r][j] & 0xff), xv[u][2 * j], s);
+								s = fmaf((float)(fc_i8)(qv[u][r][j] >> 8), xv[u][2 * j + 1], s);
+							}
+							acc[r][c] = fmaf(fc_half_to_float(dh[u][r]), s, acc[r][c]);
+						}
+					}
 				}
 			}
 		}
@@ -232,41 +269,52 @@ FC_DEVICE void mm_q4_0_rows(const fc_u8* __restrict__ W, const float* __restrict
 	const int nch = n / 8;
 	const fc_size rb = (fc_size)(n / 32) * 18;
 	const fc_u8* w = W + (fc_size)row0 * rb;
-#pragma unroll 2
-	for (int k = lane; k < nch; k += FC_WARP_SIZE) {
-		const int b = k >> 2, p = k & 3;
-		float d[R], lo[R][4], hi[R][4];
+	for (int k0 = lane; k0 < nch; k0 += FC_WARP_SIZE * MM_UNROLL) {
+		fc_u16 dh[MM_UNROLL][R];
+		fc_u32 qs[MM_UNROLL][R];
 #pragma unroll
-		for (int r = 0; r < R; r++) {
-			fc_u32 qs = 0x88888888u;
-			d[r] = 0.0f;
-			if (r < nr) {
-				const fc_u8* blk = w + (fc_size)r * rb + (fc_size)b * 18;
-				d[r] = fc_half_to_float(fc_load_u16(blk));
-				qs = fc_load_u32(blk + 2 + p * 4);
-			}
+		for (int u = 0; u < MM_UNROLL; u++) {
+			const int k = k0 + u * FC_WARP_SIZE;
+			const int b = k >> 2, p = k & 3;
 #pragma unroll
-			for (int j = 0; j < 4; j++) {
-				lo[r][j] = fc_nibble_float((qs >> (8 * j)) & 0xf);
-				hi[r][j] = fc_nibble_float((qs >> (8 * j + 4)) & 0xf);
+			for (int r = 0; r < R; r++) {
+				dh[u][r] = 0;
+				qs[u][r] = 0x88888888u;
+				if (k < nch && r < nr) {
+					const fc_u8* blk = w + (fc_size)r * rb + (fc_size)b * 18;
+					dh[u][r] = fc_load_u16(blk);
+					qs[u][r] = fc_load_u32(blk + 2 + p * 4);
+				}
 			}
 		}
 #pragma unroll
 		for (int c = 0; c < MM_MAX_COLS; c++) {
 			if (c < nc) {
-				float xl[4], xh[4];
-				const float* x = x0 + (fc_size)c * n + b * 32 + p * 4;
-				fc_load_f32x4(x, xl);
-				fc_load_f32x4(x + 16, xh);
+				float xl[MM_UNROLL][4], xh[MM_UNROLL][4];
 #pragma unroll
-				for (int r = 0; r < R; r++) {
-					float s = 0.0f;
-#pragma unroll
-					for (int j = 0; j < 4; j++) {
-						s = fmaf(lo[r][j], xl[j], s);
-						s = fmaf(hi[r][j], xh[j], s);
+				for (int u = 0; u < MM_UNROLL; u++) {
+					const int k = k0 + u * FC_WARP_SIZE;
+					if (k < nch) {
+						const float* x = x0 + (fc_size)c * n + (k >> 2) * 32 + (k & 3) * 4;
+						fc_load_f32x4(x, xl[u]);
+						fc_load_f32x4(x + 16, xh[u]);
 					}
-					acc[r][c] = fmaf(d[r], s, acc[r][c]);
+				}
+#pragma unroll
+				for (int u = 0; u < MM_UNROLL; u++) {
+					if (k0 + u * FC_WARP_SIZE < nch) {
+#pragma unroll
+						for (int r = 0; r < R; r++) {
+							const fc_u32 q = qs[u][r];
+							float s = 0.0f;
+#pragma unroll
+							for (int j = 0; j < 4; j++) {
+								s = fmaf(fc_nibble_float((q >> (8 * j)) & 0xf), xl[u][j], s);
+								s = fmaf(fc_nibble_float((q >> (8 * j + 4)) & 0xf), xh[u][j], s);
+							}
+							acc[r][c] = fmaf(fc_half_to_float(dh[u][r]), s, acc[r][c]);
+						}
+					}
 				}
 			}
 		}
