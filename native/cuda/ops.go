@@ -22,13 +22,16 @@ type Kernels struct {
 
 // kernelDefines are the preprocessor options every kernel source is
 // compiled with: FLOWCHAT_MM_UNROLL (1–16), matmul.cu's MM_UNROLL, the
-// chunks a lane of the matvec loads at once, for measuring; unset, the
-// source's default. Any value gives the same results (matmul.cu).
+// chunks a lane of the matvec loads at once, and FLOWCHAT_MM_UNITS_UNROLL,
+// its unit kernels' unroll, for measuring; unset, the source's defaults. Any value gives the same results (matmul.cu).
 var kernelDefines = func() []string {
-	if u, err := strconv.Atoi(os.Getenv("FLOWCHAT_MM_UNROLL")); err == nil && u >= 1 && u <= 16 {
-		return []string{"-DMM_UNROLL=" + strconv.Itoa(u)}
+	var d []string
+	for _, v := range [][2]string{{"FLOWCHAT_MM_UNROLL", "MM_UNROLL"}, {"FLOWCHAT_MM_UNITS_UNROLL", "MM_UNITS_UNROLL"}} {
+		if u, err := strconv.Atoi(os.Getenv(v[0])); err == nil && u >= 1 && u <= 16 {
+			d = append(d, "-D"+v[1]+"="+strconv.Itoa(u))
+		}
 	}
-	return nil
+	return d
 }()
 
 // LoadKernels compiles (or takes from cache) every kernel source for the

@@ -369,6 +369,13 @@ mm_q4_0_r4(const fc_u8* __restrict__ W, const float* __restrict__ X, float* __re
 }
 
 
+// MM_UNITS_UNROLL unrolls the unit kernels' loop, so that the compiler
+// may issue a later unit's loads before an earlier unit's arithmetic; like
+// MM_UNROLL it changes no result. FLOWCHAT_MM_UNITS_UNROLL sets it.
+#ifndef MM_UNITS_UNROLL
+#define MM_UNITS_UNROLL 1
+#endif
+
 // mm_units is the unit kernels' loop over a row of T's blocks: T::bytes per
 // block of T::per units, T::unit(block, j, w) writes unit j's 32 weights.
 template <typename T>
@@ -376,6 +383,7 @@ FC_DEVICE void mm_units(const fc_u8* __restrict__ W, const float* __restrict__ X
 	MM_PROLOGUE
 	const int nu = n / 32;
 	const fc_u8* w = W + (fc_size)row * (nu / T::per) * T::bytes;
+#pragma unroll MM_UNITS_UNROLL
 	for (int u = lane; u < nu; u += FC_WARP_SIZE) {
 		float wq[32];
 		T::unit(w + (fc_size)(u / T::per) * T::bytes, u % T::per, wq);
