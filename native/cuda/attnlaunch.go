@@ -38,7 +38,8 @@ func AttnSplitLaunches(t WeightType, q, kc, vc, phi, scratch, out uint64, nKV, h
 	return ls, nil
 }
 
-// AttnPrefillLaunch is AttnPrefill's launch (attn.cu): nTok query rows at
+// AttnPrefillLaunch is AttnPrefill's launch (attn.cu): attn_prefill_g_*
+// for heads of up to 128, else attn_prefill_*, nTok query rows at
 // positions nPast…, whose K/V rows are in the cache, row t attending
 // over cache rows [0, nPast+t]; q and out are nTok rows of nHead·headDim
 // floats.
@@ -53,6 +54,10 @@ func AttnPrefillLaunch(t WeightType, q, kc, vc, out uint64, nTok, nPast, headDim
 		return Launch{}, fmt.Errorf("prefill attention over %d tokens", nTok)
 	}
 	l := Launch{Kernel: "attn_prefill_" + sfx, Grid: Dim3{X: nHead, Y: ceilDiv(nTok, attnBQ)}, Block: Dim3{X: attnThreads}}
+	if headDim <= attnGHD { // the grouped kernel: the same bits, K/V tiles shared by a group's heads
+		nh := attnGroupHeads(nHead / nKVHead)
+		l = Launch{Kernel: "attn_prefill_g_" + sfx, Grid: Dim3{X: nHead / nh, Y: ceilDiv(nTok, attnGRows/nh)}, Block: Dim3{X: attnGThreads}}
+	}
 	l.ptrs(q, kc, vc, out).ints(nTok, nPast, headDim, nHead, nKVHead, kvStride).f32(scale)
 	return l, nil
 }

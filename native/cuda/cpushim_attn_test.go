@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -121,6 +122,11 @@ func TestShimAttnPrefill(t *testing.T) {
 	r := rand.New(rand.NewPCG(63, 64))
 	cases := []struct{ nTok, nPast, hd, nHead, nKVHead int }{
 		{1, 0, 64, 4, 2}, {1, 37, 64, 6, 3}, {13, 0, 64, 4, 1}, {29, 19, 96, 6, 2}, {17, 5, 256, 2, 2},
+		// The grouped kernel (heads ≤ 128): Llama-3's groups of 4 at 128
+		// over blocks of 8 tokens and several tiles; groups of 8 (4 tokens
+		// a block), 6 (6 heads × 5 tokens: a partial block of rows) and 1
+		// (32 tokens); 160 takes the ungrouped kernel.
+		{45, 7, 128, 8, 2}, {11, 30, 64, 16, 2}, {23, 3, 64, 12, 2}, {40, 9, 32, 2, 2}, {9, 20, 160, 2, 1},
 	}
 	for _, c := range cases {
 		for _, kvt := range []WeightType{WeightF32, WeightF16, WeightQ8_0} {
@@ -145,6 +151,9 @@ func TestShimAttnPrefill(t *testing.T) {
 			l, err := AttnPrefillLaunch(kvt, 0, 0, 0, 0, c.nTok, c.nPast, hd, c.nHead, c.nKVHead, stride, 0.125)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if grouped := strings.HasPrefix(l.Kernel, "attn_prefill_g_"); grouped != (hd <= attnGHD) {
+				t.Fatalf("%s: kernel %s for heads of %d", name, l.Kernel, hd)
 			}
 			for _, warp := range warps {
 				out := runShim(t, shimHarness(t, warp), l.Kernel, l.Grid, l.Block, clone32(q), kb, vb, make([]byte, 4*len(want)),

@@ -37,7 +37,7 @@ func TestCompileKernels(t *testing.T) {
 	for _, src := range srcs {
 		for _, arch := range testArchs {
 			t.Run(fmt.Sprintf("%s/sm_%d", src.Name, arch), func(t *testing.T) {
-				img, err := n.Compile(src, arch, kernelDefines...) // FLOWCHAT_MM_UNROLL… as the engine would
+				img, err := n.Compile(src, arch, sourceDefines(src)...) // FLOWCHAT_MM_UNROLL… as the engine would
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -34,6 +34,16 @@ var kernelDefines = func() []string {
 	return d
 }()
 
+// sourceDefines is kernelDefines for matmul.cu, the one source that reads
+// them, and nothing for the others (whose cached images then stay valid
+// whatever the variables say).
+func sourceDefines(src Source) []string {
+	if src.Name == "matmul.cu" {
+		return kernelDefines
+	}
+	return nil
+}
+
 // LoadKernels compiles (or takes from cache) every kernel source for the
 // context's device and loads them. Call inside c.Do.
 func (c *Context) LoadKernels(n *NVRTC, cache *Cache) (*Kernels, error) {
@@ -46,7 +56,7 @@ func (c *Context) LoadKernels(n *NVRTC, cache *Cache) (*Kernels, error) {
 	}
 	k := &Kernels{c: c, fn: map[string]*Function{}, warp: warp}
 	for _, src := range KernelSources() {
-		img, err := cache.Compile(n, src, c.Arch(), kernelDefines...)
+		img, err := cache.Compile(n, src, c.Arch(), sourceDefines(src)...)
 		if err != nil {
 			k.Unload()
 			return nil, err

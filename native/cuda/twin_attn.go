@@ -13,7 +13,23 @@ const (
 	attnBQ       = 8   // ATTN_BQ: query rows per prefill block
 	attnBK       = 16  // ATTN_BK: keys per prefill tile
 	attnMaxHD    = 256 // ATTN_MAX_HD: the widest head the prefill kernel takes
+	attnGRows    = 32  // ATTN_G_ROWS: query rows per grouped prefill block
+	attnGThreads = 256 // ATTN_G_THREADS
+	attnGHD      = 128 // ATTN_G_HD: the widest head the grouped prefill kernel takes
 )
+
+// attnGroupHeads is attn.cu's attn_group_heads: of a KV head's grp query
+// heads, how many a grouped prefill block takes (the largest divisor of
+// grp that is at most 8).
+func attnGroupHeads(grp int) int {
+	nh := 1
+	for d := 2; d <= 8; d++ {
+		if grp%d == 0 {
+			nh = d
+		}
+	}
+	return nh
+}
 
 // AttnSplitMinKeys is the split decode's threshold: a decode row over at
 // least this many keys (2 chunks) takes attn_split_* + attn_combine_*,

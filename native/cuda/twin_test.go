@@ -413,7 +413,8 @@ func TestKernelConstants(t *testing.T) {
 		"rope.cu":   {"ROPE_THREADS": ropeThreads},
 		"act.cu":    {"ACT_THREADS": actThreads},
 		"attn.cu": {"ATTN_THREADS": attnThreads, "ATTN_CHUNK": attnChunk, "ATTN_PHI_ABOVE": attnPhiAbove,
-			"ATTN_PHI_BELOW": attnPhiBelow, "ATTN_BQ": attnBQ, "ATTN_BK": attnBK, "ATTN_MAX_HD": attnMaxHD},
+			"ATTN_PHI_BELOW": attnPhiBelow, "ATTN_BQ": attnBQ, "ATTN_BK": attnBK, "ATTN_MAX_HD": attnMaxHD,
+			"ATTN_G_ROWS": attnGRows, "ATTN_G_THREADS": attnGThreads, "ATTN_G_HD": attnGHD},
 	}
 	for file, defs := range want {
 		src, ok := KernelSource(file)

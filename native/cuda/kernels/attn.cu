@@ -315,6 +315,144 @@ FC_DEVICE void attn_prefill(const float* __restrict__ Q, const T* __restrict__ K
 	}
 }
 
+// ---- Grouped causal prefill (heads of at most ATTN_G_HD) ----
+//
+// The same arithmetic as attn_prefill, row for row (so the same twin), on
+// a wider block: ATTN_G_THREADS threads take ATTN_G_ROWS query rows that
+// share one KV head, nh query heads of the group × tq tokens (nh the
+// largest divisor of the group ≤ 8, tq = ATTN_G_ROWS / nh), so each K/V
+// tile staged in shared memory serves nh·tq rows instead of 8, and the Q
+// rows are staged once. Row ρ is head h0 + ρ / tq, token t0 + ρ % tq.
+// A row's arithmetic does not depend on which rows share its block: tiles
+// of ATTN_BK keys from key 0; a tile past a row's last key (the block's
+// last token sees further) is all −Inf for it, so m, l and o pass through
+// it unchanged (α = 1, p = 0; V is finite). The scores' maximum and
+// exponentials are computed by all threads, ATTN_BK a row (each thread
+// takes the row's fmaxf chain in key order, the same value), and the sum
+// by one thread a row in key order, as attn_prefill. Each thread keeps its
+// output entries e = k, k + ATTN_G_THREADS, … in registers. Launch: grid
+// (n_head / nh, ceil(n_tok / tq)), block ATTN_G_THREADS; head_dim ≤
+// ATTN_G_HD. Shared: 35,712 bytes.
+#define ATTN_G_ROWS 32
+#define ATTN_G_THREADS 256
+#define ATTN_G_HD 128
+#define ATTN_G_OUT (ATTN_G_ROWS * ATTN_G_HD / ATTN_G_THREADS)
+static_assert(ATTN_G_ROWS * ATTN_BK % ATTN_G_THREADS == 0, "attn_prefill_g: whole pairs a thread");
+
+// attn_group_heads is nh: the largest divisor of a KV head's query heads
+// that is at most 8.
+FC_DEVICE int attn_group_heads(int grp) {
+	int nh = 1;
+	for (int d = 2; d <= 8; d++)
+		if (grp % d == 0) nh = d;
+	return nh;
+}
+
+template <typename T>
+FC_DEVICE void attn_prefill_g(const float* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V,
+	float* __restrict__ O, int n_tok, int n_past, int head_dim, int n_head, int n_kv_head, int kv_stride,
+	float scale) {
+	__shared__ float qt[ATTN_G_ROWS][ATTN_G_HD + 1]; // +1: a warp's key rows in different banks
+	__shared__ float kt[ATTN_BK][ATTN_G_HD + 1];
+	__shared__ float vt[ATTN_BK][ATTN_G_HD];
+	__shared__ float ps[ATTN_G_ROWS][ATTN_BK], pe[ATTN_G_ROWS][ATTN_BK];
+	__shared__ float rm[ATTN_G_ROWS], rl[ATTN_G_ROWS], ra[ATTN_G_ROWS], rn[ATTN_G_ROWS];
+	const float ninf = -__int_as_float(0x7f800000);
+	const int tid = threadIdx.x;
+	const int grp = n_head / n_kv_head, nh = attn_group_heads(grp), tq = ATTN_G_ROWS / nh, nrow = nh * tq;
+	const int h0 = blockIdx.x * nh, g = h0 / grp, t0 = blockIdx.y * tq;
+	const int trows = min(tq, n_tok - t0), n_end = n_past + t0 + trows;
+	const fc_size kv0 = (fc_size)g * head_dim, qs = (fc_size)n_head * head_dim;
+	for (int e = tid; e < nrow * head_dim; e += ATTN_G_THREADS) {
+		const int r = e / head_dim, i = e % head_dim, t = r % tq;
+		qt[r][i] = t < trows ? Q[(fc_size)(t0 + t) * qs + (fc_size)(h0 + r / tq) * head_dim + i] : 0.0f;
+	}
+	if (tid < ATTN_G_ROWS) rm[tid] = ninf, rl[tid] = 0.0f;
+	float o[ATTN_G_OUT];
+#pragma unroll
+	for (int m = 0; m < ATTN_G_OUT; m++) o[m] = 0.0f;
+	for (int kb = 0; kb < n_end; kb += ATTN_BK) {
+		const int nk = min(ATTN_BK, n_end - kb);
+		__syncthreads(); // the previous tile is no longer read (and Q is staged)
+		for (int e = tid; e < nk * head_dim; e += ATTN_G_THREADS) {
+			const int j = e / head_dim, i = e % head_dim;
+			const fc_size at = (fc_size)(kb + j) * kv_stride + kv0 + i;
+			kt[j][i] = attn_load(K, at);
+			vt[j][i] = attn_load(V, at);
+		}
+		__syncthreads();
+#pragma unroll
+		for (int p = tid; p < ATTN_G_ROWS * ATTN_BK; p += ATTN_G_THREADS) {
+			const int r = p / ATTN_BK, j = p % ATTN_BK, t = r % tq;
+			float s = ninf;
+			if (r < nrow && t < trows && j < nk && kb + j <= n_past + t0 + t) {
+				float d = 0.0f;
+				for (int i = 0; i < head_dim; i++) d = fmaf(qt[r][i], kt[j][i], d);
+				s = d * scale;
+			}
+			ps[r][j] = s;
+		}
+		__syncthreads();
+#pragma unroll
+		for (int p = tid; p < ATTN_G_ROWS * ATTN_BK; p += ATTN_G_THREADS) {
+			const int r = p / ATTN_BK, j = p % ATTN_BK;
+			float mn = rm[r];
+			for (int jj = 0; jj < ATTN_BK; jj++) mn = fmaxf(mn, ps[r][jj]);
+			pe[r][j] = ps[r][j] == ninf ? 0.0f : fc_expf_ggml(ps[r][j] - mn);
+			if (j == 0) rn[r] = mn;
+		}
+		__syncthreads();
+		if (tid < ATTN_G_ROWS) {
+			const int r = tid;
+			const float mo = rm[r], mn = rn[r];
+			const float a = mo == ninf ? 0.0f : fc_expf_ggml(mo - mn);
+			float sum = 0.0f;
+			for (int j = 0; j < ATTN_BK; j++) sum += pe[r][j];
+			rl[r] = rl[r] * a + sum, rm[r] = mn, ra[r] = a;
+		}
+		__syncthreads();
+#pragma unroll
+		for (int m = 0; m < ATTN_G_OUT; m++) {
+			const int e = tid + m * ATTN_G_THREADS;
+			if (e < nrow * head_dim) {
+				const int r = e / head_dim, i = e % head_dim;
+				float v = o[m] * ra[r];
+				for (int j = 0; j < nk; j++) v = fmaf(pe[r][j], vt[j][i], v);
+				o[m] = v;
+			}
+		}
+	}
+#pragma unroll
+	for (int m = 0; m < ATTN_G_OUT; m++) {
+		const int e = tid + m * ATTN_G_THREADS;
+		if (e < nrow * head_dim) {
+			const int r = e / head_dim, i = e % head_dim, t = r % tq;
+			if (t < trows) O[(fc_size)(t0 + t) * qs + (fc_size)(h0 + r / tq) * head_dim + i] = o[m] * (1.0f / rl[r]);
+		}
+	}
+}
+
+FC_KERNEL void __launch_bounds__(ATTN_G_THREADS)
+attn_prefill_g_f32(const float* __restrict__ Q, const float* __restrict__ K, const float* __restrict__ V,
+	float* __restrict__ O, int n_tok, int n_past, int head_dim, int n_head, int n_kv_head, int kv_stride,
+	float scale) {
+	attn_prefill_g<float>(Q, K, V, O, n_tok, n_past, head_dim, n_head, n_kv_head, kv_stride, scale);
+}
+
+FC_KERNEL void __launch_bounds__(ATTN_G_THREADS)
+attn_prefill_g_f16(const float* __restrict__ Q, const fc_u16* __restrict__ K, const fc_u16* __restrict__ V,
+	float* __restrict__ O, int n_tok, int n_past, int head_dim, int n_head, int n_kv_head, int kv_stride,
+	float scale) {
+	attn_prefill_g<fc_u16>(Q, K, V, O, n_tok, n_past, head_dim, n_head, n_kv_head, kv_stride, scale);
+}
+
+FC_KERNEL void __launch_bounds__(ATTN_G_THREADS)
+attn_prefill_g_q8_0(const float* __restrict__ Q, const attn_q8_0* __restrict__ K, const attn_q8_0* __restrict__ V,
+	float* __restrict__ O, int n_tok, int n_past, int head_dim, int n_head, int n_kv_head, int kv_stride,
+	float scale) {
+	attn_prefill_g<attn_q8_0>(Q, K, V, O, n_tok, n_past, head_dim, n_head, n_kv_head, kv_stride, scale);
+}
+
 FC_KERNEL void __launch_bounds__(ATTN_THREADS)
 attn_split_f32(const float* __restrict__ Q, const float* __restrict__ K, const float* __restrict__ V,
 	const float* __restrict__ PHI, float* __restrict__ SCR, int n_kv, int head_dim, int n_head, int n_kv_head,
