@@ -126,7 +126,7 @@ func TestShimMatMul(t *testing.T) {
 			for _, shape := range [][3]int{{1, 1, 1}, {33, 5, 3}, {65, 3, 9}} {
 				// n: whole blocks, more blocks or units than lanes; odd for
 				// floats but at 2080, where F16 takes its 16-byte chunk loads:
-				// 260 chunks, two batches of MM_UNROLL·32 and a tail.
+				// 260 chunks: whole batches of MM_UNROLL·32 and a tail.
 				n, rows, cols := shape[0]*max(wt.BlockSize(), 32), shape[1], shape[2]
 				if wt.BlockSize() == 1 && shape[0] != 65 {
 					n += 3

@@ -121,11 +121,15 @@ FC_DEVICE float fc_nibble_float(fc_u32 q) { return __uint_as_float(0x4b000000u |
 // every bit of the result, is the same whatever MM_UNROLL is: each row and
 // column's accumulator still takes the lane's chunks in order. (The first
 // kernels' `#pragma unroll 2` loop had two chunks in flight; a decode
-// matrix of 2048–4096 columns is 8–16 chunks a lane, so that was 4–8
-// round trips to HBM a launch.) FLOWCHAT_MM_UNROLL sets it at compile time
-// (kernels.go), for measuring.
+// matrix of 2048–4096 columns is 8–16 chunks a lane, and the compiler
+// kept the second chunk's loads behind the first one's arithmetic.)
+// FLOWCHAT_MM_UNROLL sets it at compile time (ops.go), for measuring.
+// Measured on an H200 (2026-11-26, tg128, docs/PERFORMANCE.md): Llama-3-8B
+// Q4_0 at 2, 4, 8: 135, 130, 97 t/s; TinyLlama Q4_0 at 2 and 4: 373–382
+// and 357–367, Q8_0 and F16 the same within noise; the old loop gave 112
+// and 338. More chunks in flight cost registers and so resident warps.
 #ifndef MM_UNROLL
-#define MM_UNROLL 4
+#define MM_UNROLL 2
 #endif
 
 // F16 weights: row r at W + r·n halves. Chunk k is elements 8k … 8k+7
