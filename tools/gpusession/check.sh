@@ -6,34 +6,10 @@
 # background) on synthesized TinyLlama and Llama-3-8B files; then A/B runs
 # of the matvec's compile-time knobs (FLOWCHAT_MM_UNROLL,
 # FLOWCHAT_MM_UNITS_UNROLL). BUDGET (s) bounds the whole script.
-set -u
-R=$PWD; D=$R/.devx; O=${OUT:-/tmp/out}; mkdir -p "$O"
-T0=$(date +%s)
-el() { echo $(( $(date +%s) - T0 )); }
-left() { echo $(( ${BUDGET:-420} - $(el) )); }
-log() { echo "[$(el)s] $*"; }
-{ date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; nproc; } > "$O/main.txt" 2>&1
-LB=
-if [ -f "$D/llama-src.tar.xz" ]; then
-	mkdir -p /tmp/ll && tar xJf "$D/llama-src.tar.xz" -C /tmp/ll
-	( cd /tmp/ll && nice -n 19 cmake -B b -G Ninja -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCH:-90} -DGGML_NATIVE=ON -DLLAMA_CURL=OFF \
-		-DCMAKE_BUILD_TYPE=Release -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_SERVER=OFF > /tmp/llama-build.txt 2>&1 \
-		&& nice -n 19 cmake --build b --target llama-bench -j "$(nproc)" >> /tmp/llama-build.txt 2>&1; echo "llama build rc=$? at $(el)s" >> /tmp/llama-build.txt ) &
-	LB=$!
-fi
-xz -dc "$D/flowchat.xz" > /tmp/flowchat && chmod +x /tmp/flowchat
-for t in native_cuda engine_model; do xz -dc "$D/$t.test.xz" > /tmp/$t.test; chmod +x /tmp/$t.test; done
-if ldd /tmp/flowchat | grep -q "not found"; then export LD_LIBRARY_PATH=$D/lib; fi
-FC=/tmp/flowchat
-built=$(cat "$D/root.txt" 2>/dev/null)
-[ -n "$built" ] && [ ! -e "$built" ] && mkdir -p "$(dirname "$built")" && ln -s "$R" "$built"
-export FLOWCHAT_SHARED_TESTDATA=$D/td
 FILES=${FILES:-"llama3-8b:Q4_0 tinyllama:Q4_0 llama3-8b:Q8_0 tinyllama:F16 tinyllama:Q4_K_M"}
-mkdir -p /tmp/m
-( for s in $FILES; do sh=${s%:*}; ty=${s#*:}; nice -n 5 $FC synth --shape "$sh" --type "$ty" --out "/tmp/m/$sh-$ty.gguf"; done ) > /tmp/synth.txt 2>&1 &
-SY=$!
+source "$(dirname "$0")/setup.sh"
 $FC gpu >> "$O/main.txt" 2>&1
-log "kernels compiled" >> "$O/main.txt"
+log "devices listed" >> "$O/main.txt"
 ( cd "$R/native/cuda" && timeout 150 /tmp/native_cuda.test -test.run "${TESTS:-TestGPUMatMul\$|TestGPUAttnPrefill|TestGPUAttnDecode|TestGPUAttnSplit}" -test.v -test.count=1 > "$O/t-cuda.txt" 2>&1; echo "rc=$?" >> "$O/t-cuda.txt" )
 ( cd "$R/engine/model" && timeout 90 /tmp/engine_model.test -test.run 'RealGPUMatchesCPU' -test.v -test.count=1 > "$O/t-model.txt" 2>&1; echo "rc=$?" >> "$O/t-model.txt" )
 log "tests done" >> "$O/main.txt"
