@@ -31,8 +31,9 @@ import (
 // amxGroup is the column group of the AMX layout; amxCols the fewest
 // columns a batch needs to be prepared for (and run on) the tiles: one
 // full B tile of 16 columns. Below it the VNNI kernels run (decode, the
-// batching engine's small steps), whose layout they read. Unmeasured: no
-// AMX CPU was at hand (docs/PERFORMANCE.md).
+// batching engine's small steps), whose layout they read. The tier was
+// measured on a 2-core AMX Xeon VM (docs/PERFORMANCE.md, issue 18:
+// 1.4–2.5× the VNNI tiles' prompt speed); the threshold was not swept.
 const (
 	amxGroup = 16
 	amxCols  = 16

@@ -111,14 +111,22 @@ func amxUsable() error {
 // Q8_0, and Q5_0 and IQ4_NL through the Q8_0 rewrite, when amxUsable,
 // FLOWCHAT_AMX=1 and the self-check pass; otherwise it records why not.
 //
-// The tier is opt-in, for now, for three reasons. Its block sums round
-// differently from the decode kernels' lane sums (amx.go), so a sequence's
-// logits would no longer be bit-identical alone and in a batch of 16 or
-// more rows (docs/ARCHITECTURE.md's batch invariance, TestBatchInvariance,
-// the recompute after preemption). No AMX CPU has run the assembly: the
-// self-check catches wrong values, but a fault (a bad tile configuration)
-// would end the process at start-up. And its speed is unmeasured. With
-// FLOWCHAT_AMX unset no tile instruction runs.
+// The tier is opt-in for one reason: batch invariance. Its block sums
+// round differently from the decode kernels' lane sums (amx.go), so a
+// sequence's logits are no longer bit-identical alone and in a batch of
+// 16 or more rows, nor a prompt batch's to token-by-token decode
+// (docs/ARCHITECTURE.md; the recompute after preemption relies on it).
+// With it on, engine/model's TestBatchInvariance,
+// TestSharedBuffersMatchPerToken, TestHugePagesEmbeddingByPread and
+// TestInterleaveRows4Logits fail on those rounding differences (amplified
+// where the next layer quantizes its activations to int8). Decode keeps
+// the lane-sum chain (VPDPBUSD's lanes per row); a block-sum decode, which
+// would let the tier be the default, needs another weight layout
+// (docs/PERFORMANCE.md, issue 18). The assembly itself is checked: on
+// an AMX Xeon VM (2026-11-26) it ran, the start-up self-check passed, and
+// it equals the Go model bit for bit (TestAMXTiles); its prompt speed
+// there was 1.4–2.5× the VNNI tiles' (docs/PERFORMANCE.md, issue 18).
+// With FLOWCHAT_AMX other than 1 no tile instruction runs.
 func installAMX(tiles map[Type]*tileSet) {
 	amxHW = amxUsable()
 	switch {
@@ -126,7 +134,7 @@ func installAMX(tiles map[Type]*tileSet) {
 		amxState = "no amx: " + amxHW.Error()
 		return
 	case os.Getenv("FLOWCHAT_AMX") != "1":
-		amxState = "no amx: this CPU has AMX; the tier is off unless FLOWCHAT_AMX=1 (unmeasured, and its prompt batches round differently from decode)"
+		amxState = "no amx: this CPU has AMX; the tier is off unless FLOWCHAT_AMX=1 (faster prompts, but its prompt batches round by block, not as decode does: not batch-invariant)"
 		return
 	}
 	if err := amxSelfCheck(amxAsmTile); err != nil {

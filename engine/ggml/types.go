@@ -13,8 +13,10 @@
 // weights (Q5_0 and IQ4_NL through their Q8_0 rewrite): TDPBSSD int8
 // tiles of 16 rows by 16 columns per 32-element block, scaled in AVX-512
 // (amx.go, amx_amd64.s). Its block sums round differently from the other
-// tiers' lane sums, within a stated bound, and it has run only in a
-// plain-Go emulator here; AMXStatus says whether it is on and why not.
+// tiers' lane sums, within a stated bound, so it is opt-in: with it a
+// sequence's logits are no longer batch-invariant. It has run on an AMX
+// Xeon (bit for bit its Go model; docs/PERFORMANCE.md, issue 18);
+// AMXStatus says whether it is on and why not.
 package ggml
 
 import "fmt"

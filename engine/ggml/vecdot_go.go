@@ -13,7 +13,32 @@ import "math"
 // 16), then groups of 8 into the first, lanes summed as ggml's hsum_float_8,
 // then the tail one fused multiply-add at a time.
 
-func fma32(a, b, c float32) float32 { return float32(math.FMA(float64(a), float64(b), float64(c))) }
+// fma32 is float32's fused multiply-add: a·b + c rounded once to float32,
+// as VFMADD231PS and FMLA do. The product of two float32 values is exact
+// in float64 (24+24 significant bits), but float32(math.FMA(…)) rounds the
+// sum twice, to float64 and then to float32, and that differs from one
+// rounding where the float64 sum lands exactly on a float32 halfway point
+// that the exact sum is not on: the AMX tier's extreme-scale tests showed
+// it on the first AMX CPU to run them (kernel -4.9506765e+09, model
+// -4.950676e+09; docs/PERFORMANCE.md, issue 18). So the float64 sum is
+// rounded to odd (its exact error from TwoSum decides the last bit),
+// which makes the second rounding the correctly rounded float32 result
+// (53 ≥ 24 + 2 bits; Boldo and Melquiond, "When double rounding is odd").
+func fma32(a, b, c float32) float32 {
+	p := float64(float64(a) * float64(b)) // exact; the conversion forbids fusion
+	s := p + float64(c)
+	bv := s - p
+	e := (p - (s - bv)) + (float64(c) - bv) // s + e = p + c exactly (NaN for Inf/NaN operands)
+	if u := math.Float64bits(s); (e > 0 || e < 0) && u&1 == 0 {
+		if (e > 0) == (s > 0) {
+			u++ // away from zero: the exact sum lies beyond s
+		} else {
+			u--
+		}
+		s = math.Float64frombits(u)
+	}
+	return float32(s)
+}
 
 // lanesDot computes the dot product of n values given by get(i) (weight,
 // activation) with acc accumulators over groups of 8·acc.
