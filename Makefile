@@ -135,6 +135,11 @@ vet: test-deps
 
 # test runs vet and every test; the engine also without cgo and with the
 # plain-Go kernels (noasm), since those are the reference implementations.
+# The noasm pass runs -short: the plain-Go kernels run 5-20x slower, and
+# -short skips only tests whose subject is not a kernel, each of which the
+# first pass runs (speculative decoding's 20,000-generation distribution
+# check, ~6 of its 8 minutes on the Intel Xeon VM; the 13-fixture thread
+# invariance sweep; the CPU-shim forward pass).
 # tools/testsum runs go test -json and prints go test's closing line per
 # package, failing tests' output, and every skipped test with its reason;
 # it exits with go test's status.
@@ -142,7 +147,7 @@ GOTEST ?= GO=$(GO) $(GO) run ./tools/testsum
 test: vet
 	$(GOTEST) -tags $(TAGS) -count=1 ./...
 	CGO_ENABLED=0 $(GOTEST) -count=1 $(ENGINE_PKGS)
-	CGO_ENABLED=0 $(GOTEST) -count=1 -tags noasm $(ENGINE_PKGS)
+	CGO_ENABLED=0 $(GOTEST) -count=1 -short -tags noasm $(ENGINE_PKGS)
 	$(MAKE) --no-print-directory gpu-compile
 	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory test-arm64

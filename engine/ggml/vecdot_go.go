@@ -24,7 +24,25 @@ import "math"
 // rounded to odd (its exact error from TwoSum decides the last bit),
 // which makes the second rounding the correctly rounded float32 result
 // (53 ≥ 24 + 2 bits; Boldo and Melquiond, "When double rounding is odd").
+//
+// Only a float64 sum that sits on a float32 halfway point can round twice
+// wrongly: the halfway points are float64 values, so an exact sum strictly
+// between two of them rounds (monotonically) to a float64 between them too.
+// So the hardware's float64 FMA answers, and the rounding to odd runs only
+// for sums whose 29 bits below float32's last are 1000…0 (or that fall in
+// float32's subnormal range, where fewer bits are kept). The noasm builds'
+// kernels are these twins: the test suite's plain-Go pass took over ten
+// minutes on one package with the rounding to odd on every call.
 func fma32(a, b, c float32) float32 {
+	s := math.FMA(float64(a), float64(b), float64(c))
+	if u := math.Float64bits(s); u&(1<<29-1) != 1<<28 && (s == 0 || math.Abs(s) >= 0x1p-126) {
+		return float32(s)
+	}
+	return fma32Odd(a, b, c)
+}
+
+// fma32Odd is fma32 through the float64 sum rounded to odd.
+func fma32Odd(a, b, c float32) float32 {
 	p := float64(float64(a) * float64(b)) // exact; the conversion forbids fusion
 	s := p + float64(c)
 	bv := s - p
