@@ -20,10 +20,11 @@ type Kernels struct {
 	blas *blas // nil: no cuBLAS (cublas.go)
 }
 
-// kernelDefines are the preprocessor options every kernel source is
-// compiled with: FLOWCHAT_MM_UNROLL (1–16), matmul.cu's MM_UNROLL, the
-// chunks a lane of the matvec loads at once, and FLOWCHAT_MM_UNITS_UNROLL,
-// its unit kernels' unroll, for measuring; unset, the source's defaults. Any value gives the same results (matmul.cu).
+// kernelDefines are the preprocessor options matmul.cu is compiled with,
+// for measuring: FLOWCHAT_MM_UNROLL (1–16) sets MM_UNROLL, the chunks a
+// lane of the matvec loads at once, and FLOWCHAT_MM_UNITS_UNROLL the unit
+// kernels' unroll; unset, the source's defaults. Any value gives the same
+// results (matmul.cu).
 var kernelDefines = func() []string {
 	var d []string
 	for _, v := range [][2]string{{"FLOWCHAT_MM_UNROLL", "MM_UNROLL"}, {"FLOWCHAT_MM_UNITS_UNROLL", "MM_UNITS_UNROLL"}} {
