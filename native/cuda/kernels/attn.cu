@@ -332,7 +332,7 @@ FC_DEVICE void attn_prefill(const float* __restrict__ Q, const T* __restrict__ K
 // by one thread a row in key order, as attn_prefill. Each thread keeps its
 // output entries e = k, k + ATTN_G_THREADS, … in registers. Launch: grid
 // (n_head / nh, ceil(n_tok / tq)), block ATTN_G_THREADS; head_dim ≤
-// ATTN_G_HD. Shared: 35,712 bytes.
+// ATTN_G_HD. Shared: 37,568 bytes.
 #define ATTN_G_ROWS 32
 #define ATTN_G_THREADS 256
 #define ATTN_G_HD 128
