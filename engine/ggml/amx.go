@@ -1,253 +1,213 @@
 package ggml
 
 import (
-	"encoding/binary"
 	"fmt"
 	"sync"
 )
 
 // The AMX tier (Intel Advanced Matrix Extensions, Sapphire Rapids and newer
-// Xeons; amx_amd64.go, amx_amd64.s) runs prompt batches of at least
-// amxCols columns of Q4_0 and Q8_0 weights (Q5_0 and IQ4_NL through their
-// Q8_0 rewrite, gemm5_amd64.go) as int8 tile products: per 32-element
-// block, TDPBSSD makes the exact int32 sums of 16 weight rows by 16
-// columns, and AVX-512 scales them into float32 accumulators. This file
-// holds what does not need the hardware: the activation layout the tiles
-// read (fillAMX), the walk over row tiles and column groups (amxGemm), the
-// tile configuration, and a plain-Go model of the tile kernel over an
-// emulator of the tile instructions (amxModelTile), which the tests hold
-// to the reference product and the start-up self-check holds to the
-// assembly.
+// Xeons; amx_amd64.go, amx_amd64.s) runs every product of a Q4_0 or Q8_0
+// matrix held in the tile layout (b16.go), the layout it takes at load
+// (Model.InterleaveRows4): batches of at least amxCols columns as int8
+// tile products, where per 32-element block TDPBSSD makes the exact int32
+// sums of 16 weight rows (the B tile, the layout's block as it lies) by up
+// to 16 activation columns (the A tile, the columns' Q8_0 blocks read in
+// place), and AVX-512 scales them into float32 accumulators; smaller
+// batches (decode) through VPDPBUSD over the same bytes (b16_amd64.s). This
+// file holds what does not need the hardware: the walk over row groups and
+// column groups (b16Gemm), the tile configuration, and a plain-Go model of
+// the tile kernel over an emulator of the tile instructions
+// (amxModelTile), which the tests hold to the twin and the start-up
+// self-check holds to the assembly.
 //
 // Rounding: per (row, column) the chain is acc = fma(float32(Σ32 w·x),
-// float32(d_w·d_x), acc) over the blocks in order (blocksQ32). The VNNI
-// and AVX2 tiers instead keep 8 lanes of 4-element sums per block and add
-// the lanes at the end (lanesQ32), so the AMX tier is NOT bit for bit the
-// decode kernels' result: both are within (nb+4)·2⁻²⁴·Σ|w_i·x_i| of the
-// exact product (TestAMXModelBound), so they differ by at most twice that. Getting the lane sums out of
-// the tiles would need 8 times the tile work (a block-diagonal B), which
-// is the VNNI tier's speed, so the tier is a block-sum one by design.
+// float32(d_w·d_x), acc) over the blocks in order (blocksQ32), in the
+// tiles and in the decode kernel alike, so a sequence's logits are the
+// same alone, in a batch, and in a prompt. The VNNI and AVX2 tiers keep 8
+// lanes of 4-element sums per block and add the lanes at the end
+// (lanesQ32): both are within (nb+4)·2⁻²⁴·Σ|w_i·x_i| of the exact product
+// (TestAMXModelBound), and matrices outside the tile layout (--mmap, the
+// token embedding as output head, other types) keep the VNNI tiers, whose
+// prompt and decode kernels share the lane chain.
 
-// amxGroup is the column group of the AMX layout; amxCols the fewest
-// columns a batch needs to be prepared for (and run on) the tiles: one
-// full B tile of 16 columns. Below it the VNNI kernels run (decode, the
-// batching engine's small steps), whose layout they read. The tier was
-// measured on a 2-core AMX Xeon VM (docs/PERFORMANCE.md, issue 18:
-// 1.4–2.5× the VNNI tiles' prompt speed); the threshold was not swept.
-const (
-	amxGroup = 16
-	amxCols  = 16
-)
-
-// amxMin[t] is amxCols where the AMX tier runs t's prompt batches, 0
-// elsewhere (set at start-up by amx_amd64.go once the CPU, the OS,
-// FLOWCHAT_AMX=1 and the self-check agree).
-var amxMin [32]int
+// amxCols is the fewest columns a batch needs to run on the tiles; below
+// it the decode kernel runs column by column over each group of rows
+// while the group is in cache. Measured on the 2-core AMX Xeon VM
+// (docs/PERFORMANCE.md, issue 18).
+var amxCols = 4
 
 // amxState describes the AMX tier for AMXStatus.
 var amxState string
 
 // AMXStatus says whether the AMX tile tier runs here and, when it does
 // not, why (no AMX on this CPU, not enabled by the OS, permission refused,
-// not asked for with FLOWCHAT_AMX=1, self-check failed); empty in builds
+// turned off with FLOWCHAT_AMX=0, self-check failed); empty in builds
 // without the tier (not amd64, or noasm).
 func AMXStatus() string { return amxState }
 
-// fillAMX writes column c (zeros past the last column) in the AMX layout:
-// per group of 16 columns and block, the 512-byte B tile of TDPBSSD (row
-// k, k < 8, holds dword k, values 4k..4k+3, of each of the group's 16
-// columns: byte 64k + 4·(c mod 16) + i) at qs[512·(G·nb + b):], and the
-// 16 columns' d_x at dx8[128·(G·nb + b):] (the 8-per-slot arrays of
-// groups of 16 give 128 floats per group and block; 16 are used).
-func (a *Act) fillAMX(c int) {
-	nb, g, j := a.n/32, c/amxGroup, c%amxGroup
-	for b := 0; b < nb; b++ {
-		gb := g*nb + b
-		qs := a.qs[512*gb : 512*gb+512]
-		if c >= a.cols {
-			for k := 0; k < 8; k++ {
-				clear(qs[64*k+4*j : 64*k+4*j+4])
-			}
-			a.dx8[128*gb+j] = 0
-			continue
-		}
-		blk := a.x[c*a.xs+34*b:][:34]
-		for k := 0; k < 8; k++ {
-			copy(qs[64*k+4*j:64*k+4*j+4], blk[2+4*k:6+4*k])
-		}
-		a.dx8[128*gb+j] = f16(blk)
-	}
-}
-
-// amxCall is one call of the tile kernel: mr ≤ 16 weight rows by the 16
-// columns of one group over nb blocks.
+// amxCall is one call of the tile kernel: one group of 16 weight rows in
+// the tile layout by nc ≤ 16 activation columns over nb blocks.
 type amxCall struct {
-	cfg [64]byte // LDTILECFG's operand (amxConfig)
-	// a holds the A tiles: block b's row m is the 32 int8 values at
-	// aoff + b·ablk + m·astride (the Q8_0 rows in place, or the unpacked
-	// Q4_0 ones in amxScratch.a).
-	a                   []byte
-	aoff, astride, ablk int
-	dw                  []float32 // d_w of row m, block b at 16b + m (0 past mr)
-	b                   []byte    // the group's B tiles: block b at boff + 512b
-	boff                int
-	dx                  []float32 // the group's d_x: block b, column n at dxoff + 128b + n
-	dxoff               int
-	nb                  int
-	c                   [256]int32 // the C tile of one block, row-major, 16 int32 a row
-	// The result of row m < mr, column n < nc goes to dst[dstoff + idx[n]
-	// + m] (idx[n] = n·ldd: MatMulAct's column-major output).
-	dst    []float32
-	dstoff int
-	idx    [16]int32
-	nc, mr int
+	cfg [64]byte // LDTILECFG's operand (amxConfig(nc))
+	// x holds the columns' Q8_0 blocks: column m's block b at xoff + m·xs
+	// + 34b (the A tile's row m: its 32 values, 2 bytes in).
+	x        []byte
+	xoff, xs int
+	dx       []float32 // d_x of column m, block b at dxoff + 16b + m (Act.bdx)
+	dxoff    int
+	// b holds the B tiles, block b's 512 bytes at boff + bblk·b (the
+	// layout's Q8_0 block 32 bytes in, or the unpacked Q4_0 one); ws the
+	// rows' fp16 scales, row n's of block b at wsoff + wsblk·b + 2n.
+	b                  []byte
+	boff, bblk         int
+	ws                 []byte
+	wsoff, wsblk       int
+	nb                 int
+	c                  [256]int32 // the C tile of one block, row-major, 16 int32 a row
+	dst                []float32  // column m's row n at dstoff + m·ldd + n
+	dstoff, ldd, nc    int
 }
 
 // bounds panics unless every byte and value the kernel reads or writes
 // lies in k's slices (the assembly cannot check; the model calls it too,
 // so the tests hold the walk to it).
 func (k *amxCall) bounds() {
-	_ = k.a[k.aoff+(k.nb-1)*k.ablk+(k.mr-1)*k.astride+31]
-	_ = k.b[k.boff+512*k.nb-1]
-	_ = k.dx[k.dxoff+128*(k.nb-1)+15]
-	_ = k.dw[16*k.nb-1]
-	_ = k.dst[k.dstoff+int(k.idx[k.nc-1])+k.mr-1]
+	_ = k.x[k.xoff+(k.nc-1)*k.xs+34*(k.nb-1)+33]
+	_ = k.dx[k.dxoff+16*(k.nb-1)+15]
+	_ = k.b[k.boff+k.bblk*(k.nb-1)+511]
+	_ = k.ws[k.wsoff+k.wsblk*(k.nb-1)+31]
+	_ = k.dst[k.dstoff+(k.nc-1)*k.ldd+15]
 }
 
-// amxConfig is the tile configuration for mr rows (palette 1): tmm0 = C,
-// mr rows of 16 int32; tmm1 = A, mr rows of 32 int8; tmm2 = B, 8 rows of
-// 64 int8. Bytes 16+2i hold tile i's bytes per row, 48+i its rows.
-func amxConfig(mr int) [64]byte {
+// amxConfig is the tile configuration for nc columns (palette 1): tmm0 =
+// C, nc rows of 16 int32; tmm1 = A, nc rows of 32 int8; tmm2 = B, 8 rows
+// of 64 int8. Bytes 16+2i hold tile i's bytes per row, 48+i its rows.
+func amxConfig(nc int) [64]byte {
 	var cfg [64]byte
 	cfg[0] = 1
-	for i, t := range [3]struct{ colsb, rows int }{{64, mr}, {32, mr}, {64, 8}} {
+	for i, t := range [3]struct{ colsb, rows int }{{64, nc}, {32, nc}, {64, 8}} {
 		cfg[16+2*i] = byte(t.colsb)
 		cfg[48+i] = byte(t.rows)
 	}
 	return cfg
 }
 
-// amxScratch is one worker's buffers: the row tile's d_w and, for Q4_0,
-// its unpacked A tiles (512 bytes a block).
+// b16Kernels are the tile layout's kernels: tile, the AMX product of one
+// group of rows by up to 16 columns (amxTileB, or amxModelTile); dec, one
+// column by one group of rows (b16q40/b16q80, or b16DecGo); unpack, a
+// Q4_0 group's B tiles (b16UnpackQ4, or b16UnpackGo).
+type b16Kernels struct {
+	tile   func(*amxCall)
+	dec    func(t Type, nb int, w, x []byte, dx []float32, corr []int32, dst []float32)
+	unpack func(w []byte, nb int, dst []byte)
+}
+
+// amxScratch is one worker's buffers: the call, a Q4_0 group's unpacked
+// B tiles (512 bytes a block) and a row for the rows past the last group.
 type amxScratch struct {
 	call amxCall
-	dw   []float32
-	a    []byte
+	b    []byte
+	row  []byte
 }
 
 var amxPool = sync.Pool{New: func() any { return new(amxScratch) }}
 
-// amxGemm computes dst[c·ldd + r] for rows rows of w (t: Q4_0 or Q8_0;
-// r4: Q4_0 in the interleaved layout, Rows4) and the columns of a
-// (prepared in the AMX layout) in row tiles of 16 (the last one shorter),
-// each against every column group, through tile (the assembly kernel, or
-// amxModelTile in the tests and the self-check).
-func amxGemm(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int, r4 bool, tile func(*amxCall)) {
-	if !a.amx || a.wt.VecDotType() != Q8_0 || (t != Q4_0 && t != Q8_0) || (r4 && t != Q4_0) {
-		panic(fmt.Sprintf("ggml: AMX tiles for %v (interleaved %v) over columns prepared for %v (AMX layout %v)", t, r4, a.wt, a.amx))
+// b16Gemm computes dst[c·ldd + r] for rows rows of w (Q4_0 or Q8_0 in the
+// tile layout) and the columns of a (with the tile layout's operands,
+// Act.bdx/bcorr): group of 16 rows by group, batches of amxCols or more
+// columns through k.tile in groups of 16 columns, smaller ones through
+// k.dec column by column; the rows past the last group through the twin.
+func b16Gemm(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int, k *b16Kernels) {
+	if !a.b16 || (t != Q4_0 && t != Q8_0) || a.wt != t {
+		panic(fmt.Sprintf("ggml: tile layout kernels for %v over columns prepared for %v (tile operands %v)", t, a.wt, a.b16))
 	}
-	nb, rs := n/32, t.RowSize(n)
+	nb, rs, ts := n/32, t.RowSize(n), t.TypeSize()
+	full := rows / 16 * 16
 	s := amxPool.Get().(*amxScratch)
-	s.grow(t, nb)
-	k := &s.call
-	k.nb, k.dw, k.b, k.dx, k.dst = nb, s.dw, a.qs, a.dx8, dst
-	for n := range k.idx {
-		k.idx[n] = int32(n * ldd)
+	if t == Q4_0 && cap(s.b) < 512*nb {
+		s.b = make([]byte, 512*nb)
 	}
-	for r0 := 0; r0 < rows; r0 += 16 {
-		k.mr = min(16, rows-r0)
-		k.cfg = amxConfig(k.mr)
-		amxWeights(s, t, nb, w[r0*rs:], rs, amxRowAddr(t, rs, r0, k.mr, rows, r4))
-		for g := 0; g*amxGroup < a.cols; g++ {
-			k.boff, k.dxoff = 512*g*nb, 128*g*nb
-			k.dstoff, k.nc = g*amxGroup*ldd+r0, min(amxGroup, a.cols-g*amxGroup)
-			tile(k)
+	c := &s.call
+	c.x, c.xs, c.dx, c.nb, c.dst, c.ldd = a.x, a.xs, a.bdx, nb, dst, ldd
+	for g := 0; g < full; g += 16 {
+		grp := w[g*rs : (g+16)*rs]
+		if a.cols < amxCols {
+			for col := 0; col < a.cols; col++ {
+				i := col/16*nb*16 + col%16
+				k.dec(t, nb, grp, a.Column(col), a.bdx[i:], a.bcorr[i:], dst[col*ldd+g:][:16])
+			}
+			continue
+		}
+		c.b, c.boff, c.bblk = grp, 32, 16*ts
+		if t == Q4_0 {
+			k.unpack(grp, nb, s.b)
+			c.b, c.boff, c.bblk = s.b, 0, 512
+		}
+		c.ws, c.wsoff, c.wsblk = grp, 0, 16*ts
+		for c0 := 0; c0 < a.cols; c0 += 16 {
+			c.nc = min(16, a.cols-c0)
+			c.cfg = amxConfig(c.nc)
+			c.xoff, c.dxoff, c.dstoff = c0*a.xs, c0/16*nb*16, c0*ldd+g
+			k.tile(c)
 		}
 	}
-	k.a, k.b, k.dx, k.dst = nil, nil, nil, nil
+	if full < rows {
+		if cap(s.row) < rs {
+			s.row = make([]byte, rs)
+		}
+		dot := dotQ8_0Blocks
+		if t == Q4_0 {
+			dot = dotQ4_0Blocks
+		}
+		for r := full; r < rows; r++ {
+			row := w[r*rs : (r+1)*rs]
+			for col := 0; col < a.cols; col++ {
+				dst[col*ldd+r] = dot(n, row, a.Column(col))
+			}
+		}
+	}
+	c.x, c.dx, c.b, c.ws, c.dst = nil, nil, nil, nil, nil
 	amxPool.Put(s)
 }
 
-func (s *amxScratch) grow(t Type, nb int) {
-	if cap(s.dw) < 16*nb {
-		s.dw = make([]float32, 16*nb)
-	}
-	s.dw = s.dw[:16*nb]
-	if t == Q4_0 && cap(s.a) < 512*nb {
-		s.a = make([]byte, 512*nb)
-	}
-}
-
-// amxRows is where a row tile's weight blocks lie: row m < mr's block b
-// at base[m] + b·step[m] bytes into the tile's part of w.
-type amxRows struct {
-	base, step [16]int32
-	mr         int
-}
-
-// amxRowAddr places the row tile of mr rows at row r0 (a multiple of 16)
-// of a rows-row matrix of type t: row-major, or (r4) in the interleaved
-// layout, where rows in full groups of 4 hold their blocks 4 apart within
-// the group and the rows past the last full group are row-major.
-func amxRowAddr(t Type, rs, r0, mr, rows int, r4 bool) amxRows {
+// b16DecGo is the decode kernel (b16q40, b16q80) in plain Go: per row m of
+// the group and block, the integer sum from off·Σx (corr) over the
+// weights as unsigned bytes (nibbles q; w+128), then the float step.
+func b16DecGo(t Type, nb int, w, x []byte, dx []float32, corr []int32, dst []float32) {
 	ts := t.TypeSize()
-	x := amxRows{mr: mr}
-	for m := 0; m < 16; m++ {
-		x.base[m], x.step[m] = int32(m*rs), int32(ts)
-		if r4 && r0+m < rows/4*4 {
-			x.base[m], x.step[m] = int32(m/4*4*rs+m%4*ts), int32(4*ts)
-		}
-	}
-	return x
-}
-
-// amxWeights readies a row tile: weightsGo, or its assembly form where the
-// CPU has AVX-512 (amx_amd64.go).
-var amxWeights = (*amxScratch).weightsGo
-
-// weightsGo readies the row tile at w (rows placed by x): d_w of each row
-// and block (zero past x.mr), and the A tiles: Q8_0's values in place
-// (row-major only: 34-byte blocks, rows rs apart), Q4_0's nibbles
-// unpacked to q − 8 as int8, 32 a row, 512 a block.
-func (s *amxScratch) weightsGo(t Type, nb int, w []byte, rs int, x amxRows) {
-	k := &s.call
+	var acc [16]float32
 	for b := 0; b < nb; b++ {
+		blk, xb := w[16*ts*b:], x[34*b:]
 		for m := 0; m < 16; m++ {
-			d := float32(0)
-			if m < x.mr {
-				d = f16(w[int(x.base[m])+int(x.step[m])*b:])
+			s := corr[16*b]
+			for k := 0; k < ts-2; k++ { // bytes of the row's block
+				v := blk[32+64*(k/4)+4*m+k%4]
+				if t == Q4_0 {
+					s += int32(v&15)*int32(int8(xb[2+k])) + int32(v>>4)*int32(int8(xb[18+k]))
+				} else {
+					s += int32(v^0x80) * int32(int8(xb[2+k]))
+				}
 			}
-			s.dw[16*b+m] = d
+			acc[m] = fma32(float32(s), float32(f16(blk[2*m:])*dx[16*b]), acc[m])
 		}
 	}
-	if t == Q8_0 {
-		k.a, k.aoff, k.astride, k.ablk = w, 2, rs, 34
-		return
-	}
-	k.a, k.aoff, k.astride, k.ablk = s.a, 0, 32, 512
-	for b := 0; b < nb; b++ {
-		for m := 0; m < x.mr; m++ {
-			unpackQ4(w[int(x.base[m])+int(x.step[m])*b+2:][:16], s.a[512*b+32*m:][:32])
-		}
-	}
+	copy(dst[:16], acc[:])
 }
 
-// unpackQ4 writes the 32 values q − 8 of a Q4_0 block's nibbles as int8
-// (low nibbles first), eight at a time: for v in 0..15, v − 8 as a byte is
-// v ^ 8 with the high nibble set where v < 8.
-func unpackQ4(q []byte, dst []byte) {
-	const m4, b8 = 0x0f0f0f0f0f0f0f0f, 0x0808080808080808
-	le := binary.LittleEndian
-	for h := 0; h < 2; h++ {
-		x := le.Uint64(q[8*h:])
-		lo, hi := x&m4, x>>4&m4
-		le.PutUint64(dst[8*h:], lo^b8|(^lo&b8)*0x1e)
-		le.PutUint64(dst[16+8*h:], hi^b8|(^hi&b8)*0x1e)
+// b16UnpackGo is b16UnpackQ4 in plain Go: per block, chunk k's low
+// nibbles less 8 at 512b + 64k, its high nibbles less 8 at 512b + 256 + 64k.
+func b16UnpackGo(w []byte, nb int, dst []byte) {
+	for b := 0; b < nb; b++ {
+		src, out := w[288*b+32:][:256], dst[512*b:][:512]
+		for i, v := range src {
+			out[i] = byte(int8(v&15) - 8)
+			out[256+i] = byte(int8(v>>4) - 8)
+		}
 	}
 }
 
 // blocksQ32 is the AMX tier's chain over the nb blocks of a row, the twin
-// of amxGemm: per block the exact integer sum of the 32 products, times
+// of b16Gemm: per block the exact integer sum of the 32 products, times
 // the block scale d_w·d_x rounded to float32, added with one fused
 // multiply-add. level and wd are as for lanesQ32.
 func blocksQ32(nb int, x []byte, level func(b, j int) int, wd func(b int) float32) float32 {

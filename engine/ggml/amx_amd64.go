@@ -21,21 +21,19 @@ var (
 )
 
 //go:noescape
-func amxTile(cfg *byte, a *byte, astride, ablk int, dw *float32, b *byte, dx *float32, nb int, c *int32, dst *float32, idx *int32, nc, mr int)
+func amxTileB(cfg *byte, x *byte, xs int, dx *float32, b *byte, bblk int, ws *byte, wsblk int, nb int, c *int32, dst *float32, ldd int, nc int)
 
-// amxScaleOnly is amxTile's AVX-512 half over given C tiles (tests).
+// The tile layout's decode kernels and Q4_0 unpack (b16_amd64.s; b16DecGo
+// and b16UnpackGo are their twins).
 //
 //go:noescape
-func amxScaleOnly(dw *float32, dx *float32, nb int, c *int32, dst *float32, idx *int32, nc, mr int)
-
-// amxScales and amxUnpackQ4 ready a row tile's d_w and Q4_0 A tiles
-// (amxScratch.weightsGo is their plain-Go form and twin).
-//
-//go:noescape
-func amxScales(w *byte, base, step *int32, nb, mr int, dw *float32)
+func b16q40(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
 
 //go:noescape
-func amxUnpackQ4(w *byte, base, step *int32, nb, mr int, a *byte)
+func b16q80(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
+
+//go:noescape
+func b16UnpackQ4(w *byte, nb int, dst *byte)
 
 func xgetbv0() uint32
 
@@ -46,48 +44,27 @@ func xgetbv0() uint32
 // comment at the top of amx_amd64.s on preemption and signals).
 func amxAsmTile(k *amxCall) {
 	k.bounds()
-	amxTile(&k.cfg[0], &k.a[k.aoff], k.astride, k.ablk, &k.dw[0], &k.b[k.boff], &k.dx[k.dxoff], k.nb, &k.c[0], &k.dst[k.dstoff], &k.idx[0], k.nc, k.mr)
+	amxTileB(&k.cfg[0], &k.x[k.xoff], k.xs, &k.dx[k.dxoff], &k.b[k.boff], k.bblk, &k.ws[k.wsoff], k.wsblk, k.nb, &k.c[0], &k.dst[k.dstoff], k.ldd, k.nc)
 }
 
-func init() {
-	if hasVNNI {
-		amxWeights = (*amxScratch).weightsAsm
-	}
-}
-
-// weightsAsm is weightsGo with a gather a block for d_w and the Q4_0
-// unpack in AVX2 (the Go loops cost more than the tiles at 16 columns).
-func (s *amxScratch) weightsAsm(t Type, nb int, w []byte, rs int, x amxRows) {
-	k := &s.call
-	for m := 0; m < x.mr; m++ { // the last block of every row lies in w
-		_ = w[int(x.base[m])+int(x.step[m])*(nb-1)+t.TypeSize()-1]
-	}
-	amxScales(&w[0], &x.base[0], &x.step[0], nb, x.mr, &s.dw[0])
-	if t == Q8_0 {
-		k.a, k.aoff, k.astride, k.ablk = w, 2, rs, 34
+// b16AsmDec runs the decode kernel of t after checking its operands' extent.
+func b16AsmDec(t Type, nb int, w, x []byte, dx []float32, corr []int32, dst []float32) {
+	_, _, _, _ = w[16*t.TypeSize()*nb-1], x[34*nb-1], dx[16*(nb-1)], corr[16*(nb-1)]
+	_ = dst[15]
+	if t == Q4_0 {
+		b16q40(&w[0], nb, &x[0], &dx[0], &corr[0], &dst[0])
 		return
 	}
-	amxUnpackQ4(&w[0], &x.base[0], &x.step[0], nb, x.mr, &s.a[0])
-	k.a, k.aoff, k.astride, k.ablk = s.a, 0, 32, 512
+	b16q80(&w[0], nb, &x[0], &dx[0], &corr[0], &dst[0])
 }
 
-// amxSet is the AMX tier's matrix kernel of one type (Q4_0 or Q8_0):
-// batches prepared in the AMX layout (at least amxCols columns) run on the
-// tiles, the others on the tier below (base, the VNNI tiles).
-type amxSet struct {
-	t    Type
-	base *tileSet
-	tile func(*amxCall)
-	r4   bool // the weights are in the interleaved layout (gemmRows4)
+func b16AsmUnpack(w []byte, nb int, dst []byte) {
+	_, _ = w[288*nb-1], dst[512*nb-1]
+	b16UnpackQ4(&w[0], nb, &dst[0])
 }
 
-func (k *amxSet) run(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
-	if !a.amx {
-		k.base.run(n, w, rows, a, dst, ldd)
-		return
-	}
-	amxGemm(k.t, n, w, rows, a, dst, ldd, k.r4, k.tile)
-}
+// amxAsm is the tier's assembly kernels.
+var amxAsm = b16Kernels{amxAsmTile, b16AsmDec, b16AsmUnpack}
 
 // amxUsable checks, in order, what the tier needs: the VNNI tier below it
 // (AVX-512F/VL for the scaling), AMX-TILE and AMX-INT8 in CPUID, the OS
@@ -107,98 +84,78 @@ func amxUsable() error {
 	return amxPermit()
 }
 
-// installAMX puts the AMX tier above tiles (the VNNI tier) for Q4_0 and
-// Q8_0, and Q5_0 and IQ4_NL through the Q8_0 rewrite, when amxUsable,
-// FLOWCHAT_AMX=1 and the self-check pass; otherwise it records why not.
-//
-// The tier is opt-in for one reason: batch invariance. Its block sums
-// round differently from the decode kernels' lane sums (amx.go), so a
-// sequence's logits are no longer bit-identical alone and in a batch of
-// 16 or more rows, nor a prompt batch's to token-by-token decode
-// (docs/ARCHITECTURE.md; the recompute after preemption relies on it).
-// With it on, engine/model's TestBatchInvariance,
-// TestSharedBuffersMatchPerToken, TestHugePagesEmbeddingByPread and
-// TestInterleaveRows4Logits fail on those rounding differences (amplified
-// where the next layer quantizes its activations to int8). Decode keeps
-// the lane-sum chain (VPDPBUSD's lanes per row); a block-sum decode, which
-// would let the tier be the default, needs another weight layout
-// (docs/PERFORMANCE.md, issue 18). The assembly itself is checked: on
-// an AMX Xeon VM (2026-11-26) it ran, the start-up self-check passed, and
-// it equals the Go model bit for bit (TestAMXTiles); its prompt speed
-// there was 1.4–2.5× the VNNI tiles' (docs/PERFORMANCE.md, issue 18).
-// With FLOWCHAT_AMX other than 1 no tile instruction runs.
-func installAMX(tiles map[Type]*tileSet) {
+// installAMX installs the AMX tier for Q4_0 and Q8_0 when amxUsable and
+// the self-check pass and FLOWCHAT_AMX is not 0; otherwise it records why
+// not. The tier is the interleaved layout of those types (the tile layout,
+// b16.go: Model.InterleaveRows4 rewrites their matrices at load) and its
+// kernels: AMX tiles for batches of amxCols or more columns, VPDPBUSD over
+// the same bytes below that, one rounding for both (amx.go), so prompt
+// batches and decode give the same bits and the tier can be the default.
+// Matrices kept row-major (--mmap, the token embedding, Q5_0 and IQ4_NL)
+// run the VNNI tier as before. The first AMX tier (2026-11-26) ran prompt
+// batches over the row-major layout and rounded by block where decode
+// rounded by lane, so it was opt-in (docs/PERFORMANCE.md, issue 18).
+func installAMX() {
 	amxHW = amxUsable()
 	switch {
 	case amxHW != nil:
 		amxState = "no amx: " + amxHW.Error()
 		return
-	case os.Getenv("FLOWCHAT_AMX") != "1":
-		amxState = "no amx: this CPU has AMX; the tier is off unless FLOWCHAT_AMX=1 (faster prompts, but its prompt batches round by block, not as decode does: not batch-invariant)"
+	case os.Getenv("FLOWCHAT_AMX") == "0":
+		amxState = "no amx: this CPU has AMX; FLOWCHAT_AMX=0 turned the tier off"
 		return
 	}
-	if err := amxSelfCheck(amxAsmTile); err != nil {
+	if err := amxSelfCheck(amxAsm); err != nil {
 		amxState = "no amx: self-check failed, running the VNNI tiles: " + err.Error()
 		return
 	}
-	useAMX(tiles, amxAsmTile)
+	useAMX(amxAsm)
 }
 
-// useAMX installs the AMX walk over tile (the assembly kernel; the model
-// in the dispatch test) above tiles.
-func useAMX(tiles map[Type]*tileSet, tile func(*amxCall)) {
-	sets := map[Type]*amxSet{}
+// useAMX installs the tile layout with kernels k (the assembly; the
+// models in the dispatch test) for Q4_0 and Q8_0.
+func useAMX(k b16Kernels) {
 	for _, t := range []Type{Q4_0, Q8_0} {
-		sets[t] = &amxSet{t, tiles[t], tile, false}
-		gemmImpl[t], amxMin[t] = sets[t].run, amxCols
+		t := t
+		gemmRows4[t] = func(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
+			b16Gemm(t, n, w, rows, a, dst, ldd, &k)
+		}
+		rows4Pairs[t], tileRows16[t], b16On[t] = false, true, true
 	}
-	for _, t := range []Type{Q5_0, IQ4_NL} {
-		gemmImpl[t], amxMin[t] = repackRun(t, sets[Q8_0].run), amxCols
-	}
-	// Q4_0 matrices interleaved at load (Rows4). Q8_0 ones are not
-	// interleaved while the tier is on (Rows4(Q8_0) is false): its A tiles
-	// load from the weight rows in place with one stride, which groups of 4
-	// rows do not have, and its prompt batches prepare the AMX layout,
-	// which the VNNI kernels do not read.
-	gemmRows4[Q4_0] = (&amxSet{Q4_0, vnniRows4[Q4_0], tile, true}).run
-	gemmRows4[Q8_0] = nil
 	amxOn = true
-	amxState = fmt.Sprintf("amx-int8 tiles for prompt batches of ≥ %d columns (Q4_0, Q8_0, Q5_0, IQ4_NL)", amxCols)
+	amxState = fmt.Sprintf("amx-int8 tiles in the tile layout (Q4_0, Q8_0): batches of ≥ %d columns on the tiles, decode by VPDPBUSD, one rounding", amxCols)
 }
 
-// amxSelfCheck runs fixed products (a full and a short row tile, a full
-// and a partial column group, Q4_0 and Q8_0) through tile and through the
-// plain-Go model, which must agree bit for bit. On an AMX CPU it guards
-// users against an encoding or layout fault in the assembly that no
-// machine without AMX could show (an illegal encoding would still fault).
-func amxSelfCheck(tile func(*amxCall)) error {
+// amxSelfCheck runs fixed products (a full group and a tail row, a full
+// and a partial column group, a decode batch; Q4_0 and Q8_0) through k and
+// through the plain-Go twin, which must agree bit for bit. On an AMX CPU
+// it guards users against an encoding or layout fault in the assembly that
+// no machine without AMX could show (an illegal encoding would still
+// fault).
+func amxSelfCheck(k b16Kernels) error {
 	r := rand.New(rand.NewPCG(18, 18))
-	const n, rows, cols = 96, 19, 21
+	const n, rows = 96, 33
 	for _, t := range []Type{Q4_0, Q8_0} {
-		w, x := amxCheckOperands(r, t, n, rows, cols)
-		var a Act
-		a.begin(t, n, x, cols, prepKindQ8, 0, amxGroup)
-		a.Fill(0, cols)
-		want := make([]float32, rows*cols)
-		amxGemm(t, n, w, rows, &a, want, rows, false, amxModelTile)
-		for _, r4 := range []bool{false, t == Q4_0} {
-			w := w
-			if r4 { // the interleaved layout (Rows4) of the same rows
-				w = append([]byte(nil), w...)
-				interleaveRows4Unpaired(t, n, w, rows)
-			}
-			got := make([]float32, rows*cols)
-			amxGemm(t, n, w, rows, &a, got, rows, r4, tile)
+		for _, cols := range []int{1, amxCols - 1, amxCols, 21} {
+			w, x := amxCheckOperands(r, t, n, rows, cols)
+			rows16Move(t, n, w, rows, nil, true)
+			var a Act
+			a.begin(t, n, x, cols, prepKindQ8, b16Off(t), 1)
+			a.b16 = true
+			a.growB16(n/32, cols)
+			a.Fill(0, cols)
+			want, got := make([]float32, rows*cols), make([]float32, rows*cols)
+			b16Twin(t, n, w, rows, 0, rows, &a, want, rows)
+			b16Gemm(t, n, w, rows, &a, got, rows, &k)
 			for i := range got {
 				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					return fmt.Errorf("%v n=%d interleaved %v: row %d column %d is %v, the model's %v", t, n, r4, i%rows, i/rows, got[i], want[i])
+					return fmt.Errorf("%v n=%d, %d columns: row %d column %d is %v, the twin's %v", t, n, cols, i%rows, i/rows, got[i], want[i])
 				}
 			}
 		}
 	}
 	return nil
 }
-
 // amxCheckOperands is rows random rows of t and cols Q8_0 columns with
 // scales of ±2⁻¹⁰..2 (fp16) and every int8 value possible.
 func amxCheckOperands(r *rand.Rand, t Type, n, rows, cols int) (w, x []byte) {

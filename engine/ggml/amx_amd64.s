@@ -25,15 +25,16 @@
 // is needed, and TILERELEASE returns the thread to the initial tile state
 // (nothing more to save on later context switches).
 
-// AMXROW scales row m of the block's int32 tile (stored at R11) into the
-// accumulator acc: acc += float32(C[m][n]) · (d_w[m]·d_x[n]), one fused
-// multiply-add, the scale rounded to float32 first (amxModelTile's order).
+// AMXROW scales row m (activation column m) of the block's int32 tile
+// (stored at R11) into the accumulator acc: acc += float32(C[m][n]) ·
+// (d_x[m]·d_w[n]), one fused multiply-add, the scale rounded to float32
+// first (blocksQ32's order: the product commutes).
 #define AMXROW(m, acc) \
 	VMULPS.BCST   (m*4)(R9), Z16, Z17 \
 	VCVTDQ2PS     (m*64)(R11), Z18    \
 	VFMADD231PS   Z18, Z17, acc
 
-// AMXZERO clears the 16 accumulators (one row of 16 columns each).
+// AMXZERO clears the 16 accumulators.
 #define AMXZERO \
 	VXORPS Z0, Z0, Z0    \
 	VXORPS Z1, Z1, Z1    \
@@ -52,10 +53,10 @@
 	VXORPS Z14, Z14, Z14 \
 	VXORPS Z15, Z15, Z15
 
-// AMXSCALE scales the block's stored C tile (R11) by d_w (R9, 16 floats)
-// and d_x (R10, 16 floats) into the accumulators.
+// AMXSCALE scales the block's stored C tile (R11) by d_x (R9, 16 floats,
+// one per column) and the 16 rows' fp16 d_w (R10) into the accumulators.
 #define AMXSCALE \
-	VMOVUPS (R10), Z16 \
+	VCVTPH2PS (R10), Z16 \
 	AMXROW(0, Z0)      \
 	AMXROW(1, Z1)      \
 	AMXROW(2, Z2)      \
@@ -73,62 +74,34 @@
 	AMXROW(14, Z14)    \
 	AMXROW(15, Z15)
 
-// AMXSTORE writes accumulator rows m < mr (BX) to dst (R12): row m's
-// column n to R12 + 4·(idx[n] + m) for the columns n < nc (mask K3; Z19
-// holds idx), one scatter a row.
-#define AMXSCAT(m, acc) \
-	KMOVW       K3, K1                     \
-	VSCATTERDPS acc, K1, (m*4)(R12)(Z19*4) \
-	CMPQ        BX, $(m+1)                 \
-	JEQ         stored
+// AMXPUT stores column m's 16 rows at R12, and stops after column nc−1
+// (BX); AX is the columns' distance in bytes.
+#define AMXPUT(m, acc) \
+	VMOVUPS acc, (R12) \
+	CMPQ    BX, $(m+1) \
+	JEQ     stored     \
+	ADDQ    AX, R12
 
-#define AMXSTORE \
-	AMXSCAT(0, Z0)   \
-	AMXSCAT(1, Z1)   \
-	AMXSCAT(2, Z2)   \
-	AMXSCAT(3, Z3)   \
-	AMXSCAT(4, Z4)   \
-	AMXSCAT(5, Z5)   \
-	AMXSCAT(6, Z6)   \
-	AMXSCAT(7, Z7)   \
-	AMXSCAT(8, Z8)   \
-	AMXSCAT(9, Z9)   \
-	AMXSCAT(10, Z10) \
-	AMXSCAT(11, Z11) \
-	AMXSCAT(12, Z12) \
-	AMXSCAT(13, Z13) \
-	AMXSCAT(14, Z14) \
-	AMXSCAT(15, Z15)
-
-// AMXOUT loads the store's operands: Z19 = idx, K3 = nc ones, BX = mr.
-#define AMXOUT(idx, nc, mr) \
-	MOVQ      idx, AX    \
-	VMOVDQU32 (AX), Z19  \
-	MOVQ      nc, AX     \
-	MOVL      $1, BX     \
-	SHLXL     AX, BX, BX \
-	DECL      BX         \
-	KMOVW     BX, K3     \
-	MOVQ      mr, BX
-
-// func amxTile(cfg *byte, a *byte, astride, ablk int, dw *float32, b *byte, dx *float32, nb int, c *int32, dst *float32, idx *int32, nc, mr int)
+// func amxTileB(cfg *byte, x *byte, xs int, dx *float32, b *byte, bblk int, ws *byte, wsblk int, nb int, c *int32, dst *float32, ldd int, nc int)
 //
 //	for blk := 0; blk < nb; blk++ {
-//		C = 0; C += A(a + blk·ablk, rows astride apart) · B(b + 512·blk)   // TDPBSSD
-//		acc[m][n] = fma(float32(C[m][n]), dw[16·blk+m]·dx[128·blk+n], acc[m][n])
+//		C = 0; C += A(x + 34·blk + 2, nc rows xs apart) · B(b + bblk·blk)  // TDPBSSD
+//		acc[m][n] = fma(float32(C[m][n]), dx[16·blk+m]·fp16(ws + wsblk·blk + 2n), acc[m][n])
 //	}
-//	dst[idx[n] + m] = acc[m][n] for m < mr, n < nc
-TEXT ·amxTile(SB), NOSPLIT, $0-104
+//	dst[m·ldd + n] = acc[m][n] for m < nc, n < 16
+TEXT ·amxTileB(SB), NOSPLIT, $0-104
 	MOVQ cfg+0(FP), AX
-	MOVQ a+8(FP), SI
-	MOVQ astride+16(FP), DX
-	MOVQ ablk+24(FP), R8
-	MOVQ dw+32(FP), R9
-	MOVQ b+40(FP), DI
-	MOVQ dx+48(FP), R10
-	MOVQ nb+56(FP), CX
-	MOVQ c+64(FP), R11
-	MOVQ dst+72(FP), R12
+	MOVQ x+8(FP), SI
+	ADDQ $2, SI
+	MOVQ xs+16(FP), DX
+	MOVQ dx+24(FP), R9
+	MOVQ b+32(FP), DI
+	MOVQ bblk+40(FP), R8
+	MOVQ ws+48(FP), R10
+	MOVQ wsblk+56(FP), BX
+	MOVQ nb+64(FP), CX
+	MOVQ c+72(FP), R11
+	MOVQ dst+80(FP), R12
 	MOVQ $64, R13
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // ldtilecfg (%rax)
 	AMXZERO
@@ -140,45 +113,33 @@ block:
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x6b; BYTE $0x5e; BYTE $0xc1               // tdpbssd %tmm2, %tmm1, %tmm0
 	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x2b // tilestored %tmm0, (%r11,%r13,1)
 	AMXSCALE
-	ADDQ R8, SI
-	ADDQ $512, DI
-	ADDQ $512, R10
+	ADDQ $34, SI
+	ADDQ R8, DI
+	ADDQ BX, R10
 	ADDQ $64, R9
 	DECQ CX
 	JNZ  block
 
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // tilerelease
-	AMXOUT(idx+80(FP), nc+88(FP), mr+96(FP))
-	AMXSTORE
-
-stored:
-	VZEROUPPER
-	RET
-
-// func amxScaleOnly(dw *float32, dx *float32, nb int, c *int32, dst *float32, idx *int32, nc, mr int)
-//
-// amxTile without the tiles, for the tests on CPUs without AMX: c holds the
-// nb C tiles TILESTORED would have written (1 KB each, from the emulator),
-// and the same macros scale and store them, so that the AVX-512 half of
-// the kernel (scale order, d_w/d_x addressing, accumulator layout) runs
-// against the model here.
-TEXT ·amxScaleOnly(SB), NOSPLIT, $0-64
-	MOVQ dw+0(FP), R9
-	MOVQ dx+8(FP), R10
-	MOVQ nb+16(FP), CX
-	MOVQ c+24(FP), R11
-	MOVQ dst+32(FP), R12
-	AMXZERO
-
-scaleblock:
-	AMXSCALE
-	ADDQ $512, R10
-	ADDQ $64, R9
-	ADDQ $1024, R11
-	DECQ CX
-	JNZ  scaleblock
-	AMXOUT(idx+40(FP), nc+48(FP), mr+56(FP))
-	AMXSTORE
+	MOVQ ldd+88(FP), AX
+	SHLQ $2, AX
+	MOVQ nc+96(FP), BX
+	AMXPUT(0, Z0)
+	AMXPUT(1, Z1)
+	AMXPUT(2, Z2)
+	AMXPUT(3, Z3)
+	AMXPUT(4, Z4)
+	AMXPUT(5, Z5)
+	AMXPUT(6, Z6)
+	AMXPUT(7, Z7)
+	AMXPUT(8, Z8)
+	AMXPUT(9, Z9)
+	AMXPUT(10, Z10)
+	AMXPUT(11, Z11)
+	AMXPUT(12, Z12)
+	AMXPUT(13, Z13)
+	AMXPUT(14, Z14)
+	VMOVUPS Z15, (R12)
 
 stored:
 	VZEROUPPER
@@ -192,84 +153,5 @@ TEXT ·xgetbv0(SB), NOSPLIT, $0-4
 	XORL CX, CX
 	XGETBV
 	MOVL AX, ret+0(FP)
-	VZEROUPPER
-	RET
-
-// func amxScales(w *byte, base, step *int32, nb, mr int, dw *float32)
-//
-// d_w of the row tile: dw[16b + m] = fp16(w + base[m] + b·step[m]) for
-// m < mr, 0 for m ≥ mr, one masked dword gather and VCVTPH2PS a block
-// (exact, as fp16Table).
-TEXT ·amxScales(SB), NOSPLIT, $0-48
-	MOVQ      w+0(FP), SI
-	MOVQ      base+8(FP), AX
-	VMOVDQU32 (AX), Z1
-	MOVQ      step+16(FP), AX
-	VMOVDQU32 (AX), Z4
-	MOVQ      nb+24(FP), CX
-	MOVQ      mr+32(FP), BX
-	MOVQ      dw+40(FP), DI
-	MOVL      $1, AX
-	SHLXL     BX, AX, AX
-	DECL      AX                 // mr ones
-	KMOVW     AX, K2
-
-scales:
-	KMOVW      K2, K1            // the gather clears its mask
-	VPXORD     Z0, Z0, Z0
-	VPGATHERDD (SI)(Z1*1), K1, Z0
-	VPMOVDW    Z0, Y2
-	VCVTPH2PS  Y2, Z3
-	VMOVUPS    Z3, (DI)
-	VPADDD     Z4, Z1, Z1
-	ADDQ       $64, DI
-	DECQ       CX
-	JNZ        scales
-	VZEROUPPER
-	RET
-
-// func amxUnpackQ4(w *byte, base, step *int32, nb, mr int, a *byte)
-//
-// The A tiles of a Q4_0 row tile: for m < mr and each block b (at w +
-// base[m] + b·step[m]), the 32 values q − 8 as int8 (low nibbles, then
-// high) at a + 512b + 32m.
-TEXT ·amxUnpackQ4(SB), NOSPLIT, $0-48
-	MOVQ         w+0(FP), SI
-	MOVQ         base+8(FP), R8
-	MOVQ         step+16(FP), R13
-	MOVQ         nb+24(FP), R9
-	MOVQ         mr+32(FP), BX
-	MOVQ         a+40(FP), DI
-	MOVL         $0x0f0f0f0f, AX
-	VMOVD        AX, X15
-	VPBROADCASTD X15, Y15
-	MOVL         $0x08080808, AX
-	VMOVD        AX, X14
-	VPBROADCASTD X14, Y14
-
-row:
-	MOVLQSX (R8), R10
-	ADDQ    SI, R10
-	MOVLQSX (R13), R12
-	MOVQ    DI, R11
-	MOVQ    R9, CX
-
-blk:
-	VMOVDQU     2(R10), X0
-	VPSRLW      $4, X0, X1
-	VPAND       X15, X0, X0
-	VPAND       X15, X1, X1
-	VINSERTI128 $1, X1, Y0, Y0
-	VPSUBB      Y14, Y0, Y0
-	VMOVDQU     Y0, (R11)
-	ADDQ        R12, R10
-	ADDQ        $512, R11
-	DECQ        CX
-	JNZ         blk
-	ADDQ        $4, R8
-	ADDQ        $4, R13
-	ADDQ        $32, DI
-	DECQ        BX
-	JNZ         row
 	VZEROUPPER
 	RET

@@ -109,270 +109,166 @@ func needAMX(t *testing.T) {
 	}
 }
 
-// withAMX installs the AMX tier over tile above the VNNI tier for the
-// rest of the test (whatever FLOWCHAT_AMX says), and the previous kernels
-// after it.
-func withAMX(t *testing.T, tile func(*amxCall)) {
-	saved, saved4, savedMin, savedOn, savedState := gemmImpl, gemmRows4, amxMin, amxOn, amxState
-	t.Cleanup(func() { gemmImpl, gemmRows4, amxMin, amxOn, amxState = saved, saved4, savedMin, savedOn, savedState })
-	useAMX(vnniTiles, tile)
+// withAMX installs the AMX tier over kernels k for the rest of the test
+// (whatever this CPU and FLOWCHAT_AMX say), and the previous state after
+// it.
+func withAMX(t *testing.T, k b16Kernels) {
+	saved4, savedPairs, saved16, savedOn16, savedOn, savedState := gemmRows4, rows4Pairs, tileRows16, b16On, amxOn, amxState
+	t.Cleanup(func() {
+		gemmRows4, rows4Pairs, tileRows16, b16On, amxOn, amxState = saved4, savedPairs, saved16, savedOn16, savedOn, savedState
+	})
+	useAMX(k)
 }
 
-// TestAMXTiles (AMX CPUs only) runs the assembly kernel through the tier's
-// walk against the model and the block twin bit for bit, on the shapes of
-// TestAMXModel with random and extreme operands, and re-runs the start-up
-// self-check.
+// TestAMXTiles (AMX CPUs only) runs the assembly kernels through the
+// tier's walk against the plain-Go kernels and the block twin bit for
+// bit, on the shapes of TestAMXModel with random and extreme operands,
+// with the tiles from 1, 4 and 17 columns (so that the tiles take decode
+// batches and the decode kernel takes wide ones), and re-runs the
+// start-up self-check.
 func TestAMXTiles(t *testing.T) {
 	t.Logf("AMX: %s", AMXStatus())
 	needAMX(t)
-	if err := amxSelfCheck(amxAsmTile); err != nil {
+	if err := amxSelfCheck(amxAsm); err != nil {
 		t.Fatal(err)
 	}
-	withAMX(t, amxAsmTile)
-	eachAMXCase(rand.New(rand.NewPCG(18, 4)), func(tp Type, g gemmCase, name string) {
-		n, rows, cols := g.n, g.rows, g.cols
-		var a Act
-		a.Prepare(tp, n, g.x, cols)
-		ldd := rows + 2
-		got, model := nanSlice(cols*ldd), nanSlice(cols*ldd)
-		MatMulAct(tp, n, g.w, rows, &a, got, ldd)
-		amxGemm(tp, n, g.w, rows, &a, model, ldd, false, amxModelTile)
-		checkGemm(t, name+" amx (model)", got, model, rows, ldd)
-		checkGemm(t, name+" amx", got, g.want(tp, amxTwin[tp], ldd), rows, ldd)
-	})
+	defer func(c int) { amxCols = c }(amxCols)
+	for _, c := range []int{1, 4, 17} {
+		amxCols = c
+		eachAMXCase(rand.New(rand.NewPCG(18, 4)), func(tp Type, g gemmCase, name string) {
+			w, a := b16Case(tp, g)
+			ldd := g.rows + 2
+			got, model := nanSlice(g.cols*ldd), nanSlice(g.cols*ldd)
+			b16Gemm(tp, g.n, w, g.rows, a, got, ldd, &amxAsm)
+			b16Gemm(tp, g.n, w, g.rows, a, model, ldd, &amxModel)
+			name = fmt.Sprintf("%s, tiles from %d columns", name, c)
+			checkGemm(t, name+" amx (model)", got, model, g.rows, ldd)
+			checkGemm(t, name+" amx", got, g.want(tp, amxTwin[tp], ldd), g.rows, ldd)
+		})
+	}
 }
 
-// amxScaleTile is amxTile with the tile half emulated: the C tiles of
-// every block from the emulator, then the assembly's AVX-512 half
-// (amxScaleOnly) over them.
-func amxScaleTile(k *amxCall) {
-	k.bounds()
-	var e amxEmu
-	e.ldtilecfg(&k.cfg)
-	cb := make([]byte, 1024*k.nb)
-	for b := 0; b < k.nb; b++ {
-		e.tilezero(0)
-		e.tileloadd(1, k.a, k.aoff+b*k.ablk, k.astride)
-		e.tileloadd(2, k.b, k.boff+512*b, 64)
-		e.tdpbssd(0, 1, 2)
-		e.tilestored(0, cb, 1024*b, 64)
-	}
-	c := make([]int32, 256*k.nb)
-	for i := range c {
-		c[i] = int32(le32(cb[4*i:]))
-	}
-	_ = k.dst[k.dstoff+int(k.idx[k.nc-1])+k.mr-1]
-	amxScaleOnly(&k.dw[0], &k.dx[k.dxoff], k.nb, &c[0], &k.dst[k.dstoff], &k.idx[0], k.nc, k.mr)
-}
-
-// TestAMXScaleHalf runs the assembly kernel's AVX-512 half (the same
-// macros as amxTile) over emulated tiles through the tier's walk and
-// holds it to the model bit for bit: what of the kernel can run without
-// AMX.
-func TestAMXScaleHalf(t *testing.T) {
+// TestB16Decode (AVX-512 VNNI) holds the decode kernels and the Q4_0
+// unpack of the tile layout to their plain-Go twins bit for bit, on one
+// to 200 blocks with random and extreme operands: the part of the tier
+// that runs without AMX.
+func TestB16Decode(t *testing.T) {
 	if !hasVNNI {
-		t.Skip("no AVX-512: the kernel's scaling half does not run here")
+		t.Skip("skipping: no AVX-512 VNNI, which the tile layout's decode kernels use")
 	}
-	eachAMXCase(rand.New(rand.NewPCG(18, 7)), func(tp Type, g gemmCase, name string) {
-		n, rows, cols := g.n, g.rows, g.cols
-		var a Act
-		a.begin(tp, n, g.x, cols, prepKindQ8, 0, amxGroup)
-		a.Fill(0, cols)
-		ldd := rows + 2
-		got, want := nanSlice(cols*ldd), nanSlice(cols*ldd)
-		amxGemm(tp, n, g.w, rows, &a, got, ldd, false, amxScaleTile)
-		amxGemm(tp, n, g.w, rows, &a, want, ldd, false, amxModelTile)
-		checkGemm(t, name+" scale half", got, want, rows, ldd)
-	})
-	if err := amxSelfCheck(amxScaleTile); err != nil {
-		t.Fatalf("self-check of the scaling half: %v", err)
-	}
-}
-
-// TestAMXWeightsAsm: the assembly row-tile preparation (gathered fp16
-// scales, the Q4_0 unpack) equals the plain-Go one for every row count of
-// a tile and for all 65536 fp16 scale values (bit for bit; NaNs as NaNs),
-// and for Q4_0 interleaved (Rows4) it equals the row-major preparation of
-// the same rows.
-func TestAMXWeightsAsm(t *testing.T) {
-	if !hasVNNI {
-		t.Skip("no AVX-512: the assembly preparation does not run here")
-	}
-	r := rand.New(rand.NewPCG(18, 8))
+	r := rand.New(rand.NewPCG(18, 11))
 	for _, tp := range []Type{Q4_0, Q8_0} {
-		for _, n := range []int{32, 96, 4096, 32 * 4096} {
-			for mr := 1; mr <= 16; mr++ {
-				if n == 32*4096 && mr != 16 {
-					continue // 16 rows of 4096 blocks: every fp16 value once
+		for _, n := range []int{32, 64, 96, 4096, 6400} {
+			for _, extreme := range []bool{false, true} {
+				g := newGemmCase(r, tp, n, 16, 3)
+				if extreme {
+					amxExtreme(r, tp, g)
 				}
-				nb, rs := n/32, tp.RowSize(n)
-				w := randomRow(r, tp, n*mr)
-				for b := 0; b < nb*mr; b++ {
-					v := uint16(r.Uint32())
-					if n == 32*4096 {
-						v = uint16(b)
-					}
-					put16(w[b*tp.TypeSize():], v)
-				}
-				var sg, sa amxScratch
-				for _, s := range []*amxScratch{&sg, &sa} {
-					s.grow(tp, nb)
-					for i := range s.dw {
-						s.dw[i] = -1
-					}
-					for i := range s.a {
-						s.a[i] = 0xa5
-					}
-				}
-				sg.weightsGo(tp, nb, w, rs, amxRowAddr(tp, rs, 0, mr, mr, false))
-				if tp == Q4_0 && n != 32*4096 {
-					w4 := append([]byte(nil), w...)
-					interleaveRows4Unpaired(tp, n, w4, mr)
-					w = w4
-				}
-				sa.weightsAsm(tp, nb, w, rs, amxRowAddr(tp, rs, 0, mr, mr, tp == Q4_0 && n != 32*4096))
-				for i := range sg.dw {
-					g, a := sg.dw[i], sa.dw[i]
-					if math.Float32bits(g) != math.Float32bits(a) && !(g != g && a != a) {
-						t.Fatalf("%v n=%d mr=%d: d_w %d is %v, Go %v", tp, n, mr, i, a, g)
-					}
-				}
-				if tp == Q4_0 {
-					for b := 0; b < nb; b++ {
-						if !bytes.Equal(sg.a[512*b:512*b+32*mr], sa.a[512*b:512*b+32*mr]) {
-							t.Fatalf("Q4_0 n=%d mr=%d: block %d unpacked differently", n, mr, b)
+				w, a := b16Case(tp, g)
+				nb := n / 32
+				for c := 0; c < 3; c++ {
+					got, want := nanSlice(16), nanSlice(16)
+					b16AsmDec(tp, nb, w, a.Column(c), a.bdx[c:], a.bcorr[c:], got)
+					b16DecGo(tp, nb, w, a.Column(c), a.bdx[c:], a.bcorr[c:], want)
+					for m := range got {
+						if math.Float32bits(got[m]) != math.Float32bits(want[m]) || math.Float32bits(got[m]) != math.Float32bits(amxTwin[tp](n, g.w[m*tp.RowSize(n):], a.Column(c))) {
+							t.Fatalf("%v n=%d extreme %v column %d row %d: kernel %v, Go %v", tp, n, extreme, c, m, got[m], want[m])
 						}
 					}
 				}
-				if sg.call.aoff != sa.call.aoff || sg.call.astride != sa.call.astride || sg.call.ablk != sa.call.ablk {
-					t.Fatalf("%v: A tiles described differently", tp)
+				if tp == Q4_0 {
+					got, want := make([]byte, 512*nb), make([]byte, 512*nb)
+					b16AsmUnpack(w, nb, got)
+					b16UnpackGo(w, nb, want)
+					if !bytes.Equal(got, want) {
+						t.Fatalf("Q4_0 n=%d: the unpack differs from its twin", n)
+					}
 				}
 			}
 		}
 	}
 }
 
-// TestAMXRepack: Q5_0 and IQ4_NL batches through the Q8_0 rewrite and the
-// AMX walk (the model kernel here, the installed one where AMX runs) equal
-// the block twin of the rewritten rows bit for bit, across the rewrite's
-// 16-row strips.
-func TestAMXRepack(t *testing.T) {
-	r := rand.New(rand.NewPCG(18, 5))
-	tiles := map[string]func(*amxCall){"model": amxModelTile}
-	if amxHW == nil {
-		tiles["asm"] = amxAsmTile
-	} else {
-		t.Log("the Q5_0/IQ4_NL rewrite runs on the model kernel only: " + amxHW.Error())
-	}
-	for name, tile := range tiles {
-		set := &amxSet{Q8_0, vnniTiles[Q8_0], tile, false}
-		for _, tp := range []Type{Q5_0, IQ4_NL} {
-			run := repackRun(tp, set.run)
-			for _, sh := range [][3]int{{288, 17, 16}, {64, 40, 23}, {32, 3, 16}} {
-				n, rows, cols := sh[0], sh[1], sh[2]
-				g := newGemmCase(r, tp, n, rows, cols)
-				var a Act
-				a.begin(tp, n, g.x, cols, prepKindQ8, 0, amxGroup)
-				a.Fill(0, cols)
-				ldd := rows + 1
-				got := nanSlice(cols * ldd)
-				run(n, g.w, rows, &a, got, ldd)
-				want := g.want(tp, func(n int, w, x []byte) float32 {
-					w8 := make([]byte, Q8_0.RowSize(n))
-					toQ8_0Ref(tp, n/32, w, w8)
-					return dotQ8_0Blocks(n, w8, x)
-				}, ldd)
-				checkGemm(t, fmt.Sprintf("%v via Q8_0 %s n=%d %dx%d", tp, name, n, rows, cols), got, want, rows, ldd)
-			}
-		}
-	}
-}
-
-// TestAMXSelfCheck: the start-up self-check passes the model kernel and
-// catches a kernel off by one unit in the last place in one value, or
-// one that mislays a column.
+// TestAMXSelfCheck: the start-up self-check passes the plain-Go kernels
+// and catches a tile kernel off by one unit in the last place in one
+// value, one that mislays a column, and a decode kernel off by one ulp.
 func TestAMXSelfCheck(t *testing.T) {
-	if err := amxSelfCheck(amxModelTile); err != nil {
-		t.Fatalf("model against itself: %v", err)
+	if err := amxSelfCheck(amxModel); err != nil {
+		t.Fatalf("model against the twin: %v", err)
 	}
-	bad := map[string]func(*amxCall){
-		"one ulp": func(k *amxCall) {
+	ulp := func(v *float32) { *v = math.Nextafter32(*v, float32(math.Inf(1))) }
+	bad := map[string]b16Kernels{
+		"one ulp": {func(k *amxCall) {
 			amxModelTile(k)
-			if k.mr > 5 && k.nc > 2 {
-				v := &k.dst[k.dstoff+int(k.idx[2])+5]
-				*v = math.Nextafter32(*v, float32(math.Inf(1)))
+			if k.nc > 2 {
+				ulp(&k.dst[k.dstoff+2*k.ldd+5])
 			}
-		},
-		"columns swapped": func(k *amxCall) {
+		}, b16DecGo, b16UnpackGo},
+		"columns swapped": {func(k *amxCall) {
 			amxModelTile(k)
-			for m := 0; m < k.mr && k.nc > 1; m++ {
+			for n := 0; n < 16 && k.nc > 1; n++ {
 				d := k.dst[k.dstoff:]
-				d[m], d[int(k.idx[1])+m] = d[int(k.idx[1])+m], d[m]
+				d[n], d[k.ldd+n] = d[k.ldd+n], d[n]
 			}
-		},
+		}, b16DecGo, b16UnpackGo},
+		"decode one ulp": {amxModelTile, func(t Type, nb int, w, x []byte, dx []float32, corr []int32, dst []float32) {
+			b16DecGo(t, nb, w, x, dx, corr, dst)
+			ulp(&dst[7])
+		}, b16UnpackGo},
 	}
-	for name, tile := range bad {
-		if err := amxSelfCheck(tile); err == nil {
-			t.Errorf("self-check passed a kernel with %s", name)
+	for name, k := range bad {
+		if err := amxSelfCheck(k); err == nil {
+			t.Errorf("self-check passed kernels with %s", name)
 		} else {
 			t.Logf("%s: %v", name, err)
 		}
 	}
 }
 
-// TestAMXDispatch installs the AMX tier over the model kernel (the
-// assembly one cannot run here) and checks what MatMulAct then does: a
-// batch of at least amxCols columns is prepared in the AMX layout and
-// equals the block twin (Q5_0 and IQ4_NL: of the Q8_0 rewrite), a smaller
-// one keeps the VNNI layout and the lane twin; decode is untouched.
+// TestAMXDispatch installs the AMX tier over the plain-Go kernels (the
+// assembly tiles need AMX) and checks what the exported entry points then
+// do: InterleaveRows4 writes the tile layout, MatMulActRows4 over it
+// equals the block twin for every batch width, and a column's values are
+// the same alone, in a decode batch and in a prompt batch (batch
+// invariance); row-major matrices (MatMulAct) keep the VNNI tier's lanes.
 func TestAMXDispatch(t *testing.T) {
-	if !hasVNNI {
-		t.Skip("no AVX-512 VNNI: the tier the AMX one sits above")
+	if !hasAVX2 {
+		t.Skip("skipping: no AVX2, whose tiers prepare the columns")
 	}
-	withAMX(t, amxModelTile)
+	withAMX(t, amxModel)
 	r := rand.New(rand.NewPCG(18, 6))
-	rewrite := func(tp Type, twin dotFunc) dotFunc {
-		return func(n int, w, x []byte) float32 {
-			w8 := make([]byte, Q8_0.RowSize(n))
-			toQ8_0Ref(tp, n/32, w, w8)
-			return twin(n, w8, x)
+	for _, tp := range []Type{Q4_0, Q8_0} {
+		if !Rows4(tp) || InterleaveGroup(tp) != 16 {
+			t.Fatalf("%v: the tile layout is not installed", tp)
 		}
-	}
-	for _, tp := range []Type{Q4_0, Q8_0, Q5_0, IQ4_NL} {
-		for _, cols := range []int{1, 15, 16, 33} {
-			const n, rows = 128, 21
-			g := newGemmCase(r, tp, n, rows, cols)
+		const n, rows = 128, 37
+		g := newGemmCase(r, tp, n, rows, 33)
+		w16 := append([]byte(nil), g.w...)
+		InterleaveRows4(tp, n, w16, rows, nil)
+		if !bytes.Equal(Rows4Row(tp, n, w16, rows, 20, make([]byte, tp.RowSize(n))), g.w[20*tp.RowSize(n):21*tp.RowSize(n)]) {
+			t.Fatalf("%v: Rows4Row does not read the tile layout", tp)
+		}
+		var alone []float32
+		for _, cols := range []int{1, 3, 16, 33} {
+			sub := g
+			sub.cols, sub.x = cols, g.x[:cols*Q8_0.RowSize(n)]
 			var a Act
-			a.Prepare(tp, n, g.x, cols)
-			if a.amx != (cols >= amxCols) {
-				t.Fatalf("%v %d columns: AMX layout %v", tp, cols, a.amx)
-			}
+			a.Prepare(tp, n, sub.x, cols)
 			ldd := rows + 1
 			got := nanSlice(cols * ldd)
-			MatMulAct(tp, n, g.w, rows, &a, got, ldd)
-			var want []float32
-			switch {
-			case tp == Q5_0 || tp == IQ4_NL:
-				if cols < amxCols { // the per-row kernels, column by column
-					want = g.want(tp, func(n int, w, x []byte) float32 {
-						var o [1]float32
-						MatVec(tp, n, w, x, o[:])
-						return o[0]
-					}, ldd)
-					break
+			MatMulActRows4(tp, n, w16, rows, &a, got, ldd)
+			checkGemm(t, fmt.Sprintf("%v tile layout, %d columns", tp, cols), got, sub.want(tp, amxTwin[tp], ldd), rows, ldd)
+			if alone == nil {
+				alone = got[:rows]
+			}
+			for i := range alone {
+				if math.Float32bits(got[i]) != math.Float32bits(alone[i]) {
+					t.Fatalf("%v: row %d of column 0 is %v in a batch of %d, %v alone", tp, i, got[i], cols, alone[i])
 				}
-				want = g.want(tp, rewrite(tp, dotQ8_0Blocks), ldd)
-			default:
-				want = g.want(tp, matMulTwin(tp, cols, lanesTwin[tp]), ldd)
 			}
-			checkGemm(t, fmt.Sprintf("%v %d columns", tp, cols), got, want, rows, ldd)
-			if Rows4(tp) { // the same matrix interleaved at load
-				w4 := append([]byte(nil), g.w...)
-				InterleaveRows4(tp, n, w4, rows, nil)
-				got4 := nanSlice(cols * ldd)
-				MatMulActRows4(tp, n, w4, rows, &a, got4, ldd)
-				checkGemm(t, fmt.Sprintf("%v interleaved %d columns", tp, cols), got4, want, rows, ldd)
-			}
+			flat := nanSlice(cols * ldd)
+			MatMulAct(tp, n, g.w, rows, &a, flat, ldd)
+			checkGemm(t, fmt.Sprintf("%v row-major, %d columns", tp, cols), flat, sub.want(tp, lanesTwin[tp], ldd), rows, ldd)
 		}
 	}
 }
@@ -387,46 +283,54 @@ func TestAMXStatus(t *testing.T) {
 	}
 }
 
-// BenchmarkAMX times the AMX tier against the VNNI tiles on a 256×2048
-// matrix that stays in cache, at 16, 64 and 256 columns, per weight type:
-// vnni, amx (AMX CPUs only), and walk, the AMX walk with a kernel that
-// does nothing (the row tiles' preparation and the output copy: the
-// tier's overhead, measurable without AMX). GMAC/s counts multiply-adds
-// per CPU second.
+// BenchmarkAMX times the tile layout's kernels (amx: the tiles from
+// amxCols columns, the decode kernel below; tiles: the tiles at every
+// width; dec: the decode kernel at every width) against the VNNI tier on
+// the interleaved layout (vnni) on a 256×2048 matrix that stays in cache,
+// at 1 to 256 columns. GMAC/s counts multiply-adds per CPU second.
 func BenchmarkAMX(b *testing.B) {
 	if !hasVNNI {
 		b.Skip("no AVX-512 VNNI")
 	}
-	tiers := []string{"vnni", "walk", "amx"}
+	tiers := []string{"vnni", "dec", "tiles", "amx"}
 	if amxHW != nil {
 		tiers = tiers[:2]
 		b.Logf("no AMX on this CPU: %v", amxHW)
 	}
 	for _, tp := range []Type{Q4_0, Q8_0} {
-		for _, cols := range []int{16, 64, 256} {
+		for _, cols := range []int{1, 2, 4, 8, 16, 64, 256} {
 			for _, tier := range tiers {
 				b.Run(fmt.Sprintf("%v/cols=%d/%s", tp, cols, tier), func(b *testing.B) {
 					r := rand.New(rand.NewPCG(1, 1))
 					n, rows := 2048, 256
 					g := newGemmCase(r, tp, n, rows, cols)
-					k := vnniTiles[tp]
-					var a Act
 					var run func()
 					dst := make([]float32, rows*cols)
-					if tier != "vnni" {
-						a.begin(tp, n, g.x, cols, prepKindQ8, 0, amxGroup)
-						a.Fill(0, cols)
-						tile := amxAsmTile
-						if tier == "walk" {
-							tile = func(*amxCall) {}
-						}
-						run = func() { amxGemm(tp, n, g.w, rows, &a, dst, rows, false, tile) }
-					} else {
+					if tier == "vnni" {
+						k := vnniRows4[tp]
+						w := append([]byte(nil), g.w...)
+						interleaveRows4Unpaired(tp, n, w, rows)
+						var a Act
 						a.prepare(tp, n, g.x, cols, prepKindQ8, k.off, zGroup(k))
-						run = func() { k.run(n, g.w, rows, &a, dst, rows) }
+						run = func() { k.run(n, w, rows, &a, dst, rows) }
+					} else {
+						w, a := b16Case(tp, g)
+						c := amxCols
+						switch tier {
+						case "dec":
+							c = 1 << 30
+						case "tiles":
+							c = 1
+						}
+						run = func() {
+							saved := amxCols
+							amxCols = c
+							b16Gemm(tp, n, w, rows, a, dst, rows, &amxAsm)
+							amxCols = saved
+						}
 					}
-					cpuTimed(b, run)
-					b.ReportMetric(float64(n*rows*cols)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s-wall")
+					ns := cpuTimed(b, run)
+					b.ReportMetric(float64(n*rows*cols)/ns, "GMAC/cpu-s")
 				})
 			}
 		}

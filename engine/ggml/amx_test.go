@@ -1,6 +1,7 @@
 package ggml
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -15,15 +16,9 @@ import (
 // amxTwin maps the types the AMX tier takes to their block twins.
 var amxTwin = map[Type]dotFunc{Q4_0: dotQ4_0Blocks, Q8_0: dotQ8_0Blocks}
 
-// matMulTwin is the twin MatMulAct of tp must equal bit for bit on a batch
-// of cols columns: the AMX tier's block twin where it takes the batch,
-// else lanes (the VNNI and AVX2 tiers' lane twin).
-func matMulTwin(tp Type, cols int, lanes dotFunc) dotFunc {
-	if int(tp) < len(amxMin) && amxMin[tp] > 0 && cols >= amxMin[tp] {
-		return amxTwin[tp]
-	}
-	return lanes
-}
+// amxModel is the tier's kernels in plain Go: the tile kernel over the
+// emulator, the decode kernel and the unpack.
+var amxModel = b16Kernels{amxModelTile, b16DecGo, b16UnpackGo}
 
 // TestAMXEmulator holds the emulated TDPBSSD and TDPBUSD to the integer
 // matrix product they define, for every tile shape class (1-16 rows, K of
@@ -106,38 +101,89 @@ func TestAMXConfig(t *testing.T) {
 	}
 }
 
-// amxShapes are (n, rows, cols): row tiles full and short (1, 15-17, 33
-// rows), column groups full and partial (16, 17, 31, 40 columns), one to
-// 64 blocks.
-var amxShapes = [][3]int{{32, 1, 16}, {96, 16, 16}, {64, 17, 17}, {160, 15, 31}, {32, 33, 40}, {2048, 19, 21}, {288, 16, 32}}
+// amxShapes are (n, rows, cols): row groups full and not (1, 15-17, 33
+// rows: tail rows past the last group), column groups full and partial
+// (16, 17, 31, 40 columns), decode batches (1, 3 columns), one to 64
+// blocks.
+var amxShapes = [][3]int{{32, 1, 16}, {96, 16, 16}, {64, 17, 17}, {160, 15, 31}, {32, 33, 40}, {2048, 19, 21}, {288, 16, 32}, {96, 33, 1}, {256, 32, 3}}
 
-// TestAMXModel runs the tier's walk with the model kernel over Act's AMX
-// layout and holds every value to the block twin bit for bit, with NaN
-// guard cells between output columns left alone, for random and for
-// extreme operands (largest and subnormal fp16 scales, zero scales, int8
-// −128 and 127 throughout).
+// b16Case prepares g for the tile layout: its weights rewritten into it
+// (a copy) and an Act with the layout's operands.
+func b16Case(tp Type, g gemmCase) ([]byte, *Act) {
+	w := append([]byte(nil), g.w...)
+	rows16Move(tp, g.n, w, g.rows, nil, true)
+	a := new(Act)
+	a.begin(tp, g.n, g.x, g.cols, prepKindQ8, b16Off(tp), 1)
+	a.b16 = true
+	a.growB16(g.n/32, g.cols)
+	a.Fill(0, g.cols)
+	return w, a
+}
+
+// TestAMXModel runs the tier's walk (b16Gemm) with the plain-Go kernels
+// (the tile model over the emulator, the decode twin) over the tile
+// layout, and holds every value to the block twin of the row-major rows
+// bit for bit, with NaN guard cells between output columns left alone,
+// for random and for extreme operands (largest and subnormal fp16 scales,
+// zero scales, int8 −128 and 127 throughout), on both sides of amxCols.
 func TestAMXModel(t *testing.T) {
-	eachAMXCase(rand.New(rand.NewPCG(18, 2)), func(tp Type, g gemmCase, name string) {
-		n, rows, cols := g.n, g.rows, g.cols
-		var a Act
-		a.begin(tp, n, g.x, cols, prepKindQ8, 0, amxGroup)
-		a.Fill(0, cols)
-		if !a.amx {
-			t.Fatal("groups of 16 not in the AMX layout")
+	defer func(c int) { amxCols = c }(amxCols)
+	for _, c := range []int{1, 4, 17} {
+		amxCols = c
+		eachAMXCase(rand.New(rand.NewPCG(18, 2)), func(tp Type, g gemmCase, name string) {
+			w, a := b16Case(tp, g)
+			ldd := g.rows + 2
+			want := g.want(tp, amxTwin[tp], ldd)
+			got := nanSlice(g.cols * ldd)
+			b16Gemm(tp, g.n, w, g.rows, a, got, ldd, &amxModel)
+			checkGemm(t, fmt.Sprintf("%s model (tiles from %d columns)", name, c), got, want, g.rows, ldd)
+		})
+	}
+}
+
+// TestRows16Layout: the tile layout's rewrite has its inverse, its rows
+// read back as the row-major ones, a group's block is what the kernels
+// take it for (the 16 rows' scales, then dword k of each row side by
+// side), and a run of rows from a multiple of 16 is the layout of those
+// rows (the engine's row chunks).
+func TestRows16Layout(t *testing.T) {
+	r := rand.New(rand.NewPCG(18, 9))
+	for _, tp := range []Type{Q4_0, Q8_0} {
+		for _, sh := range [][2]int{{32, 16}, {96, 17}, {64, 40}, {2048, 35}, {32, 5}} {
+			n, rows := sh[0], sh[1]
+			rs, ts := tp.RowSize(n), tp.TypeSize()
+			w := randomRow(r, tp, n*rows)
+			il := append([]byte(nil), w...)
+			rows16Move(tp, n, il, rows, nil, true)
+			if rows >= 16 && bytes.Equal(il, w) {
+				t.Fatalf("%v %dx%d: the rewrite changed nothing", tp, rows, n)
+			}
+			for row := 0; row < rows; row++ {
+				if got := rows16Row(tp, n, il, rows, row, make([]byte, rs)); !bytes.Equal(got, w[row*rs:(row+1)*rs]) {
+					t.Fatalf("%v %dx%d: row %d reads back differently", tp, rows, n, row)
+				}
+			}
+			if rows >= 16 { // group 0, block nb−1: row 5's scale and dword 1
+				b := n/32 - 1
+				blk := il[16*ts*b:]
+				if !bytes.Equal(blk[10:12], w[5*rs+ts*b:][:2]) || !bytes.Equal(blk[32+64+20:][:4], w[5*rs+ts*b+6:][:4]) {
+					t.Fatalf("%v: the block is not laid out as documented", tp)
+				}
+			}
+			if rows > 16 {
+				sub := append([]byte(nil), w[16*rs:]...)
+				rows16Move(tp, n, sub, rows-16, nil, true)
+				if !bytes.Equal(sub, il[16*rs:]) {
+					t.Fatalf("%v %dx%d: rows from 16 are not the layout of those rows", tp, rows, n)
+				}
+			}
+			back := append([]byte(nil), il...)
+			rows16Move(tp, n, back, rows, nil, false)
+			if !bytes.Equal(back, w) {
+				t.Fatalf("%v %dx%d: the inverse does not give the rows back", tp, rows, n)
+			}
 		}
-		ldd := rows + 2
-		want := g.want(tp, amxTwin[tp], ldd)
-		got := nanSlice(cols * ldd)
-		amxGemm(tp, n, g.w, rows, &a, got, ldd, false, amxModelTile)
-		checkGemm(t, name+" model", got, want, rows, ldd)
-		if tp == Q4_0 { // interleaved in groups of 4 rows (Rows4)
-			w4 := append([]byte(nil), g.w...)
-			interleaveRows4Unpaired(tp, n, w4, rows)
-			got = nanSlice(cols * ldd)
-			amxGemm(tp, n, w4, rows, &a, got, ldd, true, amxModelTile)
-			checkGemm(t, name+" interleaved model", got, want, rows, ldd)
-		}
-	})
+	}
 }
 
 // eachAMXCase calls fn for every type the AMX tier takes (Q4_0, Q8_0),
@@ -229,22 +275,27 @@ func amxExact(tp Type, n int, w, x []byte) (sum, mag float64) {
 	return sum, mag
 }
 
-// TestUnpackQ4: the word-wise nibble unpack equals q − 8 element by element.
+// TestUnpackQ4: the B tiles of a Q4_0 block in the tile layout hold q − 8
+// of each nibble where TDPBSSD reads value j of row m (B row j/4, byte
+// 4m + j%4).
 func TestUnpackQ4(t *testing.T) {
-	var q [16]byte
-	var out [32]byte
-	for v := 0; v < 256; v++ {
-		for i := range q {
-			q[i] = byte(v + 37*i)
-		}
-		unpackQ4(q[:], out[:])
-		for j := 0; j < 32; j++ {
-			nib := q[j%16] & 15
-			if j >= 16 {
-				nib = q[j%16] >> 4
-			}
-			if int8(out[j]) != int8(nib)-8 {
-				t.Fatalf("byte %#x: value %d unpacked as %d", q[j%16], j, int8(out[j]))
+	r := rand.New(rand.NewPCG(18, 10))
+	w := randomRow(r, Q4_0, 32*16*3)
+	il := append([]byte(nil), w...)
+	rows16Move(Q4_0, 32*3, il, 16, nil, true)
+	out := make([]byte, 512*3)
+	b16UnpackGo(il, 3, out)
+	for b := 0; b < 3; b++ {
+		for m := 0; m < 16; m++ {
+			q := w[m*54+18*b+2:][:16]
+			for j := 0; j < 32; j++ {
+				nib := q[j%16] & 15
+				if j >= 16 {
+					nib = q[j%16] >> 4
+				}
+				if got := int8(out[512*b+64*(j/4)+4*m+j%4]); got != int8(nib)-8 {
+					t.Fatalf("block %d row %d value %d unpacked as %d, want %d", b, m, j, got, int8(nib)-8)
+				}
 			}
 		}
 	}

@@ -103,13 +103,14 @@ func (e *amxEmu) tdp(dst, a, b int, signedA bool) {
 // tilerelease returns the tiles to the initial state (unconfigured).
 func (e *amxEmu) tilerelease() { *e = amxEmu{} }
 
-// amxModelTile is the assembly kernel amxTile step for step over the
-// emulator: per block, C = 0, C += A·B (TDPBSSD), C stored, then each row
-// m scaled into its accumulator: out[m][n] = fma(float32(C[m][n]),
-// d_w[m]·d_x[n], out[m][n]) with the product rounded to float32 first
+// amxModelTile is the assembly kernel amxTileB step for step over the
+// emulator: per block, C = 0, C += A·B (TDPBSSD: A the nc columns' values,
+// B the block's 16 weight rows), C stored, then each tile row m (column
+// m) scaled into its accumulator: acc[m][n] = fma(float32(C[m][n]),
+// d_x[m]·d_w[n], acc[m][n]) with the product rounded to float32 first
 // (VMULPS, then VFMADD231PS). The rows past the configured ones keep the
-// stale C rows of the scratch, scaled by d_w = 0, as the assembly does;
-// rows m < mr of columns n < nc are written to dst.
+// stale C rows of the scratch, as in the assembly; columns m < nc are
+// written to dst.
 func amxModelTile(k *amxCall) {
 	k.bounds()
 	var e amxEmu
@@ -121,15 +122,15 @@ func amxModelTile(k *amxCall) {
 	}
 	for b := 0; b < k.nb; b++ {
 		e.tilezero(0)
-		e.tileloadd(1, k.a, k.aoff+b*k.ablk, k.astride)
-		e.tileloadd(2, k.b, k.boff+512*b, 64)
+		e.tileloadd(1, k.x, k.xoff+34*b+2, k.xs)
+		e.tileloadd(2, k.b, k.boff+k.bblk*b, 64)
 		e.tdpbssd(0, 1, 2)
 		e.tilestored(0, cb, 0, 64)
-		dx := k.dx[k.dxoff+128*b:][:16]
+		ws := k.ws[k.wsoff+k.wsblk*b:][:32]
 		for m := 0; m < 16; m++ {
-			dw := k.dw[16*b+m]
+			dx := k.dx[k.dxoff+16*b+m]
 			for n := 0; n < 16; n++ {
-				s := float32(dw * dx[n])
+				s := float32(dx * f16(ws[2*n:]))
 				acc[16*m+n] = fma32(float32(int32(le32(cb[64*m+4*n:]))), s, acc[16*m+n])
 			}
 		}
@@ -138,9 +139,7 @@ func amxModelTile(k *amxCall) {
 	for i := range k.c {
 		k.c[i] = int32(le32(cb[4*i:]))
 	}
-	for m := 0; m < k.mr; m++ {
-		for n := 0; n < k.nc; n++ {
-			k.dst[k.dstoff+int(k.idx[n])+m] = acc[16*m+n]
-		}
+	for m := 0; m < k.nc; m++ {
+		copy(k.dst[k.dstoff+m*k.ldd:][:16], acc[16*m:16*m+16])
 	}
 }

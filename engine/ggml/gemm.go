@@ -22,8 +22,9 @@ import (
 // kernels (F32, F16) it is the columns as float32 (xf): F16 activations
 // widened exactly, F32 ones used in place. The K-quant tiles (Q2_K-Q6_K)
 // read the Q8_K columns in place; the flat kernels of Q4_K and Q6_K read kf
-// (fillKFlat). With the AMX tier (amx.go) batches of amxCols or more
-// columns take groups of 16 in the AMX layout instead (fillAMX).
+// (fillKFlat). With the AMX tier (amx.go) Q4_0 and Q8_0 columns also get
+// the tile layout's operands (fillB16: d_x and the correction per block,
+// beside the columns read in place), for the matrices held in that layout.
 type Act struct {
 	wt   Type   // weight type the columns are prepared for
 	n    int    // elements per column
@@ -41,8 +42,11 @@ type Act struct {
 	// pairs (hi16 with groups of 8: the Q4_0 flat kernels) interleaves each
 	// column pair's lanes within the group, see fillPair.
 	pairs bool
-	amx   bool // groups of amxGroup: the AMX tiles' layout (fillAMX)
-	group int  // prepKindQ8: columns interleaved per block (1, 8, or 16: AMX)
+	group int  // prepKindQ8: columns interleaved per block (1 or 8)
+	// b16: bdx and bcorr hold the tile layout's operands (fillB16).
+	b16   bool
+	bdx   []float32
+	bcorr []int32
 	qs    []byte
 	dx8   []float32
 	corr  []int32
@@ -91,11 +95,11 @@ func (a *Act) Prepare(t Type, n int, x []byte, cols int) {
 // may run concurrently, and every column must be filled before MatMulAct.
 func (a *Act) Begin(t Type, n int, x []byte, cols int) {
 	if int(t) < len(prepKinds) {
-		g := prepGroups[t]
-		if amxMin[t] > 0 && cols >= amxMin[t] {
-			g = amxGroup
+		a.begin(t, n, x, cols, prepKinds[t], prepOffsets[t], prepGroups[t])
+		a.b16 = b16On[t] && a.kind == prepKindQ8
+		if a.b16 {
+			a.growB16(n/32, cols)
 		}
-		a.begin(t, n, x, cols, prepKinds[t], prepOffsets[t], g)
 		return
 	}
 	a.begin(t, n, x, cols, prepKindNone, 0, 1)
@@ -134,7 +138,7 @@ func (a *Act) begin(t Type, n int, x []byte, cols int, kind prepKind, off int32,
 	a.wt, a.n, a.cols, a.x, a.xs = t, n, cols, x[:xs*cols], xs
 	a.kind, a.off, a.prepared = prepKindNone, off, false
 	a.hi16 = kind == prepKindQ8 && t == Q4_0 && off < 0 && prepHi16
-	a.pairs, a.amx = false, false
+	a.pairs, a.b16 = false, false
 	switch {
 	case kind == prepKindF32 && n%32 == 0 && n > 0:
 		a.kind, a.prepared = kind, true
@@ -173,7 +177,6 @@ func (a *Act) begin(t Type, n int, x []byte, cols int, kind prepKind, off int32,
 		a.grow(n / 32 * groups * g)
 		a.kind, a.group, a.prepared = kind, g, true
 		a.pairs = a.hi16 && g == 8
-		a.amx = g == amxGroup
 	}
 }
 
@@ -207,6 +210,14 @@ func (a *Act) Fill(c0, c1 int) {
 		for c := c0; c < end; c++ {
 			a.fillQ8(c)
 		}
+		if a.b16 {
+			if c1 == a.cols {
+				end = (a.cols + 15) / 16 * 16
+			}
+			for c := c0; c < end; c++ {
+				a.fillB16(c)
+			}
+		}
 	}
 }
 
@@ -216,10 +227,6 @@ func (a *Act) Fill(c0, c1 int) {
 // With a.pairs the group's block is laid out by column pair instead (see
 // fillPair).
 func (a *Act) fillQ8(c int) {
-	if a.amx {
-		a.fillAMX(c)
-		return
-	}
 	if a.pairs {
 		a.fillPair(c)
 		return

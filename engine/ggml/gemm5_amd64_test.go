@@ -63,10 +63,7 @@ func TestRepackQ8Gemm(t *testing.T) {
 		}
 	}
 	// The installed path: MatMulAct of a prepared batch equals MatVec, on
-	// both sides of repackMinCols; where the AMX tier is installed and
-	// takes the batch (amxMin), the Q8_0 rewrite's block twin instead: the
-	// tiles sum whole blocks, not the per-row kernel's lanes (amx.go), so
-	// MatVec is the wrong twin there, not a bound to loosen.
+	// both sides of repackMinCols (the AMX tier leaves these types alone).
 	for _, tp := range []Type{Q5_0, IQ4_NL} {
 		for _, cols := range []int{1, repackMinCols - 1, repackMinCols, 11, 33} {
 			n, rows := 288, 21
@@ -76,11 +73,6 @@ func TestRepackQ8Gemm(t *testing.T) {
 			got := nanSlice(cols * rows)
 			MatMulAct(tp, n, c.w, rows, &a, got, rows)
 			want := c.want(tp, func(n int, w, x []byte) float32 {
-				if amxMin[tp] > 0 && cols >= amxMin[tp] {
-					w8 := make([]byte, Q8_0.RowSize(n))
-					toQ8_0Ref(tp, n/32, w, w8)
-					return dotQ8_0Blocks(n, w8, x)
-				}
 				var out [1]float32
 				MatVec(tp, n, w, x, out[:])
 				return out[0]

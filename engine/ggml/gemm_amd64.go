@@ -212,7 +212,7 @@ func init() {
 	}
 	installRepack(tiles[Q8_0])
 	if hasVNNI {
-		installAMX(tiles) // above VNNI where the CPU, the OS and the self-check allow
+		installAMX() // above VNNI where the CPU, the OS and the self-check allow
 	}
 }
 

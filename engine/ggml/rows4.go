@@ -46,9 +46,14 @@ func pairSwap(p []byte, split bool) {
 func Rows4(t Type) bool { return int(t) < len(gemmRows4) && gemmRows4[t] != nil }
 
 // InterleaveRows4 rewrites the rows × n matrix w of type t in place from
-// row-major to the interleaved layout; scratch holds 4 rows (nil: one is
-// allocated).
+// row-major to the interleaved layout here: groups of 4 rows, or with the
+// AMX tier the tile layout of Q4_0 and Q8_0 (b16.go); scratch holds
+// InterleaveGroup(t) rows (nil or short: they are allocated).
 func InterleaveRows4(t Type, n int, w []byte, rows int, scratch []byte) {
+	if tileRows16[t] {
+		rows16Move(t, n, w, rows, scratch, true)
+		return
+	}
 	rows4Move(t, n, w, rows, scratch, true, rows4Pairs[t])
 }
 
@@ -61,6 +66,10 @@ func interleaveRows4Unpaired(t Type, n int, w []byte, rows int) {
 
 // DeinterleaveRows4 is InterleaveRows4's inverse.
 func DeinterleaveRows4(t Type, n int, w []byte, rows int, scratch []byte) {
+	if tileRows16[t] {
+		rows16Move(t, n, w, rows, scratch, false)
+		return
+	}
 	rows4Move(t, n, w, rows, scratch, false, rows4Pairs[t])
 }
 
@@ -102,6 +111,9 @@ func rows4Move(t Type, n int, w []byte, rows int, scratch []byte, in, pairs bool
 // Rows4Row copies row r of the interleaved rows × n matrix w into dst
 // (RowSize(n) bytes) and returns it.
 func Rows4Row(t Type, n int, w []byte, rows, r int, dst []byte) []byte {
+	if tileRows16[t] {
+		return rows16Row(t, n, w, rows, r, dst)
+	}
 	rs, bs := t.RowSize(n), t.RowSize(t.BlockSize())
 	dst = dst[:rs]
 	if r >= rows/4*4 {

@@ -37,8 +37,9 @@ func TestRows4MatchesRowMajor(t *testing.T) {
 			k := tier[0][tp]
 			// The layout is the tier's (the AVX2 Q4_0 pairs), whichever tier
 			// this CPU installed.
-			defer func(saved bool) { rows4Pairs[tp] = saved }(rows4Pairs[tp])
-			rows4Pairs[tp] = k4.pairs
+			// The AMX tier's tile layout is tested in amx_amd64_test.go.
+			defer func(saved, saved16 bool) { rows4Pairs[tp], tileRows16[tp] = saved, saved16 }(rows4Pairs[tp], tileRows16[tp])
+			rows4Pairs[tp], tileRows16[tp] = k4.pairs, false
 			tierPrep(t, k)
 			for _, shape := range [][3]int{{32, 4, 1}, {64, 5, 1}, {96, 7, 2}, {256, 8, 3}, {1024, 11, 4}, {64, 9, 5},
 				{128, 4, 7}, {32, 6, 8}, {288, 13, 9}, {160, 17, 12}, {64, 16, 16}, {2048, 21, 17}, {96, 3, 6}, {64, 12, 40}} {
@@ -99,6 +100,9 @@ func TestRows4MatchesRowMajor(t *testing.T) {
 
 // tierOf is the tier whose kernels MatMulActRows4 runs for tp here.
 func tierOf(tp Type) string {
+	if b16On[tp] {
+		return "amx"
+	}
 	if hasVNNI {
 		return vnniTiles[tp].tier
 	}

@@ -42,7 +42,7 @@ func (m *Model) InterleaveRows4(threads int) int {
 			defer wg.Done()
 			var scratch []byte
 			for w := range next {
-				if n := 4 * w.Type.RowSize(w.Cols); len(scratch) < n {
+				if n := ggml.InterleaveGroup(w.Type) * w.Type.RowSize(w.Cols); len(scratch) < n {
 					scratch = make([]byte, n)
 				}
 				ggml.InterleaveRows4(w.Type, w.Cols, w.Data, w.Rows, scratch)

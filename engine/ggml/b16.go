@@ -1,0 +1,166 @@
+package ggml
+
+import "fmt"
+
+// The tile layout (Rows16) of a Q4_0 or Q8_0 matrix, the interleaved
+// layout of the AMX tier (amx_amd64.go): rows in groups of 16, each group
+// stored block by block, block b of the group taking 16·TypeSize bytes at
+// 16·TypeSize·b:
+//
+//	32 bytes   the 16 rows' fp16 scales d_w, row m at 2m;
+//	then       Q8_0: 8 chunks of 64 bytes, chunk k holding dword k
+//	           (values 4k..4k+3) of each row, row m's at 64k + 4m;
+//	           Q4_0: 4 chunks of 64 bytes, chunk k holding row m's nibble
+//	           bytes qs[4k..4k+3] at 64k + 4m, whose low nibbles are values
+//	           4k..4k+3 and high nibbles values 16+4k..16+4k+3.
+//
+// The rows past the last full group stay row-major. A group takes
+// 16·RowSize bytes at 16·RowSize·g, so a run of rows starting on a
+// multiple of 16 (the engine's row chunks) is itself a matrix in this
+// layout, as with the 4-row interleave (rows4.go).
+//
+// Why a third layout: it gives one rounding to prompt batches and decode.
+// A Q8_0 chunk is the B operand of TDPBSSD as it lies (8 rows of 64 bytes:
+// dword k of 16 weight rows), with the activations' Q8_0 columns as the A
+// tile, read in place; and the same chunk is 16 rows' dword k side by side
+// for one VPDPBUSD against a broadcast dword of one column. Both compute
+// per row and block the exact integer sum of the 32 products, and then
+// the same chain, acc = fma(float32(Σ), float32(d_w·d_x), acc) block after
+// block (blocksQ32, the twin): prompt batches of any width and token-by-
+// token decode give the same bits, which the preemption recompute and the
+// batch-invariance tests need. The VNNI tiers' lane sums (lanesQ32) could
+// not be had from the tiles (amx.go), which is why the earlier AMX tier
+// over the row-major layout was opt-in.
+
+// tileRows16 marks the types whose interleaved layout (Rows4, InterleaveRows4)
+// is the tile layout here (set with the AMX tier).
+var tileRows16 [32]bool
+
+// InterleaveGroup is the rows of a group of t's interleaved layout here: 16
+// (the tile layout) or 4.
+func InterleaveGroup(t Type) int {
+	if int(t) < len(tileRows16) && tileRows16[t] {
+		return 16
+	}
+	return 4
+}
+
+// rows16Move rewrites the rows × n matrix w of type t (Q4_0 or Q8_0)
+// between row-major and the tile layout (in: to it), group by group
+// through scratch (16 rows; allocated when short).
+func rows16Move(t Type, n int, w []byte, rows int, scratch []byte, in bool) {
+	rs, ts := t.RowSize(n), t.TypeSize()
+	if (t != Q4_0 && t != Q8_0) || len(w) < rs*rows || n%32 != 0 {
+		panic(fmt.Sprintf("ggml: tileRows16 %v %dx%d: %d bytes", t, rows, n, len(w)))
+	}
+	if len(scratch) < 16*rs {
+		scratch = make([]byte, 16*rs)
+	}
+	nb, dw := n/32, (ts-2)/4
+	for g := 0; g+16 <= rows; g += 16 {
+		grp := w[g*rs : (g+16)*rs]
+		copy(scratch, grp)
+		for b := 0; b < nb; b++ {
+			tb := 16 * ts * b // the block in the tile layout
+			for m := 0; m < 16; m++ {
+				rb := m*rs + ts*b // row m's block b row-major
+				src, dst := scratch, grp
+				d0, d1 := tb+2*m, rb
+				if !in {
+					d0, d1 = d1, d0
+				}
+				copy(dst[d0:d0+2], src[d1:d1+2])
+				for k := 0; k < dw; k++ {
+					t0, r0 := tb+32+64*k+4*m, rb+2+4*k
+					if !in {
+						t0, r0 = r0, t0
+					}
+					copy(dst[t0:t0+4], src[r0:r0+4])
+				}
+			}
+		}
+	}
+}
+
+// rows16Row copies row r of the rows × n matrix w in the tile layout into
+// dst (RowSize(n) bytes) and returns it.
+func rows16Row(t Type, n int, w []byte, rows, r int, dst []byte) []byte {
+	rs, ts := t.RowSize(n), t.TypeSize()
+	dst = dst[:rs]
+	if r >= rows/16*16 {
+		copy(dst, w[r*rs:(r+1)*rs])
+		return dst
+	}
+	grp, m := w[r/16*16*rs:], r%16
+	for b := 0; b < n/32; b++ {
+		tb := 16 * ts * b
+		copy(dst[ts*b:ts*b+2], grp[tb+2*m:])
+		for k := 0; k < (ts-2)/4; k++ {
+			copy(dst[ts*b+2+4*k:ts*b+6+4*k], grp[tb+32+64*k+4*m:])
+		}
+	}
+	return dst
+}
+
+// b16Off is the correction's offset of the tile layout's integer sums:
+// VPDPBUSD takes the weights as unsigned bytes, Q4_0's nibbles q (w = q−8)
+// and Q8_0's w+128, so a block's sum starts at off·Σx.
+func b16Off(t Type) int32 {
+	if t == Q4_0 {
+		return -8
+	}
+	return -128
+}
+
+// fillB16 writes column c's (zeros past the last column) d_x and
+// correction off·Σx per block at ((c/16)·nb + b)·16 + c%16 of bdx and
+// bcorr: for one column, 16 apart block after block (the decode kernels),
+// for a group of 16, the block's 16 columns together (the tiles' d_x).
+func (a *Act) fillB16(c int) {
+	nb, off := a.n/32, b16Off(a.wt)
+	for b := 0; b < nb; b++ {
+		i := ((c/16)*nb+b)*16 + c%16
+		if c >= a.cols {
+			a.bdx[i], a.bcorr[i] = 0, 0
+			continue
+		}
+		blk := a.x[c*a.xs+34*b:][:34]
+		s := int32(0)
+		for j := 2; j < 34; j++ {
+			s += int32(int8(blk[j]))
+		}
+		a.bdx[i], a.bcorr[i] = f16(blk), off*s
+	}
+}
+
+// growB16 sizes bdx and bcorr for cols columns of nb blocks.
+func (a *Act) growB16(nb, cols int) {
+	size := (cols + 15) / 16 * 16 * nb
+	if cap(a.bdx) < size {
+		a.bdx, a.bcorr = make([]float32, size), make([]int32, size)
+	}
+	a.bdx, a.bcorr = a.bdx[:size], a.bcorr[:size]
+}
+
+// b16Twin computes what the tile layout's kernels compute, through the
+// block twin (blocksQ32) row by row: the reference of their tests and of
+// the start-up self-check, and the kernel of the rows past the last full
+// group.
+func b16Twin(t Type, n int, w []byte, rows, r0, r1 int, a *Act, dst []float32, ldd int) {
+	rs := t.RowSize(n)
+	row := make([]byte, rs)
+	dot := dotQ8_0Blocks
+	if t == Q4_0 {
+		dot = dotQ4_0Blocks
+	}
+	for r := r0; r < r1; r++ {
+		rw := rows16Row(t, n, w, rows, r, row)
+		for c := 0; c < a.cols; c++ {
+			dst[c*ldd+r] = dot(n, rw, a.Column(c))
+		}
+	}
+}
+
+// b16On marks the types whose Acts carry the tile layout's operands (set
+// with the AMX tier: Q4_0 and Q8_0).
+var b16On [32]bool

@@ -1,0 +1,176 @@
+//go:build !noasm
+
+#include "textflag.h"
+
+// The tile layout's decode kernels (b16.go): one column against a group
+// of 16 rows, the 16 rows in the 16 dword lanes. Per block the integer
+// sum starts at the column's correction off·Σx (broadcast), takes one
+// VPDPBUSD per dword of the block (the weights unsigned: Q4_0's nibbles,
+// Q8_0's w^0x80 = w+128; the column's dword broadcast from memory, signed),
+// in two chains (even and odd dwords) added exactly; then, in blocksQ32's
+// order, acc = fma(float32(Σ), float32(d_w·d_x), acc). Registers: Z0 the
+// 16 rows' accumulator, Z1/Z5 the integer chains, Z4 the scales, Z31 the
+// byte constant. SI walks the group (TypeSize·16 a block), DI the column's
+// Q8_0 blocks (34), R9 and R10 its d_x and correction (64 bytes apart: the
+// per-column slots of Act.bdx/bcorr). Each iteration prefetches the
+// group's bytes 16 blocks ahead, one line at a time.
+
+// B16FLOAT: the block's float step and the pointer moves.
+#define B16FLOAT(bs) \
+	VPADDD       Z5, Z1, Z1     \
+	VCVTDQ2PS    Z1, Z1         \
+	VCVTPH2PS    (SI), Z4       \
+	VMULPS.BCST  (R9), Z4, Z4   \
+	VFMADD231PS  Z1, Z4, Z0     \
+	ADDQ         $bs, SI        \
+	ADDQ         $34, DI        \
+	ADDQ         $64, R9        \
+	ADDQ         $64, R10
+
+// B16Q8(k): dword k of the block's 16 rows against the column's dword k.
+#define B16Q8(k, acc) \
+	VPXORD            (32+64*k)(SI), Z31, Z2 \
+	VPDPBUSD.BCST     (2+4*k)(DI), Z2, acc
+
+// func b16q80(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
+//
+//	dst[m] = Σ over blocks b, in order, of blocksQ32's step for row m of the
+//	group at w and the column's Q8_0 block at x + 34b
+TEXT ·b16q80(SB), NOSPLIT, $0-48
+	MOVQ         w+0(FP), SI
+	MOVQ         nb+8(FP), CX
+	MOVQ         x+16(FP), DI
+	MOVQ         dx+24(FP), R9
+	MOVQ         corr+32(FP), R10
+	MOVQ         dst+40(FP), R12
+	MOVL         $0x80808080, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z31
+	VXORPS       Z0, Z0, Z0
+
+q8blk:
+	PREFETCHT0   (16*544)(SI)
+	PREFETCHT0   (16*544+64)(SI)
+	PREFETCHT0   (16*544+128)(SI)
+	PREFETCHT0   (16*544+192)(SI)
+	PREFETCHT0   (16*544+256)(SI)
+	PREFETCHT0   (16*544+320)(SI)
+	PREFETCHT0   (16*544+384)(SI)
+	PREFETCHT0   (16*544+448)(SI)
+	PREFETCHT0   (16*544+512)(SI)
+	VPBROADCASTD (R10), Z1
+	VPXORD       Z5, Z5, Z5
+	B16Q8(0, Z1)
+	B16Q8(1, Z5)
+	B16Q8(2, Z1)
+	B16Q8(3, Z5)
+	B16Q8(4, Z1)
+	B16Q8(5, Z5)
+	B16Q8(6, Z1)
+	B16Q8(7, Z5)
+	B16FLOAT(544)
+	DECQ         CX
+	JNZ          q8blk
+	VMOVUPS      Z0, (R12)
+	VZEROUPPER
+	RET
+
+// B16Q4(k): chunk k's low nibbles (values 4k..4k+3) against the column's
+// dword k, its high nibbles (16+4k..) against dword 4+k.
+#define B16Q4(k) \
+	VMOVDQU32     (32+64*k)(SI), Z2 \
+	VPSRLW        $4, Z2, Z3        \
+	VPANDD        Z31, Z2, Z2       \
+	VPANDD        Z31, Z3, Z3       \
+	VPDPBUSD.BCST (2+4*k)(DI), Z2, Z1 \
+	VPDPBUSD.BCST (18+4*k)(DI), Z3, Z5
+
+// func b16q40(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
+//
+// b16q80 for Q4_0 (288 bytes a block and group).
+TEXT ·b16q40(SB), NOSPLIT, $0-48
+	MOVQ         w+0(FP), SI
+	MOVQ         nb+8(FP), CX
+	MOVQ         x+16(FP), DI
+	MOVQ         dx+24(FP), R9
+	MOVQ         corr+32(FP), R10
+	MOVQ         dst+40(FP), R12
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z31
+	VXORPS       Z0, Z0, Z0
+
+q4blk:
+	PREFETCHT0   (16*288)(SI)
+	PREFETCHT0   (16*288+64)(SI)
+	PREFETCHT0   (16*288+128)(SI)
+	PREFETCHT0   (16*288+192)(SI)
+	PREFETCHT0   (16*288+256)(SI)
+	VPBROADCASTD (R10), Z1
+	VPXORD       Z5, Z5, Z5
+	B16Q4(0)
+	B16Q4(1)
+	B16Q4(2)
+	B16Q4(3)
+	B16FLOAT(288)
+	DECQ         CX
+	JNZ          q4blk
+	VMOVUPS      Z0, (R12)
+	VZEROUPPER
+	RET
+
+// func b16UnpackQ4(w *byte, nb int, dst *byte)
+//
+// The B tiles of a Q4_0 group in the tile layout: per block b, the values
+// q − 8 as int8 of chunk k's low nibbles at dst + 512b + 64k (B row k:
+// values 4k..4k+3 of the 16 rows) and its high nibbles at + 256 (row 4+k).
+TEXT ·b16UnpackQ4(SB), NOSPLIT, $0-24
+	MOVQ         w+0(FP), SI
+	MOVQ         nb+8(FP), CX
+	MOVQ         dst+16(FP), DI
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z31
+	MOVL         $0x08080808, AX
+	VMOVD        AX, X30
+	VPBROADCASTD X30, Z30
+
+unpack:
+	VMOVDQU32 32(SI), Z0
+	VMOVDQU32 96(SI), Z1
+	VMOVDQU32 160(SI), Z2
+	VMOVDQU32 224(SI), Z3
+	VPSRLW    $4, Z0, Z4
+	VPSRLW    $4, Z1, Z5
+	VPSRLW    $4, Z2, Z6
+	VPSRLW    $4, Z3, Z7
+	VPANDD    Z31, Z0, Z0
+	VPANDD    Z31, Z1, Z1
+	VPANDD    Z31, Z2, Z2
+	VPANDD    Z31, Z3, Z3
+	VPANDD    Z31, Z4, Z4
+	VPANDD    Z31, Z5, Z5
+	VPANDD    Z31, Z6, Z6
+	VPANDD    Z31, Z7, Z7
+	VPSUBB    Z30, Z0, Z0
+	VPSUBB    Z30, Z1, Z1
+	VPSUBB    Z30, Z2, Z2
+	VPSUBB    Z30, Z3, Z3
+	VPSUBB    Z30, Z4, Z4
+	VPSUBB    Z30, Z5, Z5
+	VPSUBB    Z30, Z6, Z6
+	VPSUBB    Z30, Z7, Z7
+	VMOVDQU32 Z0, (DI)
+	VMOVDQU32 Z1, 64(DI)
+	VMOVDQU32 Z2, 128(DI)
+	VMOVDQU32 Z3, 192(DI)
+	VMOVDQU32 Z4, 256(DI)
+	VMOVDQU32 Z5, 320(DI)
+	VMOVDQU32 Z6, 384(DI)
+	VMOVDQU32 Z7, 448(DI)
+	ADDQ      $288, SI
+	ADDQ      $512, DI
+	DECQ      CX
+	JNZ       unpack
+	VZEROUPPER
+	RET
