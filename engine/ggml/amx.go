@@ -34,7 +34,7 @@ import (
 // it the decode kernel runs column by column over each group of rows
 // while the group is in cache. Measured on the 2-core AMX Xeon VM
 // (docs/PERFORMANCE.md, issue 18).
-var amxCols = 4
+var amxCols = 8
 
 // amxState describes the AMX tier for AMXStatus.
 var amxState string
