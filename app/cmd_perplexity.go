@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"text/tabwriter"
 
 	"flowchat/engine"
@@ -52,22 +53,26 @@ func (r *requantFlags) options(threads int) (quant.Options, bool, error) {
 	return o, true, nil
 }
 
-// loadRequant loads the model and applies --type, reporting to stderr.
+// loadRequant loads the model with --type applied, reporting to stderr.
+// The conversion is the load's own (engine.LoadOptions.Quant), before the
+// weights take the kernels' layout at load, so a model converted here
+// runs exactly as the same conversion written by quantize and loaded.
 func loadRequant(mf *modelFlags, rf *requantFlags, stderr io.Writer) (*engine.Model, error) {
 	qo, ok, err := rf.options(mf.threads)
 	if err != nil {
 		return nil, err
 	}
+	if ok {
+		if qo.Threads <= 0 {
+			qo.Threads = runtime.NumCPU()
+		}
+		mf.requant = &qo
+	}
 	m, err := mf.load()
 	if err != nil || !ok {
 		return m, err
 	}
-	r, err := m.Net.Requantize(qo)
-	if err != nil {
-		m.Close()
-		return nil, err
-	}
-	fmt.Fprintf(stderr, "re-quantized %s\n", r.Summary())
+	fmt.Fprintf(stderr, "re-quantized %s\n", m.Requant.Summary())
 	return m, nil
 }
 

@@ -27,6 +27,9 @@ type modelFlags struct {
 	ctx     int
 	mmap    bool
 	quant   string // --quant: re-quantize at load
+	// requant, when set, is the load-time re-quantization in full (the
+	// --type/--output-type/--min-elems of perplexity; it replaces quant).
+	requant *quant.Options
 	kvType  string // --kv-type
 	// kvBudget is --kv-budget: the scheduler's KV cache size ("2G",
 	// "512M", bytes); empty: derived from MaxSeqs, the context and free RAM.
@@ -87,6 +90,9 @@ func (m *modelFlags) load() (*engine.Model, error) {
 			return nil, err
 		}
 		opt.Quant.Threads = threads
+	}
+	if m.requant != nil {
+		opt.Quant = *m.requant
 	}
 	m.gpu.kvType = m.kvType
 	if m.kvType == "" {
