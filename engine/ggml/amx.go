@@ -49,10 +49,11 @@ func AMXStatus() string { return amxState }
 // the tile layout by nc ≤ 16 activation columns over nb blocks.
 type amxCall struct {
 	cfg [64]byte // LDTILECFG's operand (amxConfig(nc))
-	// x holds the columns' Q8_0 blocks: column m's block b at xoff + m·xs
-	// + 34b (the A tile's row m: its 32 values, 2 bytes in).
-	x        []byte
-	xoff, xs int
+	// x holds the columns' int8 values: column m's block b at xoff + m·xs
+	// + xblk·b (the A tile's row m: its 32 values; Act.bqs, 16 columns'
+	// blocks packed in 512 bytes).
+	x              []byte
+	xoff, xs, xblk int
 	dx       []float32 // d_x of column m, block b at dxoff + 16b + m (Act.bdx)
 	dxoff    int
 	// b holds the B tiles, block b's 512 bytes at boff + bblk·b (the
@@ -63,7 +64,7 @@ type amxCall struct {
 	ws                 []byte
 	wsoff, wsblk       int
 	nb                 int
-	c                  [256]int32 // the C tile of one block, row-major, 16 int32 a row
+	c                  [512]int32 // two blocks' C tiles (the pipeline's), row-major, 16 int32 a row
 	dst                []float32  // column m's row n at dstoff + m·ldd + n
 	dstoff, ldd, nc    int
 }
@@ -72,20 +73,21 @@ type amxCall struct {
 // lies in k's slices (the assembly cannot check; the model calls it too,
 // so the tests hold the walk to it).
 func (k *amxCall) bounds() {
-	_ = k.x[k.xoff+(k.nc-1)*k.xs+34*(k.nb-1)+33]
+	_ = k.x[k.xoff+(k.nc-1)*k.xs+k.xblk*(k.nb-1)+31]
 	_ = k.dx[k.dxoff+16*(k.nb-1)+15]
 	_ = k.b[k.boff+k.bblk*(k.nb-1)+511]
 	_ = k.ws[k.wsoff+k.wsblk*(k.nb-1)+31]
 	_ = k.dst[k.dstoff+(k.nc-1)*k.ldd+15]
 }
 
-// amxConfig is the tile configuration for nc columns (palette 1): tmm0 =
-// C, nc rows of 16 int32; tmm1 = A, nc rows of 32 int8; tmm2 = B, 8 rows
-// of 64 int8. Bytes 16+2i hold tile i's bytes per row, 48+i its rows.
+// amxConfig is the tile configuration for nc columns (palette 1): tmm0
+// and tmm3 = C, nc rows of 16 int32; tmm1 and tmm4 = A, nc rows of 32
+// int8; tmm2 and tmm5 = B, 8 rows of 64 int8. Bytes 16+2i hold tile i's
+// bytes per row, 48+i its rows.
 func amxConfig(nc int) [64]byte {
 	var cfg [64]byte
 	cfg[0] = 1
-	for i, t := range [3]struct{ colsb, rows int }{{64, nc}, {32, nc}, {64, 8}} {
+	for i, t := range [6]struct{ colsb, rows int }{{64, nc}, {32, nc}, {64, 8}, {64, nc}, {32, nc}, {64, 8}} {
 		cfg[16+2*i] = byte(t.colsb)
 		cfg[48+i] = byte(t.rows)
 	}
@@ -128,10 +130,10 @@ func b16Gemm(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int, 
 		s.b = make([]byte, 512*nb)
 	}
 	c := &s.call
-	c.x, c.xs, c.dx, c.nb, c.dst, c.ldd = a.x, a.xs, a.bdx, nb, dst, ldd
+	c.x, c.xs, c.xblk, c.dx, c.nb, c.dst, c.ldd = a.bqs, 32, 512, a.bdx, nb, dst, ldd
 	for g := 0; g < full; g += 16 {
 		grp := w[g*rs : (g+16)*rs]
-		if a.cols < amxCols {
+		if len(a.bqs) == 0 { // fewer than amxCols columns when prepared
 			for col := 0; col < a.cols; col++ {
 				i := col/16*nb*16 + col%16
 				k.dec(t, nb, grp, a.Column(col), a.bdx[i:], a.bcorr[i:], dst[col*ldd+g:][:16])
@@ -147,7 +149,7 @@ func b16Gemm(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int, 
 		for c0 := 0; c0 < a.cols; c0 += 16 {
 			c.nc = min(16, a.cols-c0)
 			c.cfg = amxConfig(c.nc)
-			c.xoff, c.dxoff, c.dstoff = c0*a.xs, c0/16*nb*16, c0*ldd+g
+			c.xoff, c.dxoff, c.dstoff = c0/16*nb*512, c0/16*nb*16, c0*ldd+g
 			k.tile(c)
 		}
 	}

@@ -21,7 +21,7 @@ var (
 )
 
 //go:noescape
-func amxTileB(cfg *byte, x *byte, xs int, dx *float32, b *byte, bblk int, ws *byte, wsblk int, nb int, c *int32, dst *float32, ldd int, nc int)
+func amxTileB(cfg *byte, x *byte, xs, xblk int, dx *float32, b *byte, bblk int, ws *byte, wsblk int, nb int, c *int32, dst *float32, ldd int, nc int)
 
 // The tile layout's decode kernels and Q4_0 unpack (b16_amd64.s; b16DecGo
 // and b16UnpackGo are their twins).
@@ -44,7 +44,7 @@ func xgetbv0() uint32
 // comment at the top of amx_amd64.s on preemption and signals).
 func amxAsmTile(k *amxCall) {
 	k.bounds()
-	amxTileB(&k.cfg[0], &k.x[k.xoff], k.xs, &k.dx[k.dxoff], &k.b[k.boff], k.bblk, &k.ws[k.wsoff], k.wsblk, k.nb, &k.c[0], &k.dst[k.dstoff], k.ldd, k.nc)
+	amxTileB(&k.cfg[0], &k.x[k.xoff], k.xs, k.xblk, &k.dx[k.dxoff], &k.b[k.boff], k.bblk, &k.ws[k.wsoff], k.wsblk, k.nb, &k.c[0], &k.dst[k.dstoff], k.ldd, k.nc)
 }
 
 // b16AsmDec runs the decode kernel of t after checking its operands' extent.

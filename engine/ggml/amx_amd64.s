@@ -25,13 +25,13 @@
 // is needed, and TILERELEASE returns the thread to the initial tile state
 // (nothing more to save on later context switches).
 
-// AMXROW scales row m (activation column m) of the block's int32 tile
-// (stored at R11) into the accumulator acc: acc += float32(C[m][n]) ·
+// AMXROW scales row m (activation column m) of a block's int32 tile
+// stored at off(R11) into the accumulator acc: acc += float32(C[m][n]) ·
 // (d_x[m]·d_w[n]), one fused multiply-add, the scale rounded to float32
 // first (blocksQ32's order: the product commutes).
-#define AMXROW(m, acc) \
-	VMULPS.BCST   (m*4)(R9), Z16, Z17 \
-	VCVTDQ2PS     (m*64)(R11), Z18    \
+#define AMXROW(off, m, acc) \
+	VMULPS.BCST   (m*4)(R9), Z16, Z17    \
+	VCVTDQ2PS     (off+m*64)(R11), Z18   \
 	VFMADD231PS   Z18, Z17, acc
 
 // AMXZERO clears the 16 accumulators.
@@ -53,26 +53,29 @@
 	VXORPS Z14, Z14, Z14 \
 	VXORPS Z15, Z15, Z15
 
-// AMXSCALE scales the block's stored C tile (R11) by d_x (R9, 16 floats,
-// one per column) and the 16 rows' fp16 d_w (R10) into the accumulators.
-#define AMXSCALE \
-	VCVTPH2PS (R10), Z16 \
-	AMXROW(0, Z0)      \
-	AMXROW(1, Z1)      \
-	AMXROW(2, Z2)      \
-	AMXROW(3, Z3)      \
-	AMXROW(4, Z4)      \
-	AMXROW(5, Z5)      \
-	AMXROW(6, Z6)      \
-	AMXROW(7, Z7)      \
-	AMXROW(8, Z8)      \
-	AMXROW(9, Z9)      \
-	AMXROW(10, Z10)    \
-	AMXROW(11, Z11)    \
-	AMXROW(12, Z12)    \
-	AMXROW(13, Z13)    \
-	AMXROW(14, Z14)    \
-	AMXROW(15, Z15)
+// AMXSCALE scales the block's C tile stored at off(R11) by d_x (R9, 16
+// floats, one per column) and the 16 rows' fp16 d_w (R10) into the
+// accumulators, and moves R9 and R10 to the next block.
+#define AMXSCALE(off) \
+	VCVTPH2PS (R10), Z16    \
+	AMXROW(off, 0, Z0)      \
+	AMXROW(off, 1, Z1)      \
+	AMXROW(off, 2, Z2)      \
+	AMXROW(off, 3, Z3)      \
+	AMXROW(off, 4, Z4)      \
+	AMXROW(off, 5, Z5)      \
+	AMXROW(off, 6, Z6)      \
+	AMXROW(off, 7, Z7)      \
+	AMXROW(off, 8, Z8)      \
+	AMXROW(off, 9, Z9)      \
+	AMXROW(off, 10, Z10)    \
+	AMXROW(off, 11, Z11)    \
+	AMXROW(off, 12, Z12)    \
+	AMXROW(off, 13, Z13)    \
+	AMXROW(off, 14, Z14)    \
+	AMXROW(off, 15, Z15)    \
+	ADDQ      $64, R9       \
+	ADDQ      BX, R10
 
 // AMXPUT stores column m's 16 rows at R12, and stops after column nc−1
 // (BX); AX is the columns' distance in bytes.
@@ -82,48 +85,83 @@
 	JEQ     stored     \
 	ADDQ    AX, R12
 
-// func amxTileB(cfg *byte, x *byte, xs int, dx *float32, b *byte, bblk int, ws *byte, wsblk int, nb int, c *int32, dst *float32, ldd int, nc int)
+// func amxTileB(cfg *byte, x *byte, xs, xblk int, dx *float32, b *byte, bblk int, ws *byte, wsblk int, nb int, c *int32, dst *float32, ldd int, nc int)
 //
 //	for blk := 0; blk < nb; blk++ {
-//		C = 0; C += A(x + 34·blk + 2, nc rows xs apart) · B(b + bblk·blk)  // TDPBSSD
+//		C = 0; C += A(x + xblk·blk, nc rows xs apart) · B(b + bblk·blk)  // TDPBSSD
 //		acc[m][n] = fma(float32(C[m][n]), dx[16·blk+m]·fp16(ws + wsblk·blk + 2n), acc[m][n])
 //	}
 //	dst[m·ldd + n] = acc[m][n] for m < nc, n < 16
-TEXT ·amxTileB(SB), NOSPLIT, $0-104
+//
+// Software-pipelined by one block: the tiles of block j+1 (tmm0-2, C
+// stored at c, or tmm3-5, C at c+1024, by parity) are issued before block
+// j's C is scaled, so the tile unit works while AVX-512 scales. SI/DI walk
+// the tiles' blocks (R12 and R8 their steps), R9/R10 the scales' (one
+// block behind); CX counts the blocks not yet scaled.
+TEXT ·amxTileB(SB), NOSPLIT, $0-112
 	MOVQ cfg+0(FP), AX
 	MOVQ x+8(FP), SI
-	ADDQ $2, SI
 	MOVQ xs+16(FP), DX
-	MOVQ dx+24(FP), R9
-	MOVQ b+32(FP), DI
-	MOVQ bblk+40(FP), R8
-	MOVQ ws+48(FP), R10
-	MOVQ wsblk+56(FP), BX
-	MOVQ nb+64(FP), CX
-	MOVQ c+72(FP), R11
-	MOVQ dst+80(FP), R12
+	MOVQ xblk+24(FP), R12
+	MOVQ dx+32(FP), R9
+	MOVQ b+40(FP), DI
+	MOVQ bblk+48(FP), R8
+	MOVQ ws+56(FP), R10
+	MOVQ wsblk+64(FP), BX
+	MOVQ nb+72(FP), CX
+	MOVQ c+80(FP), R11
 	MOVQ $64, R13
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // ldtilecfg (%rax)
+	LEAQ 1024(R11), AX
 	AMXZERO
 
-block:
+	// block 0's tiles
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0               // tilezero %tmm0
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x0c; BYTE $0x16 // tileloadd (%rsi,%rdx,1), %tmm1
 	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x14; BYTE $0x2f // tileloadd (%rdi,%r13,1), %tmm2
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x6b; BYTE $0x5e; BYTE $0xc1               // tdpbssd %tmm2, %tmm1, %tmm0
 	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x2b // tilestored %tmm0, (%r11,%r13,1)
-	AMXSCALE
-	ADDQ $34, SI
+	ADDQ R12, SI
 	ADDQ R8, DI
-	ADDQ BX, R10
-	ADDQ $64, R9
-	DECQ CX
-	JNZ  block
 
+pair:
+	CMPQ CX, $1
+	JEQ  last0
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xd8               // tilezero %tmm3
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x24; BYTE $0x16 // tileloadd (%rsi,%rdx,1), %tmm4
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x2c; BYTE $0x2f // tileloadd (%rdi,%r13,1), %tmm5
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x53; BYTE $0x5e; BYTE $0xdc               // tdpbssd %tmm5, %tmm4, %tmm3
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x1c; BYTE $0x28 // tilestored %tmm3, (%rax,%r13,1)
+	ADDQ R12, SI
+	ADDQ R8, DI
+	AMXSCALE(0)
+	DECQ CX
+	CMPQ CX, $1
+	JEQ  last1
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0               // tilezero %tmm0
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x0c; BYTE $0x16 // tileloadd (%rsi,%rdx,1), %tmm1
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x14; BYTE $0x2f // tileloadd (%rdi,%r13,1), %tmm2
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x6b; BYTE $0x5e; BYTE $0xc1               // tdpbssd %tmm2, %tmm1, %tmm0
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x2b // tilestored %tmm0, (%r11,%r13,1)
+	ADDQ R12, SI
+	ADDQ R8, DI
+	AMXSCALE(1024)
+	DECQ CX
+	JMP  pair
+
+last0:
+	AMXSCALE(0)
+	JMP done
+
+last1:
+	AMXSCALE(1024)
+
+done:
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // tilerelease
-	MOVQ ldd+88(FP), AX
+	MOVQ dst+88(FP), R12
+	MOVQ ldd+96(FP), AX
 	SHLQ $2, AX
-	MOVQ nc+96(FP), BX
+	MOVQ nc+104(FP), BX
 	AMXPUT(0, Z0)
 	AMXPUT(1, Z1)
 	AMXPUT(2, Z2)

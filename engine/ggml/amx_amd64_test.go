@@ -314,20 +314,16 @@ func BenchmarkAMX(b *testing.B) {
 						a.prepare(tp, n, g.x, cols, prepKindQ8, k.off, zGroup(k))
 						run = func() { k.run(n, w, rows, &a, dst, rows) }
 					} else {
-						w, a := b16Case(tp, g)
-						c := amxCols
+						saved := amxCols
 						switch tier {
 						case "dec":
-							c = 1 << 30
+							amxCols = 1 << 30
 						case "tiles":
-							c = 1
+							amxCols = 1
 						}
-						run = func() {
-							saved := amxCols
-							amxCols = c
-							b16Gemm(tp, n, w, rows, a, dst, rows, &amxAsm)
-							amxCols = saved
-						}
+						w, a := b16Case(tp, g) // prepared for the tiles or not
+						amxCols = saved
+						run = func() { b16Gemm(tp, n, w, rows, a, dst, rows, &amxAsm) }
 					}
 					ns := cpuTimed(b, run)
 					b.ReportMetric(float64(n*rows*cols)/ns, "GMAC/cpu-s")

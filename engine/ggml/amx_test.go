@@ -94,7 +94,7 @@ func TestAMXEmulator(t *testing.T) {
 func TestAMXConfig(t *testing.T) {
 	for _, mr := range []int{1, 5, 16} {
 		c := amxConfig(mr)
-		want := [64]byte{0: 1, 16: 64, 18: 32, 20: 64, 48: byte(mr), 49: byte(mr), 50: 8}
+		want := [64]byte{0: 1, 16: 64, 18: 32, 20: 64, 22: 64, 24: 32, 26: 64, 48: byte(mr), 49: byte(mr), 50: 8, 51: byte(mr), 52: byte(mr), 53: 8}
 		if c != want {
 			t.Fatalf("mr=%d: config %v", mr, c)
 		}

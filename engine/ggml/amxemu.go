@@ -109,29 +109,30 @@ func (e *amxEmu) tilerelease() { *e = amxEmu{} }
 // m) scaled into its accumulator: acc[m][n] = fma(float32(C[m][n]),
 // d_x[m]·d_w[n], acc[m][n]) with the product rounded to float32 first
 // (VMULPS, then VFMADD231PS). The rows past the configured ones keep the
-// stale C rows of the scratch, as in the assembly; columns m < nc are
-// written to dst.
+// stale C rows of the scratch, as in the assembly (whose pipeline stores
+// even blocks' C at c, odd ones' at c + 1024); columns m < nc are written
+// to dst.
 func amxModelTile(k *amxCall) {
 	k.bounds()
 	var e amxEmu
 	e.ldtilecfg(&k.cfg)
 	var acc [256]float32
-	cb := make([]byte, 1024)
+	cb := make([]byte, 2048)
 	for i, v := range k.c {
 		put32(cb[4*i:], uint32(v))
 	}
 	for b := 0; b < k.nb; b++ {
 		e.tilezero(0)
-		e.tileloadd(1, k.x, k.xoff+34*b+2, k.xs)
+		e.tileloadd(1, k.x, k.xoff+k.xblk*b, k.xs)
 		e.tileloadd(2, k.b, k.boff+k.bblk*b, 64)
 		e.tdpbssd(0, 1, 2)
-		e.tilestored(0, cb, 0, 64)
+		e.tilestored(0, cb, 1024*(b%2), 64) // the pipeline's two C buffers
 		ws := k.ws[k.wsoff+k.wsblk*b:][:32]
 		for m := 0; m < 16; m++ {
 			dx := k.dx[k.dxoff+16*b+m]
 			for n := 0; n < 16; n++ {
 				s := float32(dx * f16(ws[2*n:]))
-				acc[16*m+n] = fma32(float32(int32(le32(cb[64*m+4*n:]))), s, acc[16*m+n])
+				acc[16*m+n] = fma32(float32(int32(le32(cb[1024*(b%2)+64*m+4*n:]))), s, acc[16*m+n])
 			}
 		}
 	}

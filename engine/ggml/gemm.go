@@ -43,10 +43,12 @@ type Act struct {
 	// column pair's lanes within the group, see fillPair.
 	pairs bool
 	group int  // prepKindQ8: columns interleaved per block (1 or 8)
-	// b16: bdx and bcorr hold the tile layout's operands (fillB16).
+	// b16: bdx, bcorr (and bqs, for the tiles) hold the tile layout's
+	// operands (fillB16).
 	b16   bool
 	bdx   []float32
 	bcorr []int32
+	bqs   []byte
 	qs    []byte
 	dx8   []float32
 	corr  []int32
