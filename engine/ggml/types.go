@@ -7,15 +7,13 @@
 // it matters for speed, an AVX2 assembly version selected at run time; the
 // `noasm` build tag forces the plain-Go versions.
 //
-// On CPUs with Intel AMX (Sapphire Rapids and newer Xeons), Linux granting
-// the tile state, and FLOWCHAT_AMX=1, an AMX tier sits above the AVX-512
-// VNNI one for prompt batches of 16 or more columns of Q4_0 and Q8_0
-// weights (Q5_0 and IQ4_NL through their Q8_0 rewrite): TDPBSSD int8
-// tiles of 16 rows by 16 columns per 32-element block, scaled in AVX-512
-// (amx.go, amx_amd64.s). Its block sums round differently from the other
-// tiers' lane sums, within a stated bound, so it is opt-in: with it a
-// sequence's logits are no longer batch-invariant. It has run on an AMX
-// Xeon (bit for bit its Go model; docs/PERFORMANCE.md, issue 18);
+// On CPUs with Intel AMX (Sapphire Rapids and newer Xeons) and Linux
+// granting the tile state, an AMX tier holds Q4_0 and Q8_0 matrices in a
+// tile layout of 16 rows (b16.go; the engine rewrites them at load) and
+// runs batches of 8 or more columns as TDPBSSD int8 tiles scaled in
+// AVX-512, smaller ones as VPDPBUSD over the same bytes, both with one
+// rounding (block sums), so a sequence's logits stay batch-invariant
+// (amx.go, amx_amd64.s, b16_amd64.s). FLOWCHAT_AMX=0 turns it off;
 // AMXStatus says whether it is on and why not.
 package ggml
 
