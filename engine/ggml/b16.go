@@ -51,7 +51,7 @@ func InterleaveGroup(t Type) int {
 func rows16Move(t Type, n int, w []byte, rows int, scratch []byte, in bool) {
 	rs, ts := t.RowSize(n), t.TypeSize()
 	if (t != Q4_0 && t != Q8_0) || len(w) < rs*rows || n%32 != 0 {
-		panic(fmt.Sprintf("ggml: tileRows16 %v %dx%d: %d bytes", t, rows, n, len(w)))
+		panic(fmt.Sprintf("ggml: tile layout %v %dx%d: %d bytes", t, rows, n, len(w)))
 	}
 	if len(scratch) < 16*rs {
 		scratch = make([]byte, 16*rs)

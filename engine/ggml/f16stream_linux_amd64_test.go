@@ -9,7 +9,7 @@ import (
 
 // BenchmarkF16Stream measures F16 decode streaming a set larger than the
 // last-level cache, in the thread's CPU time (GB/s of weights per CPU
-// second): tileRows16 (what MatMulAct runs, the row kernel row after row)
+// second): rows16 (what MatMulAct runs, the row kernel row after row)
 // against the 4-row strips it replaced on AVX-512 CPUs, alternated.
 func BenchmarkF16Stream(b *testing.B) {
 	if !hasAVX512 {
@@ -19,7 +19,7 @@ func BenchmarkF16Stream(b *testing.B) {
 	k := avx512Float[F16]
 	for rep := 0; rep < 3; rep++ {
 		for _, strip := range []bool{false, true} {
-			name := "tileRows16"
+			name := "rows16"
 			if strip {
 				name = "strip"
 			}

@@ -146,7 +146,7 @@ func widenF16Asm(h []uint16, f []float32) {
 	}
 }
 
-// tileRows16 runs columns [c0, a.cols) of F16 (decode: fewer than 3
+// rows16 runs columns [c0, a.cols) of F16 (decode: fewer than 3
 // columns) through the row kernel on the F16 columns, one row after the
 // other: the rows are one
 // sequential stream, which the hardware prefetcher follows, where the
