@@ -8,7 +8,7 @@ import (
 // The AMX tier (Intel Advanced Matrix Extensions, Sapphire Rapids and newer
 // Xeons; amx_amd64.go, amx_amd64.s) runs every product of a Q4_0 or Q8_0
 // matrix held in the tile layout (b16.go), the layout it takes at load
-// (Model.InterleaveRows4): batches of at least amxCols columns as int8
+// (Model.InterleaveRows4): batches of at least amxCols[t] columns as int8
 // tile products, where per 32-element block TDPBSSD makes the exact int32
 // sums of 16 weight rows (the B tile, the layout's block as it lies) by up
 // to 16 activation columns (the A tile, the columns' Q8_0 blocks read in
@@ -30,11 +30,14 @@ import (
 // token embedding as output head, other types) keep the VNNI tiers, whose
 // prompt and decode kernels share the lane chain.
 
-// amxCols is the fewest columns a batch needs to run on the tiles; below
-// it the decode kernel runs column by column over each group of rows
-// while the group is in cache. Measured on the 2-core AMX Xeon VM
-// (docs/PERFORMANCE.md, issue 18).
-var amxCols = 8
+// amxCols[t] is the fewest columns a batch of t needs to run on the
+// tiles; below it the decode kernel runs column by column over each group
+// of rows while the group is in cache. On the 2-core AMX Xeon VM
+// (BenchmarkAMX, 256×2048 in cache) the tiles overtook the decode kernel
+// from 4 columns for Q8_0 (17 against 44 µs) and from 8 for Q4_0, whose
+// tiles first unpack each group's nibbles (at 4: 49 against 23 µs; at 8:
+// 42 against 55-63).
+var amxCols = [32]int{Q4_0: 8, Q8_0: 4}
 
 // amxState describes the AMX tier for AMXStatus.
 var amxState string
@@ -116,7 +119,7 @@ var amxPool = sync.Pool{New: func() any { return new(amxScratch) }}
 
 // b16Gemm computes dst[c·ldd + r] for rows rows of w (Q4_0 or Q8_0 in the
 // tile layout) and the columns of a (with the tile layout's operands,
-// Act.bdx/bcorr): group of 16 rows by group, batches of amxCols or more
+// Act.bdx/bcorr): group of 16 rows by group, batches of amxCols[t] or more
 // columns through k.tile in groups of 16 columns, smaller ones through
 // k.dec column by column; the rows past the last group through the twin.
 func b16Gemm(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int, k *b16Kernels) {
@@ -133,7 +136,7 @@ func b16Gemm(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int, 
 	c.x, c.xs, c.xblk, c.dx, c.nb, c.dst, c.ldd = a.bqs, 32, 512, a.bdx, nb, dst, ldd
 	for g := 0; g < full; g += 16 {
 		grp := w[g*rs : (g+16)*rs]
-		if len(a.bqs) == 0 { // fewer than amxCols columns when prepared
+		if len(a.bqs) == 0 { // fewer than amxCols[t] columns when prepared
 			for col := 0; col < a.cols; col++ {
 				i := col/16*nb*16 + col%16
 				k.dec(t, nb, grp, a.Column(col), a.bdx[i:], a.bcorr[i:], dst[col*ldd+g:][:16])

@@ -88,7 +88,7 @@ func amxUsable() error {
 // the self-check pass and FLOWCHAT_AMX is not 0; otherwise it records why
 // not. The tier is the interleaved layout of those types (the tile layout,
 // b16.go: Model.InterleaveRows4 rewrites their matrices at load) and its
-// kernels: AMX tiles for batches of amxCols or more columns, VPDPBUSD over
+// kernels: AMX tiles for batches of amxCols[t] or more columns, VPDPBUSD over
 // the same bytes below that, one rounding for both (amx.go), so prompt
 // batches and decode give the same bits and the tier can be the default.
 // Matrices kept row-major (--mmap, the token embedding, Q5_0 and IQ4_NL)
@@ -123,7 +123,7 @@ func useAMX(k b16Kernels) {
 		rows4Pairs[t], tileRows16[t], b16On[t] = false, true, true
 	}
 	amxOn = true
-	amxState = fmt.Sprintf("amx-int8 tiles in the tile layout (Q4_0, Q8_0): batches of ≥ %d columns on the tiles, decode by VPDPBUSD, one rounding", amxCols)
+	amxState = fmt.Sprintf("amx-int8 tiles in the tile layout (Q4_0, Q8_0): batches of ≥ %d (Q4_0), %d (Q8_0) columns on the tiles, decode by VPDPBUSD, one rounding", amxCols[Q4_0], amxCols[Q8_0])
 }
 
 // amxSelfCheck runs fixed products (a full group and a tail row, a full
@@ -136,7 +136,7 @@ func amxSelfCheck(k b16Kernels) error {
 	r := rand.New(rand.NewPCG(18, 18))
 	const n, rows = 96, 33
 	for _, t := range []Type{Q4_0, Q8_0} {
-		for _, cols := range []int{1, amxCols - 1, amxCols, 21} {
+		for _, cols := range []int{1, amxCols[t] - 1, amxCols[t], 21} {
 			w, x := amxCheckOperands(r, t, n, rows, cols)
 			rows16Move(t, n, w, rows, nil, true)
 			var a Act

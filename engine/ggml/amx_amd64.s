@@ -55,25 +55,34 @@
 
 // AMXSCALE scales the block's C tile stored at off(R11) by d_x (R9, 16
 // floats, one per column) and the 16 rows' fp16 d_w (R10) into the
-// accumulators, and moves R9 and R10 to the next block.
-#define AMXSCALE(off) \
+// accumulators of the nc columns (rounded up to a multiple of 4: the rest
+// would be stale rows never stored), and moves R9 and R10 to the next
+// block; done is a label of the expansion's own.
+#define AMXSCALE(off, done) \
 	VCVTPH2PS (R10), Z16    \
 	AMXROW(off, 0, Z0)      \
 	AMXROW(off, 1, Z1)      \
 	AMXROW(off, 2, Z2)      \
 	AMXROW(off, 3, Z3)      \
+	CMPQ      nc+104(FP), $4 \
+	JLE       done          \
 	AMXROW(off, 4, Z4)      \
 	AMXROW(off, 5, Z5)      \
 	AMXROW(off, 6, Z6)      \
 	AMXROW(off, 7, Z7)      \
+	CMPQ      nc+104(FP), $8 \
+	JLE       done          \
 	AMXROW(off, 8, Z8)      \
 	AMXROW(off, 9, Z9)      \
 	AMXROW(off, 10, Z10)    \
 	AMXROW(off, 11, Z11)    \
+	CMPQ      nc+104(FP), $12 \
+	JLE       done          \
 	AMXROW(off, 12, Z12)    \
 	AMXROW(off, 13, Z13)    \
 	AMXROW(off, 14, Z14)    \
 	AMXROW(off, 15, Z15)    \
+done:                       \
 	ADDQ      $64, R9       \
 	ADDQ      BX, R10
 
@@ -134,7 +143,7 @@ pair:
 	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x1c; BYTE $0x28 // tilestored %tmm3, (%rax,%r13,1)
 	ADDQ R12, SI
 	ADDQ R8, DI
-	AMXSCALE(0)
+	AMXSCALE(0, scaled0)
 	DECQ CX
 	CMPQ CX, $1
 	JEQ  last1
@@ -145,16 +154,16 @@ pair:
 	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x2b // tilestored %tmm0, (%r11,%r13,1)
 	ADDQ R12, SI
 	ADDQ R8, DI
-	AMXSCALE(1024)
+	AMXSCALE(1024, scaled1)
 	DECQ CX
 	JMP  pair
 
 last0:
-	AMXSCALE(0)
+	AMXSCALE(0, scaled2)
 	JMP done
 
 last1:
-	AMXSCALE(1024)
+	AMXSCALE(1024, scaled3)
 
 done:
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // tilerelease

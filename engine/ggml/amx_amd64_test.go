@@ -132,9 +132,9 @@ func TestAMXTiles(t *testing.T) {
 	if err := amxSelfCheck(amxAsm); err != nil {
 		t.Fatal(err)
 	}
-	defer func(c int) { amxCols = c }(amxCols)
+	defer func(c [32]int) { amxCols = c }(amxCols)
 	for _, c := range []int{1, 4, 17} {
-		amxCols = c
+		amxCols[Q4_0], amxCols[Q8_0] = c, c
 		eachAMXCase(rand.New(rand.NewPCG(18, 4)), func(tp Type, g gemmCase, name string) {
 			w, a := b16Case(tp, g)
 			ldd := g.rows + 2
@@ -284,7 +284,7 @@ func TestAMXStatus(t *testing.T) {
 }
 
 // BenchmarkAMX times the tile layout's kernels (amx: the tiles from
-// amxCols columns, the decode kernel below; tiles: the tiles at every
+// amxCols[t] columns, the decode kernel below; tiles: the tiles at every
 // width; dec: the decode kernel at every width) against the VNNI tier on
 // the interleaved layout (vnni) on a 256×2048 matrix that stays in cache,
 // at 1 to 256 columns. GMAC/s counts multiply-adds per CPU second.
@@ -317,9 +317,9 @@ func BenchmarkAMX(b *testing.B) {
 						saved := amxCols
 						switch tier {
 						case "dec":
-							amxCols = 1 << 30
+							amxCols[tp] = 1 << 30
 						case "tiles":
-							amxCols = 1
+							amxCols[tp] = 1
 						}
 						w, a := b16Case(tp, g) // prepared for the tiles or not
 						amxCols = saved

@@ -127,9 +127,9 @@ func b16Case(tp Type, g gemmCase) ([]byte, *Act) {
 // for random and for extreme operands (largest and subnormal fp16 scales,
 // zero scales, int8 −128 and 127 throughout), on both sides of amxCols.
 func TestAMXModel(t *testing.T) {
-	defer func(c int) { amxCols = c }(amxCols)
+	defer func(c [32]int) { amxCols = c }(amxCols)
 	for _, c := range []int{1, 4, 17} {
-		amxCols = c
+		amxCols[Q4_0], amxCols[Q8_0] = c, c
 		eachAMXCase(rand.New(rand.NewPCG(18, 2)), func(tp Type, g gemmCase, name string) {
 			w, a := b16Case(tp, g)
 			ldd := g.rows + 2

@@ -116,7 +116,7 @@ func b16Off(t Type) int32 {
 // correction off·Σx per block at ((c/16)·nb + b)·16 + c%16 of bdx and
 // bcorr: for one column, 16 apart block after block (the decode kernels),
 // for a group of 16, the block's 16 columns together (the tiles' d_x).
-// For the tiles (bqs sized: amxCols columns or more) it also packs the
+// For the tiles (bqs sized: amxCols[t] columns or more) it also packs the
 // column's 32 values of block b at ((c/16)·nb + b)·512 + 32·(c%16): a
 // block's A tile in 512 contiguous bytes (8 cache lines, where the columns
 // in place took 16 to 32, which bound the tiles by the L2's bandwidth).
@@ -144,14 +144,14 @@ func (a *Act) fillB16(c int) {
 }
 
 // growB16 sizes bdx and bcorr for cols columns of nb blocks, and bqs
-// where the tiles will take them (amxCols columns or more).
+// where the tiles will take them (amxCols[t] columns or more).
 func (a *Act) growB16(nb, cols int) {
 	size := (cols + 15) / 16 * 16 * nb
 	if cap(a.bdx) < size {
 		a.bdx, a.bcorr = make([]float32, size), make([]int32, size)
 	}
 	a.bdx, a.bcorr, a.bqs = a.bdx[:size], a.bcorr[:size], a.bqs[:0]
-	if cols >= amxCols {
+	if cols >= amxCols[a.wt] {
 		if cap(a.bqs) < 32*size {
 			a.bqs = make([]byte, 32*size)
 		}
