@@ -57,19 +57,19 @@ type amxCall struct {
 	// blocks packed in 512 bytes).
 	x              []byte
 	xoff, xs, xblk int
-	dx       []float32 // d_x of column m, block b at dxoff + 16b + m (Act.bdx)
-	dxoff    int
+	dx             []float32 // d_x of column m, block b at dxoff + 16b + m (Act.bdx)
+	dxoff          int
 	// b holds the B tiles, block b's 512 bytes at boff + bblk·b (the
 	// layout's Q8_0 block 32 bytes in, or the unpacked Q4_0 one); ws the
 	// rows' fp16 scales, row n's of block b at wsoff + wsblk·b + 2n.
-	b                  []byte
-	boff, bblk         int
-	ws                 []byte
-	wsoff, wsblk       int
-	nb                 int
-	c                  [512]int32 // two blocks' C tiles (the pipeline's), row-major, 16 int32 a row
-	dst                []float32  // column m's row n at dstoff + m·ldd + n
-	dstoff, ldd, nc    int
+	b               []byte
+	boff, bblk      int
+	ws              []byte
+	wsoff, wsblk    int
+	nb              int
+	c               [512]int32 // two blocks' C tiles (the pipeline's), row-major, 16 int32 a row
+	dst             []float32  // column m's row n at dstoff + m·ldd + n
+	dstoff, ldd, nc int
 }
 
 // bounds panics unless every byte and value the kernel reads or writes

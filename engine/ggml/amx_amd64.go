@@ -156,6 +156,7 @@ func amxSelfCheck(k b16Kernels) error {
 	}
 	return nil
 }
+
 // amxCheckOperands is rows random rows of t and cols Q8_0 columns with
 // scales of ±2⁻¹⁰..2 (fp16) and every int8 value possible.
 func amxCheckOperands(r *rand.Rand, t Type, n, rows, cols int) (w, x []byte) {

@@ -42,7 +42,7 @@ type Act struct {
 	// pairs (hi16 with groups of 8: the Q4_0 flat kernels) interleaves each
 	// column pair's lanes within the group, see fillPair.
 	pairs bool
-	group int  // prepKindQ8: columns interleaved per block (1 or 8)
+	group int // prepKindQ8: columns interleaved per block (1 or 8)
 	// b16: bdx, bcorr (and bqs, for the tiles) hold the tile layout's
 	// operands (fillB16).
 	b16   bool
