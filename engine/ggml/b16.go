@@ -1,6 +1,9 @@
 package ggml
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // The tile layout (Rows16) of a Q4_0 or Q8_0 matrix, the interleaved
 // layout of the AMX tier (amx_amd64.go): rows in groups of 16, each group
@@ -56,28 +59,81 @@ func rows16Move(t Type, n int, w []byte, rows int, scratch []byte, in bool) {
 	if len(scratch) < 16*rs {
 		scratch = make([]byte, 16*rs)
 	}
-	nb, dw := n/32, (ts-2)/4
+	nb, bs := n/32, 16*ts
+	le := binary.LittleEndian
 	for g := 0; g+16 <= rows; g += 16 {
 		grp := w[g*rs : (g+16)*rs]
 		copy(scratch, grp)
+		tl, rm := grp, scratch // tile layout and row-major sides
+		if !in {
+			tl, rm = scratch, grp
+		}
+		if in && t == Q8_0 {
+			rows16InQ8(grp, scratch, nb, rs)
+			continue
+		}
+		if in && t == Q4_0 {
+			rows16InQ4(grp, scratch, nb, rs)
+			continue
+		}
 		for b := 0; b < nb; b++ {
-			tb := 16 * ts * b // the block in the tile layout
+			tb := tl[bs*b:][:bs]
 			for m := 0; m < 16; m++ {
-				rb := m*rs + ts*b // row m's block b row-major
-				src, dst := scratch, grp
-				d0, d1 := tb+2*m, rb
-				if !in {
-					d0, d1 = d1, d0
-				}
-				copy(dst[d0:d0+2], src[d1:d1+2])
-				for k := 0; k < dw; k++ {
-					t0, r0 := tb+32+64*k+4*m, rb+2+4*k
-					if !in {
-						t0, r0 = r0, t0
+				rb := rm[m*rs+ts*b:][:ts]
+				d := tb[2*m : 2*m+2]
+				q := tb[32+4*m:]
+				if in {
+					d[0], d[1] = rb[0], rb[1]
+					for k := 0; k+4 <= ts-2; k += 4 {
+						le.PutUint32(q[16*k:], le.Uint32(rb[2+k:]))
 					}
-					copy(dst[t0:t0+4], src[r0:r0+4])
+					continue
+				}
+				rb[0], rb[1] = d[0], d[1]
+				for k := 0; k+4 <= ts-2; k += 4 {
+					le.PutUint32(rb[2+k:], le.Uint32(q[16*k:]))
 				}
 			}
+		}
+	}
+}
+
+// rows16InQ8 is rows16Move's rewrite of one Q8_0 group (the load's hot
+// loop): the group's row-major rows in src, rs bytes apart, to dst, with
+// the sizes fixed so that the dword moves need no bounds checks.
+func rows16InQ8(dst, src []byte, nb, rs int) {
+	le := binary.LittleEndian
+	for b := 0; b < nb; b++ {
+		tb := (*[544]byte)(dst[544*b:])
+		for m := 0; m < 16; m++ {
+			rb := (*[34]byte)(src[m*rs+34*b:])
+			tb[2*m&31], tb[(2*m+1)&31] = rb[0], rb[1]
+			q := (*[64*7 + 4]byte)(tb[32+4*(m&15):])
+			le.PutUint32(q[0:], le.Uint32(rb[2:]))
+			le.PutUint32(q[64:], le.Uint32(rb[6:]))
+			le.PutUint32(q[128:], le.Uint32(rb[10:]))
+			le.PutUint32(q[192:], le.Uint32(rb[14:]))
+			le.PutUint32(q[256:], le.Uint32(rb[18:]))
+			le.PutUint32(q[320:], le.Uint32(rb[22:]))
+			le.PutUint32(q[384:], le.Uint32(rb[26:]))
+			le.PutUint32(q[448:], le.Uint32(rb[30:]))
+		}
+	}
+}
+
+// rows16InQ4 is rows16InQ8 for Q4_0 (18-byte blocks, 288 a group).
+func rows16InQ4(dst, src []byte, nb, rs int) {
+	le := binary.LittleEndian
+	for b := 0; b < nb; b++ {
+		tb := (*[288]byte)(dst[288*b:])
+		for m := 0; m < 16; m++ {
+			rb := (*[18]byte)(src[m*rs+18*b:])
+			tb[2*m&31], tb[(2*m+1)&31] = rb[0], rb[1]
+			q := (*[64*3 + 4]byte)(tb[32+4*(m&15):])
+			le.PutUint32(q[0:], le.Uint32(rb[2:]))
+			le.PutUint32(q[64:], le.Uint32(rb[6:]))
+			le.PutUint32(q[128:], le.Uint32(rb[10:]))
+			le.PutUint32(q[192:], le.Uint32(rb[14:]))
 		}
 	}
 }
