@@ -10,8 +10,8 @@
 // On CPUs with Intel AMX (Sapphire Rapids and newer Xeons) and Linux
 // granting the tile state, an AMX tier holds Q4_0 and Q8_0 matrices in a
 // tile layout of 16 rows (b16.go; the engine rewrites them at load) and
-// runs batches of 8 (Q4_0) or 4 (Q8_0) or more columns as TDPBSSD tiles in
-// AVX-512, smaller ones as VPDPBUSD over the same bytes, both with one
+// runs batches of 8 (Q4_0) or 4 (Q8_0) or more columns as TDPBSSD tiles
+// scaled in AVX-512, smaller ones as VPDPBUSD over the same bytes, both with one
 // rounding (block sums), so a sequence's logits stay batch-invariant
 // (amx.go, amx_amd64.s, b16_amd64.s). FLOWCHAT_AMX=0 turns it off;
 // AMXStatus says whether it is on and why not.
