@@ -107,12 +107,11 @@ type b16Kernels struct {
 	unpack func(w []byte, nb int, dst []byte)
 }
 
-// amxScratch is one worker's buffers: the call, a Q4_0 group's unpacked
-// B tiles (512 bytes a block) and a row for the rows past the last group.
+// amxScratch is one worker's buffers: the call and a Q4_0 group's
+// unpacked B tiles (512 bytes a block).
 type amxScratch struct {
 	call amxCall
 	b    []byte
-	row  []byte
 }
 
 var amxPool = sync.Pool{New: func() any { return new(amxScratch) }}
@@ -156,10 +155,7 @@ func b16Gemm(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int, 
 			k.tile(c)
 		}
 	}
-	if full < rows {
-		if cap(s.row) < rs {
-			s.row = make([]byte, rs)
-		}
+	if full < rows { // row-major rows
 		dot := dotQ8_0Blocks
 		if t == Q4_0 {
 			dot = dotQ4_0Blocks

@@ -52,47 +52,25 @@ func InterleaveGroup(t Type) int {
 // between row-major and the tile layout (in: to it), group by group
 // through scratch (16 rows; allocated when short).
 func rows16Move(t Type, n int, w []byte, rows int, scratch []byte, in bool) {
-	rs, ts := t.RowSize(n), t.TypeSize()
+	rs := t.RowSize(n)
 	if (t != Q4_0 && t != Q8_0) || len(w) < rs*rows || n%32 != 0 {
 		panic(fmt.Sprintf("ggml: tile layout %v %dx%d: %d bytes", t, rows, n, len(w)))
 	}
 	if len(scratch) < 16*rs {
 		scratch = make([]byte, 16*rs)
 	}
-	nb, bs := n/32, 16*ts
-	le := binary.LittleEndian
+	nb := n / 32
 	for g := 0; g+16 <= rows; g += 16 {
 		grp := w[g*rs : (g+16)*rs]
 		copy(scratch, grp)
-		tl, rm := grp, scratch // tile layout and row-major sides
-		if !in {
-			tl, rm = scratch, grp
-		}
-		if in && t == Q8_0 {
+		switch {
+		case in && t == Q8_0:
 			rows16InQ8(grp, scratch, nb, rs)
-			continue
-		}
-		if in && t == Q4_0 {
+		case in:
 			rows16InQ4(grp, scratch, nb, rs)
-			continue
-		}
-		for b := 0; b < nb; b++ {
-			tb := tl[bs*b:][:bs]
+		default: // the group in scratch is a 16-row matrix in the layout
 			for m := 0; m < 16; m++ {
-				rb := rm[m*rs+ts*b:][:ts]
-				d := tb[2*m : 2*m+2]
-				q := tb[32+4*m:]
-				if in {
-					d[0], d[1] = rb[0], rb[1]
-					for k := 0; k+4 <= ts-2; k += 4 {
-						le.PutUint32(q[16*k:], le.Uint32(rb[2+k:]))
-					}
-					continue
-				}
-				rb[0], rb[1] = d[0], d[1]
-				for k := 0; k+4 <= ts-2; k += 4 {
-					le.PutUint32(rb[2+k:], le.Uint32(q[16*k:]))
-				}
+				rows16Row(t, n, scratch, 16, m, grp[m*rs:])
 			}
 		}
 	}

@@ -24,7 +24,8 @@ import (
 // read the Q8_K columns in place; the flat kernels of Q4_K and Q6_K read kf
 // (fillKFlat). With the AMX tier (amx.go) Q4_0 and Q8_0 columns also get
 // the tile layout's operands (fillB16: d_x and the correction per block,
-// beside the columns read in place), for the matrices held in that layout.
+// and for the tiles the values packed per group of 16), for the matrices
+// held in that layout.
 type Act struct {
 	wt   Type   // weight type the columns are prepared for
 	n    int    // elements per column
