@@ -10,8 +10,8 @@
 #   lib/                          the X11/GL libraries the app links, for an image without them
 #   td/arch/rand-llama-gqa-F32.gguf   the one device fixture not in testdata/
 #   llama-src.tar.xz              llama.cpp's source (LLAMA_SRC, default /tmp/llama.cpp), built there
-#   run.sh, check.sh, setup.sh    the session scripts (beside this file): all the checks, or a shorter set
-#                                 for a kernel change, and the setup both source
+#   run.sh, check.sh, setup.sh,   the session scripts (beside this file): all the checks, or a shorter set
+#   cpu18.sh                      for a kernel change, issue 18 on the host CPU, and the setup they source
 #   root.txt                      this checkout's path, where the test binaries look for testdata/
 # The llama.cpp source leaves out the backends and examples the CUDA
 # llama-bench build does not compile (the tree is near the 64 MiB limit).
@@ -43,7 +43,7 @@ if [ -f "$llama/CMakeLists.txt" ]; then
 else
 	echo "pack: no llama.cpp source at $llama (LLAMA_SRC): the session will run without llama-bench" >&2
 fi
-cp "$root/tools/gpusession/run.sh" "$root/tools/gpusession/check.sh" "$root/tools/gpusession/setup.sh" "$out/"
+cp "$root"/tools/gpusession/{run,check,setup,cpu18}.sh "$out/"
 echo "$root" > "$out/root.txt"
 size=$( (git ls-files -z | xargs -0 stat -c %s; find "$out" -type f -exec stat -c %s {} +) | awk '{s += $1} END {print s}')
 echo "pack: .devx ready; the tree and .devx are $((size >> 20)) MiB of the device tool's 64"

@@ -2,7 +2,8 @@
 # device machine. It sets R (the root), D (.devx), O ($OUT), FC (the app)
 # and el/left/log (seconds since the start, left of BUDGET, a stamped
 # line); writes the card's line to $O/main.txt; starts llama.cpp's CUDA
-# llama-bench build in the background (LB, its pid; log /tmp/llama-build.txt);
+# llama-bench build in the background (LB, its pid; log /tmp/llama-build.txt;
+# LLAMA_CUDA=OFF builds its CPU backend alone, with llama-cli, for cpu18.sh);
 # unpacks the app and the test binaries; and starts `flowchat synth` of
 # $FILES (shape:type …) into /tmp/m in the background (SY, its pid).
 set -u
@@ -15,9 +16,9 @@ log() { echo "[$(el)s] $*"; }
 LB=
 if [ -f "$D/llama-src.tar.xz" ]; then
 	mkdir -p /tmp/ll && tar xJf "$D/llama-src.tar.xz" -C /tmp/ll
-	( cd /tmp/ll && nice -n 19 cmake -B b -G Ninja -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCH:-90} -DGGML_NATIVE=ON -DLLAMA_CURL=OFF \
+	( cd /tmp/ll && nice -n 19 cmake -B b -G Ninja -DGGML_CUDA=${LLAMA_CUDA:-ON} -DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCH:-90} -DGGML_NATIVE=ON -DLLAMA_CURL=OFF \
 		-DCMAKE_BUILD_TYPE=Release -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_SERVER=OFF > /tmp/llama-build.txt 2>&1 \
-		&& nice -n 19 cmake --build b --target llama-bench -j "$(nproc)" >> /tmp/llama-build.txt 2>&1; echo "llama build rc=$? at $(el)s" >> /tmp/llama-build.txt ) &
+		&& nice -n 19 cmake --build b --target llama-bench $([ "${LLAMA_CUDA:-ON}" = OFF ] && echo llama-cli) -j "$(nproc)" >> /tmp/llama-build.txt 2>&1; echo "llama build rc=$? at $(el)s" >> /tmp/llama-build.txt ) &
 	LB=$!
 fi
 xz -dc "$D/flowchat.xz" > /tmp/flowchat && chmod +x /tmp/flowchat

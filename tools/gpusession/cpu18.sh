@@ -1,0 +1,60 @@
+#!/bin/bash
+# cpu18.sh: issue 18 (CPU speed against llama-bench) on the device
+# machine's host CPU, a 16-core class the development VMs are not (see
+# pack.sh; run with `bash .devx/cpu18.sh`, carry [".devx"]). In order:
+#   - llama.cpp's CPU backend alone (LLAMA_CUDA=OFF: llama-bench and
+#     llama-cli, -DGGML_NATIVE=ON, Release) builds in the background, while
+#     `flowchat synth` writes the suite's 15 files (three shapes × F16/Q8_0/
+#     Q4_0/Q4_K_M/Q6_K), one process each;
+#   - meanwhile the correctness checks that need no idle machine: the AMX
+#     tier's kernel tests, the engine's batch-invariance tests with the
+#     tier on, and make test-gpu's GPU tests;
+#   - on the idle machine: the read bandwidth (the smoke suite), then per
+#     file flowchat bench and llama-bench -mmp 0 alternated at $THREADS
+#     threads, TinyLlama first; a second round of TinyLlama if time is left.
+# Everything lands in $OUT. BUDGET (s) bounds the script.
+FILES=""
+LLAMA_CUDA=OFF
+BUDGET=${BUDGET:-540}
+THREADS=${THREADS:-16}
+source "$(dirname "$0")/setup.sh"
+{ lscpu | grep -E 'Model name|^CPU\(s\)|Thread|Core|Socket|NUMA node\(s\)|L3|CPU family|^Model:'; grep -m1 flags /proc/cpuinfo; free -g | head -2; } >> "$O/main.txt" 2>&1
+S=/tmp/s; mkdir -p $S
+for sh in tinyllama stories110m stories15m; do for ty in Q4_0 Q8_0 Q4_K_M Q6_K F16; do
+	nice -n 5 $FC synth --shape $sh --type $ty --out $S/$sh-$ty.gguf > /tmp/synth-$sh-$ty.txt 2>&1 &
+done; done
+( cd "$R/engine/ggml" && timeout 150 /tmp/engine_ggml.test -test.run 'AMX|B16|Rows16|Unpack|Rows4|MatMul|Q8Gemm' -test.v -test.count=1 ) > "$O/t-amx.txt" 2>&1; echo "rc=$?" >> "$O/t-amx.txt"
+log "amx tests done" >> "$O/main.txt"
+( cd "$R/engine/model" && timeout 150 /tmp/engine_model.test -test.run 'BatchInvariance|SharedBuffersMatchPerToken|InterleaveRows4|RealGPU' -test.v -test.count=1 ) > "$O/t-model.txt" 2>&1; echo "rc=$?" >> "$O/t-model.txt"
+( cd "$R/native/cuda" && timeout 150 /tmp/native_cuda.test -test.run 'GPU' -test.v -test.count=1 ) > "$O/t-cuda.txt" 2>&1; echo "rc=$?" >> "$O/t-cuda.txt"
+log "model and gpu tests done" >> "$O/main.txt"
+while jobs -r | grep -q synth; do sleep 1; done
+log "synth done" >> "$O/main.txt"
+ls -la $S >> "$O/main.txt"
+wait $LB; tail -2 /tmp/llama-build.txt >> "$O/main.txt"
+log "llama build done" >> "$O/main.txt"
+LBB=/tmp/ll/b/bin/llama-bench
+timeout 30 /tmp/ll/b/bin/llama-cli -m $S/stories15m-Q8_0.gguf -n 4 -p hi -no-cnv -t $THREADS < /dev/null 2>&1 | grep -E 'system_info|AMX|CPU_REPACK|buffer size' | head -12 >> "$O/main.txt"
+( cd /tmp && timeout 60 $FC bench --suite smoke -t 1,$((THREADS / 2)),$THREADS -r 1 --dir /tmp/smoke ) > "$O/smoke.txt" 2>&1
+one() { # file p n
+	echo "== flowchat $1"; timeout 90 $FC bench -m "$S/$1.gguf" -t $THREADS -p "$2" -n "$3" -r 3 2>&1 | grep -E "^\| |failed|rror"
+	[ -x $LBB ] || return
+	echo "== llama $1"; timeout 90 $LBB -m "$S/$1.gguf" -t $THREADS -p "$2" -n "$3" -r 3 -mmp 0 2>&1 | grep -E "^\| llama|error"
+}
+for round in 1 2; do
+	for f in tinyllama-Q4_0 tinyllama-Q8_0 tinyllama-Q4_K_M tinyllama-Q6_K tinyllama-F16; do
+		[ "$(left)" -gt 45 ] || { echo "skip $f round $round: time"; continue; }
+		one $f 128,512 64
+	done
+	[ $round = 2 ] && break
+	for f in stories110m-Q4_0 stories110m-Q8_0 stories110m-Q4_K_M stories110m-Q6_K stories110m-F16 \
+		stories15m-Q4_0 stories15m-Q8_0 stories15m-Q4_K_M stories15m-Q6_K stories15m-F16; do
+		[ "$(left)" -gt 45 ] || { echo "skip $f: time"; continue; }
+		one $f 512 128
+	done
+done > "$O/bench.txt" 2>&1
+log "end" >> "$O/main.txt"
+cat "$O/main.txt"
+grep -E "^(--- |ok|FAIL|rc=)|panic" "$O/t-amx.txt" "$O/t-model.txt" "$O/t-cuda.txt"
+grep -E "GB/s|bandwidth" "$O/smoke.txt" | head
+cat "$O/bench.txt"
