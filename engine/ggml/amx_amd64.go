@@ -122,8 +122,18 @@ func useAMX(k b16Kernels) {
 		}
 		rows4Pairs[t], tileRows16[t], b16On[t] = false, true, true
 	}
+	// Q4_K's tile layout (k16.go) takes the AVX-512 VNNI kernels on the
+	// same CPUs (the twins where the assembly cannot run: tests only).
+	kk := k16Go
+	if hasKVNNI {
+		kk = k16Asm
+	}
+	gemmRows4[Q4_K] = func(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
+		k16Gemm(n, w, rows, a, dst, ldd, &kk)
+	}
+	rows4Pairs[Q4_K], tileRows16[Q4_K] = false, true
 	amxOn = true
-	amxState = fmt.Sprintf("amx-int8 tiles in the tile layout (Q4_0, Q8_0): batches of ≥ %d (Q4_0), %d (Q8_0) columns on the tiles, decode by VPDPBUSD, one rounding", amxCols[Q4_0], amxCols[Q8_0])
+	amxState = fmt.Sprintf("amx-int8 tiles in the tile layout (Q4_0, Q8_0): batches of ≥ %d (Q4_0), %d (Q8_0) columns on the tiles, decode by VPDPBUSD, one rounding; Q4_K in 16-row groups by VPDPBUSD", amxCols[Q4_0], amxCols[Q8_0])
 }
 
 // amxSelfCheck runs fixed products (a full group and a tail row, a full

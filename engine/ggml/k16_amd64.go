@@ -1,0 +1,30 @@
+//go:build amd64 && !noasm
+
+package ggml
+
+// The Q4_K tile layout's assembly kernels (k16_amd64.s; k16FourGo and
+// k16OneGo are their twins). They need AVX-512 F, BW and VNNI (hasKVNNI).
+//
+//go:noescape
+func k16q4k4(w *byte, nb int, x *byte, xs int, dst *float32, ldd int)
+
+//go:noescape
+func k16q4k1(w *byte, nb int, x *byte, dst *float32)
+
+// k16AsmFour and k16AsmOne run the kernels after checking their operands'
+// extent.
+func k16AsmFour(w []byte, nb int, x []byte, xs int, dst []float32, ldd int) {
+	_, _, _ = w[k16Bytes*nb-1], x[3*xs+292*nb-1], dst[3*ldd+15]
+	k16q4k4(&w[0], nb, &x[0], xs, &dst[0], ldd)
+}
+
+func k16AsmOne(w []byte, nb int, x []byte, dst []float32) {
+	_, _, _ = w[k16Bytes*nb-1], x[292*nb-1], dst[15]
+	k16q4k1(&w[0], nb, &x[0], &dst[0])
+}
+
+// k16Asm is the assembly kernels; k16Go the twins.
+var (
+	k16Asm = k16Kernels{k16AsmFour, k16AsmOne}
+	k16Go  = k16Kernels{k16FourGo, k16OneGo}
+)
