@@ -12,32 +12,42 @@
 #   - on the idle machine: the read bandwidth (the smoke suite), then per
 #     file flowchat bench and llama-bench -mmp 0 alternated at $THREADS
 #     threads, TinyLlama first; a second round of TinyLlama if time is left.
-# Everything lands in $OUT. BUDGET (s) bounds the script.
+# Everything lands in $OUT. BUDGET (s) bounds the script. A shorter run:
+# SHAPES and TYPES pick the files, QUICK=1 leaves out engine/model's and
+# the GPU tests, AMX="0 1" runs flowchat once with each FLOWCHAT_AMX.
 FILES=""
 LLAMA_CUDA=OFF
 BUDGET=${BUDGET:-540}
 THREADS=${THREADS:-16}
+SHAPES=${SHAPES:-"tinyllama stories110m stories15m"}
+TYPES=${TYPES:-"Q4_0 Q8_0 Q4_K_M Q6_K F16"}
+AMX=${AMX:-1}
 source "$(dirname "$0")/setup.sh"
 { lscpu | grep -E 'Model name|^CPU\(s\)|Thread|Core|Socket|NUMA node\(s\)|L3|CPU family|^Model:'; grep -m1 flags /proc/cpuinfo; free -g | head -2; } >> "$O/main.txt" 2>&1
 S=/tmp/s; mkdir -p $S
-for sh in tinyllama stories110m stories15m; do for ty in Q4_0 Q8_0 Q4_K_M Q6_K F16; do
+for sh in $SHAPES; do for ty in $TYPES; do
 	nice -n 5 $FC synth --shape $sh --type $ty --out $S/$sh-$ty.gguf > /tmp/synth-$sh-$ty.txt 2>&1 &
 done; done
-( cd "$R/engine/ggml" && timeout 150 /tmp/engine_ggml.test -test.run 'AMX|B16|Rows16|Unpack|Rows4|MatMul|Q8Gemm' -test.v -test.count=1 ) > "$O/t-amx.txt" 2>&1; echo "rc=$?" >> "$O/t-amx.txt"
+( cd "$R/engine/ggml" && timeout 150 /tmp/engine_ggml.test -test.run 'AMX|B16|Rows16|Unpack|Rows4|MatMul|Q8Gemm|K16' -test.v -test.count=1 ) > "$O/t-amx.txt" 2>&1; echo "rc=$?" >> "$O/t-amx.txt"
 log "amx tests done" >> "$O/main.txt"
+if [ "${QUICK:-0}" != 1 ]; then
 ( cd "$R/engine/model" && timeout 150 /tmp/engine_model.test -test.run 'BatchInvariance|SharedBuffersMatchPerToken|InterleaveRows4|RealGPU' -test.v -test.count=1 ) > "$O/t-model.txt" 2>&1; echo "rc=$?" >> "$O/t-model.txt"
 ( cd "$R/native/cuda" && timeout 150 /tmp/native_cuda.test -test.run 'GPU' -test.v -test.count=1 ) > "$O/t-cuda.txt" 2>&1; echo "rc=$?" >> "$O/t-cuda.txt"
 log "model and gpu tests done" >> "$O/main.txt"
+fi
 while jobs -r | grep -q synth; do sleep 1; done
 log "synth done" >> "$O/main.txt"
 ls -la $S >> "$O/main.txt"
 wait $LB; tail -2 /tmp/llama-build.txt >> "$O/main.txt"
 log "llama build done" >> "$O/main.txt"
 LBB=/tmp/ll/b/bin/llama-bench
-timeout 30 /tmp/ll/b/bin/llama-cli -m $S/stories15m-Q8_0.gguf -n 4 -p hi -no-cnv -t $THREADS < /dev/null 2>&1 | grep -E 'system_info|AMX|CPU_REPACK|buffer size' | head -12 >> "$O/main.txt"
-( cd /tmp && timeout 60 $FC bench --suite smoke -t 1,$((THREADS / 2)),$THREADS -r 1 --dir /tmp/smoke ) > "$O/smoke.txt" 2>&1
+timeout 30 /tmp/ll/b/bin/llama-cli -m "$(ls $S/*.gguf | tail -1)" -n 4 -p hi -no-cnv -t $THREADS < /dev/null 2>&1 | grep -E 'system_info|AMX|CPU_REPACK|buffer size' | head -12 >> "$O/main.txt"
+[ "${QUICK:-0}" = 1 ] || ( cd /tmp && timeout 60 $FC bench --suite smoke -t 1,$((THREADS / 2)),$THREADS -r 1 --dir /tmp/smoke ) > "$O/smoke.txt" 2>&1
 one() { # file p n
-	echo "== flowchat $1"; timeout 90 $FC bench -m "$S/$1.gguf" -t $THREADS -p "$2" -n "$3" -r 3 2>&1 | grep -E "^\| |failed|rror"
+	[ -f "$S/$1.gguf" ] || return
+	for a in $AMX; do
+		echo "== flowchat $1 FLOWCHAT_AMX=$a"; FLOWCHAT_AMX=$a timeout 90 $FC bench -m "$S/$1.gguf" -t $THREADS -p "$2" -n "$3" -r 3 2>&1 | grep -E "^\| |failed|rror"
+	done
 	[ -x $LBB ] || return
 	echo "== llama $1"; timeout 90 $LBB -m "$S/$1.gguf" -t $THREADS -p "$2" -n "$3" -r 3 -mmp 0 2>&1 | grep -E "^\| llama|error"
 }
@@ -55,6 +65,6 @@ for round in 1 2; do
 done > "$O/bench.txt" 2>&1
 log "end" >> "$O/main.txt"
 cat "$O/main.txt"
-grep -E "^(--- |ok|FAIL|rc=)|panic" "$O/t-amx.txt" "$O/t-model.txt" "$O/t-cuda.txt"
-grep -E "GB/s|bandwidth" "$O/smoke.txt" | head
+grep -E "^(--- |ok|FAIL|rc=)|panic" "$O"/t-*.txt
+grep -hE "GB/s|bandwidth" "$O"/smoke.txt 2>/dev/null | head
 cat "$O/bench.txt"
