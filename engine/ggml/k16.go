@@ -43,17 +43,19 @@ import (
 const k16Bytes = 16 * 144
 
 // k16Kernels are the Q4_K tile layout's kernels over one group of 16 rows
-// and nb super-blocks: four columns (x: the first column's Q8_K blocks, xs
-// bytes apart; dst[c·ldd + r]) and one.
+// and nb super-blocks: eight and four columns (x: the first column's Q8_K
+// blocks, xs bytes apart; dst[c·ldd + r]) and one.
 type k16Kernels struct {
-	four func(w []byte, nb int, x []byte, xs int, dst []float32, ldd int)
-	one  func(w []byte, nb int, x []byte, dst []float32)
+	eight, four func(w []byte, nb int, x []byte, xs int, dst []float32, ldd int)
+	one         func(w []byte, nb int, x []byte, dst []float32)
 }
 
 // k16Gemm computes dst[c·ldd + r] for rows rows of w (Q4_K in the tile
-// layout) and the Q8_K columns of a: group by group, the columns four at a
-// time, then one by one; the rows past the last group (row-major) through
-// the twin.
+// layout) and the Q8_K columns of a: group by group, the columns eight at
+// a time, then four, then one by one; the rows past the last group
+// (row-major) through the twin. (Eight at a time spreads each line's
+// nibble unpacking and the scales' over twice the columns: TinyLlama
+// Q4_K_M pp512 on the 2-vCPU AMX VM, docs/PERFORMANCE.md.)
 func k16Gemm(n int, w []byte, rows int, a *Act, dst []float32, ldd int, k *k16Kernels) {
 	if a.wt != Q4_K || a.n != n {
 		panic(fmt.Sprintf("ggml: Q4_K tile layout over columns prepared for %v", a.wt))
@@ -63,6 +65,9 @@ func k16Gemm(n int, w []byte, rows int, a *Act, dst []float32, ldd int, k *k16Ke
 	for g := 0; g < full; g += 16 {
 		grp := w[g*rs : (g+16)*rs]
 		c := 0
+		for ; c+8 <= a.cols; c += 8 {
+			k.eight(grp, nb, a.x[c*xs:(c+8)*xs], xs, dst[c*ldd+g:], ldd)
+		}
 		for ; c+4 <= a.cols; c += 4 {
 			k.four(grp, nb, a.x[c*xs:(c+4)*xs], xs, dst[c*ldd+g:], ldd)
 		}
@@ -103,10 +108,16 @@ func dotQ4_K16(n int, w, x []byte) float32 {
 	return acc
 }
 
-// k16FourGo and k16OneGo are the kernels in plain Go over the layout: the
+// k16EightGo, k16FourGo and k16OneGo are the kernels in plain Go over the layout: the
 // twins of the assembly, through dotQ4_K16 on each row read back.
 func k16FourGo(w []byte, nb int, x []byte, xs int, dst []float32, ldd int) {
 	for c := 0; c < 4; c++ {
+		k16OneGo(w, nb, x[c*xs:(c+1)*xs], dst[c*ldd:][:16])
+	}
+}
+
+func k16EightGo(w []byte, nb int, x []byte, xs int, dst []float32, ldd int) {
+	for c := 0; c < 8; c++ {
 		k16OneGo(w, nb, x[c*xs:(c+1)*xs], dst[c*ldd:][:16])
 	}
 }

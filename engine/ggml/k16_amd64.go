@@ -2,8 +2,8 @@
 
 package ggml
 
-// The Q4_K tile layout's assembly kernels (k16_amd64.s; k16FourGo and
-// k16OneGo are their twins). They need AVX-512 F, BW and VNNI (hasKVNNI).
+// The Q4_K tile layout's assembly kernels (k16_amd64.s; k16EightGo,
+// k16FourGo and k16OneGo are their twins). They need AVX-512 F, BW and VNNI (hasKVNNI).
 //
 //go:noescape
 func k16q4k4(w *byte, nb int, x *byte, xs int, dst *float32, ldd int)
@@ -25,6 +25,15 @@ func k16AsmOne(w []byte, nb int, x []byte, dst []float32) {
 
 // k16Asm is the assembly kernels; k16Go the twins.
 var (
-	k16Asm = k16Kernels{k16AsmFour, k16AsmOne}
-	k16Go  = k16Kernels{k16FourGo, k16OneGo}
+	k16Asm = k16Kernels{k16AsmEight, k16AsmFour, k16AsmOne}
+	k16Go  = k16Kernels{k16EightGo, k16FourGo, k16OneGo}
 )
+
+//go:noescape
+func k16q4k8(w *byte, nb int, x *byte, xs int, dst *float32, ldd int)
+
+// k16AsmEight runs the eight-column kernel after checking its operands.
+func k16AsmEight(w []byte, nb int, x []byte, xs int, dst []float32, ldd int) {
+	_, _, _ = w[k16Bytes*nb-1], x[7*xs+292*nb-1], dst[7*ldd+15]
+	k16q4k8(&w[0], nb, &x[0], xs, &dst[0], ldd)
+}

@@ -25,7 +25,7 @@ func TestK16Kernels(t *testing.T) {
 			switch trial {
 			case 0, 1:
 				w = randomRow(r, Q4_K, 16*n)
-				for c := 0; c < 4; c++ {
+				for c := 0; c < 8; c++ {
 					x = append(x, randomActivation(r, Q8_K, n)...)
 				}
 			default:
@@ -36,7 +36,7 @@ func TestK16Kernels(t *testing.T) {
 				for m := 0; m < 16; m++ {
 					ew, ex := k16Extremes(n, v)
 					w = append(w, ew...)
-					if m < 4 {
+					if m < 8 {
 						x = append(x, ex...)
 					}
 				}
@@ -45,11 +45,14 @@ func TestK16Kernels(t *testing.T) {
 			w, x = withGuard(w), withGuard(x)
 			xs := Q8_K.RowSize(n)
 			const ldd = 19
-			want, got := nanSlice(4*ldd), nanSlice(4*ldd)
-			k16FourGo(w, nb, x, xs, want, ldd)
+			want, got := nanSlice(8*ldd), nanSlice(4*ldd)
+			k16EightGo(w, nb, x, xs, want, ldd)
 			k16AsmFour(w, nb, x, xs, got, ldd)
-			checkGemm(t, fmt.Sprintf("four columns, nb=%d trial %d", nb, trial), got, want, 16, ldd)
-			for c := 0; c < 4; c++ {
+			checkGemm(t, fmt.Sprintf("four columns, nb=%d trial %d", nb, trial), got, want[:4*ldd], 16, ldd)
+			got = nanSlice(8 * ldd)
+			k16AsmEight(w, nb, x, xs, got, ldd)
+			checkGemm(t, fmt.Sprintf("eight columns, nb=%d trial %d", nb, trial), got, want, 16, ldd)
+			for c := 0; c < 8; c++ {
 				one := nanSlice(16)
 				k16AsmOne(w, nb, x[c*xs:(c+1)*xs], one)
 				for m := range one {
@@ -65,7 +68,7 @@ func TestK16Kernels(t *testing.T) {
 // TestK16Dispatch: with the AMX tier installed (over the emulator where
 // the CPU has no AMX), Q4_K takes the tile layout, and MatMulActRows4
 // gives every column the chain's value (dotQ4_K16 on the row-major rows),
-// the same bits alone and in batches of 3, 4, 5 and 9 columns.
+// the same bits alone and in batches of 3 to 17 columns.
 func TestK16Dispatch(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("skipping: no AVX2, whose tiers prepare the columns")
@@ -76,11 +79,11 @@ func TestK16Dispatch(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(16, 7))
 	const n, rows = 2 * QK_K, 37
-	g := newGemmCase(r, Q4_K, n, rows, 9)
+	g := newGemmCase(r, Q4_K, n, rows, 17)
 	w16 := append([]byte(nil), g.w...)
 	InterleaveRows4(Q4_K, n, w16, rows, nil)
 	var alone []float32
-	for _, cols := range []int{1, 3, 4, 5, 9} {
+	for _, cols := range []int{1, 3, 4, 5, 8, 9, 13, 17} {
 		sub := g
 		sub.cols, sub.x = cols, g.x[:cols*Q8_K.RowSize(n)]
 		var a Act
