@@ -65,6 +65,8 @@ func QuantizeActivation(t Type, src []float32, dst []byte) {
 		quantActQ8Rows(src, dst, true)
 	case F16:
 		fp32ToFP16Row(src, dst)
+	case Q8_K:
+		quantActQ8K(src, dst)
 	default:
 		QuantizeRow(t, src, dst)
 	}
@@ -75,7 +77,14 @@ func QuantizeActivation(t Type, src []float32, dst []byte) {
 var (
 	quantActQ8Rows = quantActQ8Go
 	fp32ToFP16Row  = fp32ToFP16Go
+	quantActQ8K    = quantActQ8KGo
 )
+
+func quantActQ8KGo(x []float32, y []byte) {
+	for b := 0; b < len(x)/QK_K; b++ {
+		quantRefQ8_K(x[QK_K*b:QK_K*(b+1)], y[292*b:292*(b+1)])
+	}
+}
 
 func quantActQ8Go(x []float32, y []byte, withSum bool) {
 	bs := 34

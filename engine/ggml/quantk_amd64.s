@@ -1,0 +1,591 @@
+//go:build amd64 && !noasm
+
+#include "textflag.h"
+
+// func quantQ8KAVX2(x *float32, y *byte, nb int) int
+//
+// Q8_K activation quantization (quantRefQ8_K, bit for bit) of nb blocks
+// of 256 floats at x into nb blocks of 292 bytes at y. It stops before a
+// block holding a NaN or an infinity, or whose scale −127/maxv overflows
+// (a subnormal maxv), and returns the blocks done; the caller quantizes
+// that block in Go (quantActQ8KAsm).
+//
+// Per block: the largest magnitude (Y8) and a NaN flag (Y13) over the 32
+// vectors; the first element of that magnitude (maxv); iscale = −127/maxv
+// and d = 1/iscale as the Go code rounds them; then per group of 16
+// values RNE(iscale·v) by VCVTPS2DQ (nearestInt's rounding), capped at
+// 127, packed to bytes, and their sum.
+TEXT ·quantQ8KAVX2(SB), NOSPLIT, $0-32
+	MOVQ         x+0(FP), SI
+	MOVQ         y+8(FP), DI
+	MOVQ         nb+16(FP), CX
+	XORQ         R9, R9
+	VPBROADCASTD q8kabs<>(SB), Y12
+	VPBROADCASTD q8k127<>(SB), Y14
+	TESTQ        CX, CX
+	JZ           q8kdone
+
+q8kblock:
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y13, Y13, Y13
+	VMOVUPS  0(SI), Y0
+	VCMPPS   $3, Y0, Y0, Y1
+	VORPS    Y1, Y13, Y13
+	VANDPS   Y12, Y0, Y0
+	VMAXPS   Y0, Y8, Y8
+	VMOVUPS  32(SI), Y0
+	VCMPPS   $3, Y0, Y0, Y1
+	VORPS    Y1, Y13, Y13
+	VANDPS   Y12, Y0, Y0
+	VMAXPS   Y0, Y9, Y9
+	VMOVUPS  64(SI), Y0
+	VCMPPS   $3, Y0, Y0, Y1
+	VORPS    Y1, Y13, Y13
+	VANDPS   Y12, Y0, Y0
+	VMAXPS   Y0, Y10, Y10
+	VMOVUPS  96(SI), Y0
+	VCMPPS   $3, Y0, Y0, Y1
+	VORPS    Y1, Y13, Y13
+	VANDPS   Y12, Y0, Y0
+	VMAXPS   Y0, Y11, Y11
+	VMOVUPS  128(SI), Y0
+	VCMPPS   $3, Y0, Y0, Y1
+	VORPS    Y1, Y13, Y13
+	VANDPS   Y12, Y0, Y0
+	VMAXPS   Y0, Y8, Y8
+	VMOVUPS  160(SI), Y0
+	VCMPPS   $3, Y0, Y0, Y1
+	VORPS    Y1, Y13, Y13
+	VANDPS   Y12, Y0, Y0
+	VMAXPS   Y0, Y9, Y9
+	VMOVUPS  192(SI), Y0
+	VCMPPS   $3, Y0, Y0, Y1
+	VORPS    Y1, Y13, Y13
+	VANDPS   Y12, Y0, Y0
+	VMAXPS   Y0, Y10, Y10
+	VMOVUPS  224(SI), Y0
+	VCMPPS   $3, Y0, Y0, Y1
+	VORPS    Y1, Y13, Y13
+	VANDPS   Y12, Y0, Y0
+	VMAXPS   Y0, Y11, Y11
+	VMOVUPS  256(SI), Y0
+	VCMPPS   $3, Y0, Y0, Y1
+	VORPS    Y1, Y13, Y13
+	VANDPS   Y12, Y0, Y0
+	VMAXPS   Y0, Y8, Y8
+	VMOVUPS  288(SI), Y0
+	VCMPPS   $3, Y0, Y0, Y1
+	VORPS    Y1, Y13, Y13
+	VANDPS   Y12, Y0, Y0
+	VMAXPS   Y0, Y9, Y9
+	VMOVUPS  320(SI), Y0
+	VCMPPS   $3, Y0, Y0, Y1
+	VORPS    Y1, Y13, Y13
+	VANDPS   Y12, Y0, Y0
+	VMAXPS   Y0, Y10, Y10
+	VMOVUPS  352(SI), Y0
+	VCMPPS   $3, Y0, Y0, Y1
+	VORPS    Y1, Y13, Y13
+	VANDPS   Y12, Y0, Y0
+	VMAXPS   Y0, Y11, Y11
+	VMOVUPS  384(SI), Y0
+	VCMPPS   $3, Y0, Y0, Y1
+	VORPS    Y1, Y13, Y13
+	VANDPS   Y12, Y0, Y0
+	VMAXPS   Y0, Y8, Y8
+	VMOVUPS  416(SI), Y0
+	VCMPPS   $3, Y0, Y0, Y1
+	VORPS    Y1, Y13, Y13
+	VANDPS   Y12, Y0, Y0
+	VMAXPS   Y0, Y9, Y9
+	VMOVUPS  448(SI), Y0
+	VCMPPS   $3, Y0, Y0, Y1
+	VORPS    Y1, Y13, Y13
+	VANDPS   Y12, Y0, Y0
+	VMAXPS   Y0, Y10, Y10
+	VMOVUPS  480(SI), Y0
+	VCMPPS   $3, Y0, Y0, Y1
+	VORPS    Y1, Y13, Y13
+	VANDPS   Y12, Y0, Y0
+	VMAXPS   Y0, Y11, Y11
+	VMOVUPS  512(SI), Y0
+	VCMPPS   $3, Y0, Y0, Y1
+	VORPS    Y1, Y13, Y13
+	VANDPS   Y12, Y0, Y0
+	VMAXPS   Y0, Y8, Y8
+	VMOVUPS  544(SI), Y0
+	VCMPPS   $3, Y0, Y0, Y1
+	VORPS    Y1, Y13, Y13
+	VANDPS   Y12, Y0, Y0
+	VMAXPS   Y0, Y9, Y9
+	VMOVUPS  576(SI), Y0
+	VCMPPS   $3, Y0, Y0, Y1
+	VORPS    Y1, Y13, Y13
+	VANDPS   Y12, Y0, Y0
+	VMAXPS   Y0, Y10, Y10
+	VMOVUPS  608(SI), Y0
+	VCMPPS   $3, Y0, Y0, Y1
+	VORPS    Y1, Y13, Y13
+	VANDPS   Y12, Y0, Y0
+	VMAXPS   Y0, Y11, Y11
+	VMOVUPS  640(SI), Y0
+	VCMPPS   $3, Y0, Y0, Y1
+	VORPS    Y1, Y13, Y13
+	VANDPS   Y12, Y0, Y0
+	VMAXPS   Y0, Y8, Y8
+	VMOVUPS  672(SI), Y0
+	VCMPPS   $3, Y0, Y0, Y1
+	VORPS    Y1, Y13, Y13
+	VANDPS   Y12, Y0, Y0
+	VMAXPS   Y0, Y9, Y9
+	VMOVUPS  704(SI), Y0
+	VCMPPS   $3, Y0, Y0, Y1
+	VORPS    Y1, Y13, Y13
+	VANDPS   Y12, Y0, Y0
+	VMAXPS   Y0, Y10, Y10
+	VMOVUPS  736(SI), Y0
+	VCMPPS   $3, Y0, Y0, Y1
+	VORPS    Y1, Y13, Y13
+	VANDPS   Y12, Y0, Y0
+	VMAXPS   Y0, Y11, Y11
+	VMOVUPS  768(SI), Y0
+	VCMPPS   $3, Y0, Y0, Y1
+	VORPS    Y1, Y13, Y13
+	VANDPS   Y12, Y0, Y0
+	VMAXPS   Y0, Y8, Y8
+	VMOVUPS  800(SI), Y0
+	VCMPPS   $3, Y0, Y0, Y1
+	VORPS    Y1, Y13, Y13
+	VANDPS   Y12, Y0, Y0
+	VMAXPS   Y0, Y9, Y9
+	VMOVUPS  832(SI), Y0
+	VCMPPS   $3, Y0, Y0, Y1
+	VORPS    Y1, Y13, Y13
+	VANDPS   Y12, Y0, Y0
+	VMAXPS   Y0, Y10, Y10
+	VMOVUPS  864(SI), Y0
+	VCMPPS   $3, Y0, Y0, Y1
+	VORPS    Y1, Y13, Y13
+	VANDPS   Y12, Y0, Y0
+	VMAXPS   Y0, Y11, Y11
+	VMOVUPS  896(SI), Y0
+	VCMPPS   $3, Y0, Y0, Y1
+	VORPS    Y1, Y13, Y13
+	VANDPS   Y12, Y0, Y0
+	VMAXPS   Y0, Y8, Y8
+	VMOVUPS  928(SI), Y0
+	VCMPPS   $3, Y0, Y0, Y1
+	VORPS    Y1, Y13, Y13
+	VANDPS   Y12, Y0, Y0
+	VMAXPS   Y0, Y9, Y9
+	VMOVUPS  960(SI), Y0
+	VCMPPS   $3, Y0, Y0, Y1
+	VORPS    Y1, Y13, Y13
+	VANDPS   Y12, Y0, Y0
+	VMAXPS   Y0, Y10, Y10
+	VMOVUPS  992(SI), Y0
+	VCMPPS   $3, Y0, Y0, Y1
+	VORPS    Y1, Y13, Y13
+	VANDPS   Y12, Y0, Y0
+	VMAXPS   Y0, Y11, Y11
+	VPTEST       Y13, Y13
+	JNZ          q8kdone
+	VMAXPS       Y9, Y8, Y8
+	VMAXPS       Y11, Y10, Y10
+	VMAXPS       Y10, Y8, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VMAXPS       X9, X8, X8
+	VPERMILPS    $0x4e, X8, X9
+	VMAXPS       X9, X8, X8
+	VPERMILPS    $0xb1, X8, X9
+	VMAXPS       X9, X8, X8
+	VBROADCASTSS X8, Y8
+	VXORPS       X9, X9, X9
+	VUCOMISS     X9, X8
+	JEQ          q8kzero
+	VUCOMISS     q8kinf<>(SB), X8
+	JAE          q8kdone
+
+	// The first element of magnitude amax.
+	XORQ         AX, AX
+q8kfind:
+	VANDPS       (SI)(AX*4), Y12, Y0
+	VCMPPS       $0, Y8, Y0, Y0
+	VMOVMSKPS    Y0, BX
+	TESTL        BX, BX
+	JNZ          q8kfound
+	ADDQ         $8, AX
+	JMP          q8kfind
+q8kfound:
+	BSFL         BX, BX
+	ADDQ         BX, AX
+	VMOVSS       (SI)(AX*4), X0
+	VMOVSS       q8km127<>(SB), X1
+	VDIVSS       X0, X1, X1
+	VANDPS       X12, X1, X2
+	VUCOMISS     q8kinf<>(SB), X2
+	JAE          q8kdone
+	VMOVSS       q8kone<>(SB), X2
+	VDIVSS       X1, X2, X2
+	VMOVSS       X2, (DI)
+	VBROADCASTSS X1, Y15
+	VMULPS       0(SI), Y15, Y0
+	VMULPS       32(SI), Y15, Y1
+	VCVTPS2DQ    Y0, Y0
+	VCVTPS2DQ    Y1, Y1
+	VPMINSD      Y14, Y0, Y0
+	VPMINSD      Y14, Y1, Y1
+	VPADDD       Y1, Y0, Y2
+	VPACKSSDW    Y1, Y0, Y0
+	VPERMQ       $0xd8, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPACKSSWB    X1, X0, X0
+	VMOVDQU      X0, 4(DI)
+	VEXTRACTI128 $1, Y2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0x4e, X2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0xb1, X2, X3
+	VPADDD       X3, X2, X2
+	VMOVD        X2, AX
+	MOVW         AX, 260(DI)
+	VMULPS       64(SI), Y15, Y0
+	VMULPS       96(SI), Y15, Y1
+	VCVTPS2DQ    Y0, Y0
+	VCVTPS2DQ    Y1, Y1
+	VPMINSD      Y14, Y0, Y0
+	VPMINSD      Y14, Y1, Y1
+	VPADDD       Y1, Y0, Y2
+	VPACKSSDW    Y1, Y0, Y0
+	VPERMQ       $0xd8, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPACKSSWB    X1, X0, X0
+	VMOVDQU      X0, 20(DI)
+	VEXTRACTI128 $1, Y2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0x4e, X2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0xb1, X2, X3
+	VPADDD       X3, X2, X2
+	VMOVD        X2, AX
+	MOVW         AX, 262(DI)
+	VMULPS       128(SI), Y15, Y0
+	VMULPS       160(SI), Y15, Y1
+	VCVTPS2DQ    Y0, Y0
+	VCVTPS2DQ    Y1, Y1
+	VPMINSD      Y14, Y0, Y0
+	VPMINSD      Y14, Y1, Y1
+	VPADDD       Y1, Y0, Y2
+	VPACKSSDW    Y1, Y0, Y0
+	VPERMQ       $0xd8, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPACKSSWB    X1, X0, X0
+	VMOVDQU      X0, 36(DI)
+	VEXTRACTI128 $1, Y2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0x4e, X2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0xb1, X2, X3
+	VPADDD       X3, X2, X2
+	VMOVD        X2, AX
+	MOVW         AX, 264(DI)
+	VMULPS       192(SI), Y15, Y0
+	VMULPS       224(SI), Y15, Y1
+	VCVTPS2DQ    Y0, Y0
+	VCVTPS2DQ    Y1, Y1
+	VPMINSD      Y14, Y0, Y0
+	VPMINSD      Y14, Y1, Y1
+	VPADDD       Y1, Y0, Y2
+	VPACKSSDW    Y1, Y0, Y0
+	VPERMQ       $0xd8, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPACKSSWB    X1, X0, X0
+	VMOVDQU      X0, 52(DI)
+	VEXTRACTI128 $1, Y2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0x4e, X2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0xb1, X2, X3
+	VPADDD       X3, X2, X2
+	VMOVD        X2, AX
+	MOVW         AX, 266(DI)
+	VMULPS       256(SI), Y15, Y0
+	VMULPS       288(SI), Y15, Y1
+	VCVTPS2DQ    Y0, Y0
+	VCVTPS2DQ    Y1, Y1
+	VPMINSD      Y14, Y0, Y0
+	VPMINSD      Y14, Y1, Y1
+	VPADDD       Y1, Y0, Y2
+	VPACKSSDW    Y1, Y0, Y0
+	VPERMQ       $0xd8, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPACKSSWB    X1, X0, X0
+	VMOVDQU      X0, 68(DI)
+	VEXTRACTI128 $1, Y2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0x4e, X2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0xb1, X2, X3
+	VPADDD       X3, X2, X2
+	VMOVD        X2, AX
+	MOVW         AX, 268(DI)
+	VMULPS       320(SI), Y15, Y0
+	VMULPS       352(SI), Y15, Y1
+	VCVTPS2DQ    Y0, Y0
+	VCVTPS2DQ    Y1, Y1
+	VPMINSD      Y14, Y0, Y0
+	VPMINSD      Y14, Y1, Y1
+	VPADDD       Y1, Y0, Y2
+	VPACKSSDW    Y1, Y0, Y0
+	VPERMQ       $0xd8, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPACKSSWB    X1, X0, X0
+	VMOVDQU      X0, 84(DI)
+	VEXTRACTI128 $1, Y2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0x4e, X2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0xb1, X2, X3
+	VPADDD       X3, X2, X2
+	VMOVD        X2, AX
+	MOVW         AX, 270(DI)
+	VMULPS       384(SI), Y15, Y0
+	VMULPS       416(SI), Y15, Y1
+	VCVTPS2DQ    Y0, Y0
+	VCVTPS2DQ    Y1, Y1
+	VPMINSD      Y14, Y0, Y0
+	VPMINSD      Y14, Y1, Y1
+	VPADDD       Y1, Y0, Y2
+	VPACKSSDW    Y1, Y0, Y0
+	VPERMQ       $0xd8, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPACKSSWB    X1, X0, X0
+	VMOVDQU      X0, 100(DI)
+	VEXTRACTI128 $1, Y2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0x4e, X2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0xb1, X2, X3
+	VPADDD       X3, X2, X2
+	VMOVD        X2, AX
+	MOVW         AX, 272(DI)
+	VMULPS       448(SI), Y15, Y0
+	VMULPS       480(SI), Y15, Y1
+	VCVTPS2DQ    Y0, Y0
+	VCVTPS2DQ    Y1, Y1
+	VPMINSD      Y14, Y0, Y0
+	VPMINSD      Y14, Y1, Y1
+	VPADDD       Y1, Y0, Y2
+	VPACKSSDW    Y1, Y0, Y0
+	VPERMQ       $0xd8, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPACKSSWB    X1, X0, X0
+	VMOVDQU      X0, 116(DI)
+	VEXTRACTI128 $1, Y2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0x4e, X2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0xb1, X2, X3
+	VPADDD       X3, X2, X2
+	VMOVD        X2, AX
+	MOVW         AX, 274(DI)
+	VMULPS       512(SI), Y15, Y0
+	VMULPS       544(SI), Y15, Y1
+	VCVTPS2DQ    Y0, Y0
+	VCVTPS2DQ    Y1, Y1
+	VPMINSD      Y14, Y0, Y0
+	VPMINSD      Y14, Y1, Y1
+	VPADDD       Y1, Y0, Y2
+	VPACKSSDW    Y1, Y0, Y0
+	VPERMQ       $0xd8, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPACKSSWB    X1, X0, X0
+	VMOVDQU      X0, 132(DI)
+	VEXTRACTI128 $1, Y2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0x4e, X2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0xb1, X2, X3
+	VPADDD       X3, X2, X2
+	VMOVD        X2, AX
+	MOVW         AX, 276(DI)
+	VMULPS       576(SI), Y15, Y0
+	VMULPS       608(SI), Y15, Y1
+	VCVTPS2DQ    Y0, Y0
+	VCVTPS2DQ    Y1, Y1
+	VPMINSD      Y14, Y0, Y0
+	VPMINSD      Y14, Y1, Y1
+	VPADDD       Y1, Y0, Y2
+	VPACKSSDW    Y1, Y0, Y0
+	VPERMQ       $0xd8, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPACKSSWB    X1, X0, X0
+	VMOVDQU      X0, 148(DI)
+	VEXTRACTI128 $1, Y2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0x4e, X2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0xb1, X2, X3
+	VPADDD       X3, X2, X2
+	VMOVD        X2, AX
+	MOVW         AX, 278(DI)
+	VMULPS       640(SI), Y15, Y0
+	VMULPS       672(SI), Y15, Y1
+	VCVTPS2DQ    Y0, Y0
+	VCVTPS2DQ    Y1, Y1
+	VPMINSD      Y14, Y0, Y0
+	VPMINSD      Y14, Y1, Y1
+	VPADDD       Y1, Y0, Y2
+	VPACKSSDW    Y1, Y0, Y0
+	VPERMQ       $0xd8, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPACKSSWB    X1, X0, X0
+	VMOVDQU      X0, 164(DI)
+	VEXTRACTI128 $1, Y2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0x4e, X2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0xb1, X2, X3
+	VPADDD       X3, X2, X2
+	VMOVD        X2, AX
+	MOVW         AX, 280(DI)
+	VMULPS       704(SI), Y15, Y0
+	VMULPS       736(SI), Y15, Y1
+	VCVTPS2DQ    Y0, Y0
+	VCVTPS2DQ    Y1, Y1
+	VPMINSD      Y14, Y0, Y0
+	VPMINSD      Y14, Y1, Y1
+	VPADDD       Y1, Y0, Y2
+	VPACKSSDW    Y1, Y0, Y0
+	VPERMQ       $0xd8, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPACKSSWB    X1, X0, X0
+	VMOVDQU      X0, 180(DI)
+	VEXTRACTI128 $1, Y2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0x4e, X2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0xb1, X2, X3
+	VPADDD       X3, X2, X2
+	VMOVD        X2, AX
+	MOVW         AX, 282(DI)
+	VMULPS       768(SI), Y15, Y0
+	VMULPS       800(SI), Y15, Y1
+	VCVTPS2DQ    Y0, Y0
+	VCVTPS2DQ    Y1, Y1
+	VPMINSD      Y14, Y0, Y0
+	VPMINSD      Y14, Y1, Y1
+	VPADDD       Y1, Y0, Y2
+	VPACKSSDW    Y1, Y0, Y0
+	VPERMQ       $0xd8, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPACKSSWB    X1, X0, X0
+	VMOVDQU      X0, 196(DI)
+	VEXTRACTI128 $1, Y2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0x4e, X2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0xb1, X2, X3
+	VPADDD       X3, X2, X2
+	VMOVD        X2, AX
+	MOVW         AX, 284(DI)
+	VMULPS       832(SI), Y15, Y0
+	VMULPS       864(SI), Y15, Y1
+	VCVTPS2DQ    Y0, Y0
+	VCVTPS2DQ    Y1, Y1
+	VPMINSD      Y14, Y0, Y0
+	VPMINSD      Y14, Y1, Y1
+	VPADDD       Y1, Y0, Y2
+	VPACKSSDW    Y1, Y0, Y0
+	VPERMQ       $0xd8, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPACKSSWB    X1, X0, X0
+	VMOVDQU      X0, 212(DI)
+	VEXTRACTI128 $1, Y2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0x4e, X2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0xb1, X2, X3
+	VPADDD       X3, X2, X2
+	VMOVD        X2, AX
+	MOVW         AX, 286(DI)
+	VMULPS       896(SI), Y15, Y0
+	VMULPS       928(SI), Y15, Y1
+	VCVTPS2DQ    Y0, Y0
+	VCVTPS2DQ    Y1, Y1
+	VPMINSD      Y14, Y0, Y0
+	VPMINSD      Y14, Y1, Y1
+	VPADDD       Y1, Y0, Y2
+	VPACKSSDW    Y1, Y0, Y0
+	VPERMQ       $0xd8, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPACKSSWB    X1, X0, X0
+	VMOVDQU      X0, 228(DI)
+	VEXTRACTI128 $1, Y2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0x4e, X2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0xb1, X2, X3
+	VPADDD       X3, X2, X2
+	VMOVD        X2, AX
+	MOVW         AX, 288(DI)
+	VMULPS       960(SI), Y15, Y0
+	VMULPS       992(SI), Y15, Y1
+	VCVTPS2DQ    Y0, Y0
+	VCVTPS2DQ    Y1, Y1
+	VPMINSD      Y14, Y0, Y0
+	VPMINSD      Y14, Y1, Y1
+	VPADDD       Y1, Y0, Y2
+	VPACKSSDW    Y1, Y0, Y0
+	VPERMQ       $0xd8, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPACKSSWB    X1, X0, X0
+	VMOVDQU      X0, 244(DI)
+	VEXTRACTI128 $1, Y2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0x4e, X2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0xb1, X2, X3
+	VPADDD       X3, X2, X2
+	VMOVD        X2, AX
+	MOVW         AX, 290(DI)
+
+q8knext:
+	ADDQ $1024, SI
+	ADDQ $292, DI
+	INCQ R9
+	DECQ CX
+	JNZ  q8kblock
+
+q8kdone:
+	MOVQ R9, ret+24(FP)
+	VZEROUPPER
+	RET
+
+q8kzero:
+	VXORPS  Y0, Y0, Y0
+	VMOVDQU Y0, (DI)
+	VMOVDQU Y0, 32(DI)
+	VMOVDQU Y0, 64(DI)
+	VMOVDQU Y0, 96(DI)
+	VMOVDQU Y0, 128(DI)
+	VMOVDQU Y0, 160(DI)
+	VMOVDQU Y0, 192(DI)
+	VMOVDQU Y0, 224(DI)
+	VMOVDQU Y0, 256(DI)
+	MOVL    $0, 288(DI)
+	JMP     q8knext
+
+DATA q8kabs<>+0(SB)/4, $0x7fffffff
+GLOBL q8kabs<>(SB), RODATA|NOPTR, $4
+DATA q8k127<>+0(SB)/4, $127
+GLOBL q8k127<>(SB), RODATA|NOPTR, $4
+DATA q8kinf<>+0(SB)/4, $0x7f800000
+GLOBL q8kinf<>(SB), RODATA|NOPTR, $4
+DATA q8km127<>+0(SB)/4, $-127.0
+GLOBL q8km127<>(SB), RODATA|NOPTR, $4
+DATA q8kone<>+0(SB)/4, $1.0
+GLOBL q8kone<>(SB), RODATA|NOPTR, $4
