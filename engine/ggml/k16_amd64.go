@@ -37,3 +37,35 @@ func k16AsmEight(w []byte, nb int, x []byte, xs int, dst []float32, ldd int) {
 	_, _, _ = w[k16Bytes*nb-1], x[7*xs+292*nb-1], dst[7*ldd+15]
 	k16q4k8(&w[0], nb, &x[0], xs, &dst[0], ldd)
 }
+
+// The Q6_K tile layout's kernels (k16q6_amd64.s; k16q6EightGo,
+// k16q6FourGo and k16q6OneGo are their twins).
+//
+//go:noescape
+func k16q6k8(w *byte, nb int, x *byte, xs int, dst *float32, ldd int)
+
+//go:noescape
+func k16q6k4(w *byte, nb int, x *byte, xs int, dst *float32, ldd int)
+
+//go:noescape
+func k16q6k1(w *byte, nb int, x *byte, dst *float32)
+
+func k16q6AsmEight(w []byte, nb int, x []byte, xs int, dst []float32, ldd int) {
+	_, _, _ = w[k16q6Bytes*nb-1], x[7*xs+292*nb-1], dst[7*ldd+15]
+	k16q6k8(&w[0], nb, &x[0], xs, &dst[0], ldd)
+}
+
+func k16q6AsmFour(w []byte, nb int, x []byte, xs int, dst []float32, ldd int) {
+	_, _, _ = w[k16q6Bytes*nb-1], x[3*xs+292*nb-1], dst[3*ldd+15]
+	k16q6k4(&w[0], nb, &x[0], xs, &dst[0], ldd)
+}
+
+func k16q6AsmOne(w []byte, nb int, x []byte, dst []float32) {
+	_, _, _ = w[k16q6Bytes*nb-1], x[292*nb-1], dst[15]
+	k16q6k1(&w[0], nb, &x[0], &dst[0])
+}
+
+var (
+	k16q6Asm = k16Kernels{k16q6AsmEight, k16q6AsmFour, k16q6AsmOne}
+	k16q6Go  = k16Kernels{k16q6EightGo, k16q6FourGo, k16q6OneGo}
+)

@@ -14,32 +14,38 @@ import (
 // touched.
 func TestK16Layout(t *testing.T) {
 	r := rand.New(rand.NewPCG(16, 4))
+	for _, tp := range []Type{Q4_K, Q6_K} {
+		testK16Layout(t, r, tp)
+	}
+}
+
+func testK16Layout(t *testing.T, r *rand.Rand, tp Type) {
 	for _, nb := range []int{1, 3} {
 		n, rows := nb*QK_K, 37
-		rs := Q4_K.RowSize(n)
-		orig := randomRow(r, Q4_K, n*rows)
+		rs := tp.RowSize(n)
+		orig := randomRow(r, tp, n*rows)
 		w := withGuard(append([]byte(nil), orig...))
-		rows16Move(Q4_K, n, w, rows, nil, true)
+		rows16Move(tp, n, w, rows, nil, true)
 		if bytes.Equal(w[:32*rs], orig[:32*rs]) {
-			t.Fatalf("nb=%d: the groups were not rewritten", nb)
+			t.Fatalf("%v nb=%d: the groups were not rewritten", tp, nb)
 		}
 		if !bytes.Equal(w[32*rs:], orig[32*rs:]) {
-			t.Fatalf("nb=%d: the tail rows moved", nb)
+			t.Fatalf("%v nb=%d: the tail rows moved", tp, nb)
 		}
 		for i := len(w); i < len(w)+64; i++ {
 			if w[:i+1][i] != 0x7f {
-				t.Fatalf("nb=%d: guard byte %d overwritten", nb, i)
+				t.Fatalf("%v nb=%d: guard byte %d overwritten", tp, nb, i)
 			}
 		}
 		row := make([]byte, rs)
 		for m := 0; m < rows; m++ {
-			if got := rows16Row(Q4_K, n, w, rows, m, row); !bytes.Equal(got, orig[m*rs:(m+1)*rs]) {
-				t.Fatalf("nb=%d: row %d read back differs", nb, m)
+			if got := rows16Row(tp, n, w, rows, m, row); !bytes.Equal(got, orig[m*rs:(m+1)*rs]) {
+				t.Fatalf("%v nb=%d: row %d read back differs", tp, nb, m)
 			}
 		}
-		rows16Move(Q4_K, n, w, rows, nil, false)
+		rows16Move(tp, n, w, rows, nil, false)
 		if !bytes.Equal(w, orig) {
-			t.Fatalf("nb=%d: the inverse rewrite differs", nb)
+			t.Fatalf("%v nb=%d: the inverse rewrite differs", tp, nb)
 		}
 	}
 }
@@ -105,6 +111,63 @@ func k16Extremes(n int, v int8) (w, x []byte) {
 		for g := 0; g < 16; g++ {
 			binary.LittleEndian.PutUint16(xb[260+2*g:], uint16(int16(16*int(v))))
 		}
+	}
+	return w, x
+}
+
+// TestK16ChainQ6K: the Q6_K tile layout's chain (dotQ6_K16) is the Q6_K
+// dot product within 2⁻²⁰ of Σ|w·x| of the exact value, on random rows
+// and on the extremes (every value 31 or −32, scales ±127/−128,
+// activations −128/127).
+func TestK16ChainQ6K(t *testing.T) {
+	r := rand.New(rand.NewPCG(16, 8))
+	check := func(name string, n int, w, x []byte) {
+		t.Helper()
+		got, exact, scale := float64(dotQ6_K16(n, w, x)), 0.0, 0.0
+		for b := 0; b < n/QK_K; b++ {
+			blk, xb := w[210*b:], x[292*b:]
+			dx := float64(math.Float32frombits(binary.LittleEndian.Uint32(xb)))
+			d := float64(f16(blk[208:]))
+			for e := 0; e < QK_K; e++ {
+				term := d * dx * float64(int8(blk[192+e/16])) * float64(q6u(blk, e)-32) * float64(int8(xb[4+e]))
+				exact += term
+				scale += math.Abs(term)
+			}
+		}
+		if dd := math.Abs(got - exact); dd > scale*0x1p-20 {
+			t.Fatalf("%s: chain %v, exact %v (off by %g of Σ|w·x| %g)", name, got, exact, dd/scale, scale)
+		}
+	}
+	for _, nb := range []int{1, 2, 7} {
+		n := nb * QK_K
+		for i := 0; i < 20; i++ {
+			check("random", n, randomRow(r, Q6_K, n), randomActivation(r, Q8_K, n))
+		}
+		for _, fill := range []byte{0x00, 0xff} {
+			for _, sc := range []int8{127, -128} {
+				w, x := q6Extremes(n, fill, sc, -128)
+				check("extremes", n, w, x)
+				w, x = q6Extremes(n, fill, sc, 127)
+				check("extremes", n, w, x)
+			}
+		}
+	}
+}
+
+// q6Extremes is a Q6_K row with ql and qh bytes fill (every value −32 or
+// 31), every scale sc and d = 1, and a Q8_K column of v everywhere.
+func q6Extremes(n int, fill byte, sc, v int8) (w, x []byte) {
+	w, x = make([]byte, Q6_K.RowSize(n)), make([]byte, Q8_K.RowSize(n))
+	_, x = k16Extremes(n, v)
+	for b := 0; b < n/QK_K; b++ {
+		blk := w[210*b:]
+		for i := 0; i < 192; i++ {
+			blk[i] = fill
+		}
+		for j := 0; j < 16; j++ {
+			blk[192+j] = byte(sc)
+		}
+		put16(blk[208:], FP32ToFP16(1))
 	}
 	return w, x
 }
