@@ -48,13 +48,13 @@ func InterleaveGroup(t Type) int {
 	return 4
 }
 
-// rows16Move rewrites the rows × n matrix w of type t (Q4_0, Q8_0, or Q4_K
-// and Q6_K: k16.go, k16q6.go)
+// rows16Move rewrites the rows × n matrix w of type t (Q4_0, Q8_0, or
+// Q4_K, Q5_K and Q6_K: k16.go, k16q5.go, k16q6.go)
 // between row-major and the tile layout (in: to it), group by group
 // through scratch (16 rows; allocated when short).
 func rows16Move(t Type, n int, w []byte, rows int, scratch []byte, in bool) {
 	rs := t.RowSize(n)
-	if (t != Q4_0 && t != Q8_0 && t != Q4_K && t != Q6_K) || len(w) < rs*rows || n%t.BlockSize() != 0 {
+	if (t != Q4_0 && t != Q8_0 && t != Q4_K && t != Q5_K && t != Q6_K) || len(w) < rs*rows || n%t.BlockSize() != 0 {
 		panic(fmt.Sprintf("ggml: tile layout %v %dx%d: %d bytes", t, rows, n, len(w)))
 	}
 	if len(scratch) < 16*rs {
@@ -69,6 +69,8 @@ func rows16Move(t Type, n int, w []byte, rows int, scratch []byte, in bool) {
 			rows16InQ4K(grp, scratch, nb, rs)
 		case in && t == Q6_K:
 			rows16InQ6K(grp, scratch, nb, rs)
+		case in && t == Q5_K:
+			rows16InQ5K(grp, scratch, nb, rs)
 		case in && t == Q8_0:
 			rows16InQ8(grp, scratch, nb, rs)
 		case in:
@@ -134,6 +136,8 @@ func rows16Row(t Type, n int, w []byte, rows, r int, dst []byte) []byte {
 	switch t {
 	case Q4_K:
 		return rows16RowQ4K(grp, n/QK_K, m, dst)
+	case Q5_K:
+		return rows16RowQ5K(grp, n/QK_K, m, dst)
 	case Q6_K:
 		return rows16RowQ6K(grp, n/QK_K, m, dst)
 	}

@@ -50,18 +50,21 @@ type k16Kernels struct {
 	one         func(w []byte, nb int, x []byte, dst []float32)
 }
 
-// k16Gemm computes dst[c·ldd + r] for rows rows of w (Q4_K or Q6_K in
-// its tile layout) and the Q8_K columns of a: group by group, the columns eight at
+// k16Gemm computes dst[c·ldd + r] for rows rows of w (Q4_K, Q5_K or Q6_K
+// in its tile layout) and the Q8_K columns of a: group by group, the columns eight at
 // a time, then four, then one by one; the rows past the last group
 // (row-major) through the twin. (Eight at a time spreads each line's
 // nibble unpacking and the scales' over twice the columns: TinyLlama
 // Q4_K_M pp512 on the 2-vCPU AMX VM, docs/PERFORMANCE.md.)
 func k16Gemm(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int, k *k16Kernels) {
-	if (t != Q4_K && t != Q6_K) || a.wt != t || a.n != n {
+	if (t != Q4_K && t != Q5_K && t != Q6_K) || a.wt != t || a.n != n {
 		panic(fmt.Sprintf("ggml: %v tile layout over columns prepared for %v", t, a.wt))
 	}
 	dot := dotQ4_K16
-	if t == Q6_K {
+	switch t {
+	case Q5_K:
+		dot = dotQ5_K16
+	case Q6_K:
 		dot = dotQ6_K16
 	}
 	nb, rs, xs := n/QK_K, t.RowSize(n), a.xs

@@ -69,3 +69,35 @@ var (
 	k16q6Asm = k16Kernels{k16q6AsmEight, k16q6AsmFour, k16q6AsmOne}
 	k16q6Go  = k16Kernels{k16q6EightGo, k16q6FourGo, k16q6OneGo}
 )
+
+// The Q5_K tile layout's kernels (k16q5_amd64.s; k16q5EightGo,
+// k16q5FourGo and k16q5OneGo are their twins).
+//
+//go:noescape
+func k16q5k8(w *byte, nb int, x *byte, xs int, dst *float32, ldd int)
+
+//go:noescape
+func k16q5k4(w *byte, nb int, x *byte, xs int, dst *float32, ldd int)
+
+//go:noescape
+func k16q5k1(w *byte, nb int, x *byte, dst *float32)
+
+func k16q5AsmEight(w []byte, nb int, x []byte, xs int, dst []float32, ldd int) {
+	_, _, _ = w[k16q5Bytes*nb-1], x[7*xs+292*nb-1], dst[7*ldd+15]
+	k16q5k8(&w[0], nb, &x[0], xs, &dst[0], ldd)
+}
+
+func k16q5AsmFour(w []byte, nb int, x []byte, xs int, dst []float32, ldd int) {
+	_, _, _ = w[k16q5Bytes*nb-1], x[3*xs+292*nb-1], dst[3*ldd+15]
+	k16q5k4(&w[0], nb, &x[0], xs, &dst[0], ldd)
+}
+
+func k16q5AsmOne(w []byte, nb int, x []byte, dst []float32) {
+	_, _, _ = w[k16q5Bytes*nb-1], x[292*nb-1], dst[15]
+	k16q5k1(&w[0], nb, &x[0], &dst[0])
+}
+
+var (
+	k16q5Asm = k16Kernels{k16q5AsmEight, k16q5AsmFour, k16q5AsmOne}
+	k16q5Go  = k16Kernels{k16q5EightGo, k16q5FourGo, k16q5OneGo}
+)

@@ -17,9 +17,12 @@ func TestK16Kernels(t *testing.T) {
 		t.Skip("skipping: no AVX-512 BW/VNNI, which the K-quant tile layouts' kernels need")
 	}
 	r := rand.New(rand.NewPCG(16, 6))
-	for _, tp := range []Type{Q4_K, Q6_K} {
+	for _, tp := range []Type{Q4_K, Q5_K, Q6_K} {
 		asm, twin := k16Asm, k16Go
-		if tp == Q6_K {
+		switch tp {
+		case Q5_K:
+			asm, twin = k16q5Asm, k16q5Go
+		case Q6_K:
 			asm, twin = k16q6Asm, k16q6Go
 		}
 		for _, nb := range []int{1, 2, 9} {
@@ -40,6 +43,9 @@ func TestK16Kernels(t *testing.T) {
 					}
 					for m := 0; m < 16; m++ {
 						ew, ex := k16Extremes(n, v)
+						if tp == Q5_K {
+							ew = q5Extremes(n)
+						}
 						if tp == Q6_K {
 							sc := int8(127)
 							if trial >= 4 {
@@ -89,12 +95,15 @@ func TestK16Dispatch(t *testing.T) {
 	}
 	withAMX(t, amxModel)
 	r := rand.New(rand.NewPCG(16, 7))
-	for _, tp := range []Type{Q4_K, Q6_K} {
+	for _, tp := range []Type{Q4_K, Q5_K, Q6_K} {
 		if !Rows4(tp) || InterleaveGroup(tp) != 16 {
 			t.Fatalf("%v: the tile layout is not installed", tp)
 		}
 		dot := dotQ4_K16
-		if tp == Q6_K {
+		switch tp {
+		case Q5_K:
+			dot = dotQ5_K16
+		case Q6_K:
 			dot = dotQ6_K16
 		}
 		const n, rows = 2 * QK_K, 37
@@ -121,4 +130,19 @@ func TestK16Dispatch(t *testing.T) {
 			}
 		}
 	}
+}
+
+// q5Extremes is a Q5_K row with every value 31 (nibbles 15, every qh bit
+// set), every scale and min 63 and d = dmin = 1.
+func q5Extremes(n int) []byte {
+	w := make([]byte, Q5_K.RowSize(n))
+	for b := 0; b < n/QK_K; b++ {
+		blk := w[176*b:]
+		put16(blk, FP32ToFP16(1))
+		put16(blk[2:], FP32ToFP16(1))
+		for i := 4; i < 176; i++ {
+			blk[i] = 0xff
+		}
+	}
+	return w
 }

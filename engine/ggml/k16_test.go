@@ -14,7 +14,7 @@ import (
 // touched.
 func TestK16Layout(t *testing.T) {
 	r := rand.New(rand.NewPCG(16, 4))
-	for _, tp := range []Type{Q4_K, Q6_K} {
+	for _, tp := range []Type{Q4_K, Q5_K, Q6_K} {
 		testK16Layout(t, r, tp)
 	}
 }
@@ -170,4 +170,29 @@ func q6Extremes(n int, fill byte, sc, v int8) (w, x []byte) {
 		put16(blk[208:], FP32ToFP16(1))
 	}
 	return w, x
+}
+
+// TestK16ChainQ5K: the Q5_K tile layout's chain (dotQ5_K16) is the Q5_K
+// dot product within 2⁻²⁰ of Σ|w·x| of the exact value in float64 (the
+// dequantized row against the column), on random rows.
+func TestK16ChainQ5K(t *testing.T) {
+	r := rand.New(rand.NewPCG(16, 9))
+	for _, nb := range []int{1, 2, 7} {
+		n := nb * QK_K
+		for i := 0; i < 20; i++ {
+			w, x := randomRow(r, Q5_K, n), randomActivation(r, Q8_K, n)
+			wd := make([]float32, n)
+			DequantizeRow(Q5_K, w, wd)
+			exact, scale := 0.0, 0.0
+			for e := 0; e < n; e++ {
+				xb := x[292*(e/QK_K):]
+				xv := float64(math.Float32frombits(binary.LittleEndian.Uint32(xb))) * float64(int8(xb[4+e%QK_K]))
+				exact += float64(wd[e]) * xv
+				scale += math.Abs(float64(wd[e]) * xv)
+			}
+			if got := float64(dotQ5_K16(n, w, x)); math.Abs(got-exact) > scale*0x1p-20+1e-30 {
+				t.Fatalf("nb=%d: chain %v, exact %v (Σ|w·x| %g)", nb, got, exact, scale)
+			}
+		}
+	}
 }

@@ -23,7 +23,7 @@ func TestInterleaveRows4Logits(t *testing.T) {
 	}
 	files := []string{"arch/rand-llama-gqa-Q4_0.gguf", "models/stories260K/stories260K-Q4_0mix.gguf", "models/tinystories-656K/TinyStories-656K-Q4_0.gguf", "models/stories260K/stories260K-Q8_0mix.gguf", "models/tinystories-656K/TinyStories-656K-Q8_0.gguf"}
 	if ggml.Rows4(ggml.Q4_K) { // the AMX tier's K-quant tile layouts (ggml/k16.go, k16q6.go)
-		files = append(files, "arch/rand-llama-gqa-Q4_K.gguf", "arch/rand-llama-gqa-Q4_K_M-mix.gguf", "arch/rand-llama-gqa-Q6_K.gguf")
+		files = append(files, "arch/rand-llama-gqa-Q4_K.gguf", "arch/rand-llama-gqa-Q4_K_M-mix.gguf", "arch/rand-llama-gqa-Q6_K.gguf", "arch/rand-llama-gqa-Q5_K.gguf")
 	}
 	for _, file := range files {
 		f, err := gguf.Open(fixtures.Path(t, file))
