@@ -2,6 +2,7 @@ package ggml
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 )
 
@@ -240,11 +241,18 @@ func dotQ8_0Blocks(n int, w, x []byte) float32 {
 		func(b int) float32 { return f16(w[34*b:]) })
 }
 
-// Kernels is Accel with AMXStatus beside it where the build has the AMX
-// tier: "avx2+avx512-vnni (no amx: CPUID reports …)".
+// Kernels is Accel with AMXStatus and the K-quant tile layouts' state
+// beside it where the build has them: "avx2+avx512-vnni (no amx: CPUID
+// reports …; k-quant tiles: …)".
 func Kernels() string {
-	if s := AMXStatus(); s != "" {
-		return Accel() + " (" + s + ")"
+	var notes []string
+	for _, s := range []string{AMXStatus(), k16State} {
+		if s != "" {
+			notes = append(notes, s)
+		}
 	}
-	return Accel()
+	if len(notes) == 0 {
+		return Accel()
+	}
+	return Accel() + " (" + strings.Join(notes, "; ") + ")"
 }

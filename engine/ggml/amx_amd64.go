@@ -122,35 +122,8 @@ func useAMX(k b16Kernels) {
 		}
 		rows4Pairs[t], tileRows16[t], b16On[t] = false, true, true
 	}
-	// Q4_K's, Q5_K's and Q6_K's tile layouts (k16.go, k16q5.go, k16q6.go) take the AVX-512
-	// VNNI kernels on the same CPUs (the twins where the assembly cannot
-	// run: tests only).
-	kk := k16Go
-	if hasKVNNI {
-		kk = k16Asm
-	}
-	gemmRows4[Q4_K] = func(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
-		k16Gemm(Q4_K, n, w, rows, a, dst, ldd, &kk)
-	}
-	kq6 := k16q6Go
-	if hasKVNNI {
-		kq6 = k16q6Asm
-	}
-	gemmRows4[Q6_K] = func(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
-		k16Gemm(Q6_K, n, w, rows, a, dst, ldd, &kq6)
-	}
-	kq5 := k16q5Go
-	if hasKVNNI {
-		kq5 = k16q5Asm
-	}
-	gemmRows4[Q5_K] = func(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
-		k16Gemm(Q5_K, n, w, rows, a, dst, ldd, &kq5)
-	}
-	for _, t := range []Type{Q4_K, Q5_K, Q6_K} {
-		rows4Pairs[t], tileRows16[t] = false, true
-	}
 	amxOn = true
-	amxState = fmt.Sprintf("amx-int8 tiles in the tile layout (Q4_0, Q8_0): batches of ≥ %d (Q4_0), %d (Q8_0) columns on the tiles, decode by VPDPBUSD, one rounding; Q4_K, Q5_K and Q6_K in 16-row groups by VPDPBUSD", amxCols[Q4_0], amxCols[Q8_0])
+	amxState = fmt.Sprintf("amx-int8 tiles in the tile layout (Q4_0, Q8_0): batches of ≥ %d (Q4_0), %d (Q8_0) columns on the tiles, decode by VPDPBUSD, one rounding", amxCols[Q4_0], amxCols[Q8_0])
 }
 
 // amxSelfCheck runs fixed products (a full group and a tail row, a full

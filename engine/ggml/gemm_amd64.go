@@ -212,6 +212,7 @@ func init() {
 	}
 	installRepack(tiles[Q8_0])
 	if hasVNNI {
+		installK16() // the K-quant tile layouts (AVX-512 VNNI and BW)
 		installAMX() // above VNNI where the CPU, the OS and the self-check allow
 	}
 }

@@ -6,9 +6,9 @@ import (
 	"math"
 )
 
-// The Q4_K tile layout: Q4_K matrices in groups of 16 rows, the layout the
-// AMX tier gives them at load (Model.InterleaveRows4), beside Q4_0 and
-// Q8_0's (b16.go). Per group and super-block, 2304 bytes (16 rows' 144,
+// The Q4_K tile layout: Q4_K matrices in groups of 16 rows, the layout
+// AVX-512 VNNI CPUs give them at load (Model.InterleaveRows4; installK16),
+// beside the AMX tier's for Q4_0 and Q8_0 (b16.go). Per group and super-block, 2304 bytes (16 rows' 144,
 // so a group keeps its size and place, and any run of rows starting on a
 // multiple of 16 is itself a matrix in this layout):
 //
@@ -38,6 +38,10 @@ import (
 //	acc = fma(−float32(M), float32(dmin·d_x), acc)
 //
 // so a sequence's logits are the same in a prompt, a batch or alone.
+
+// k16State says whether the K-quant tile layouts are installed, and why
+// not where they are not (Kernels reports it).
+var k16State string
 
 // k16Bytes is the bytes of one group's super-block.
 const k16Bytes = 16 * 144

@@ -2,6 +2,8 @@
 
 package ggml
 
+import "os"
+
 // The Q4_K tile layout's assembly kernels (k16_amd64.s; k16EightGo,
 // k16FourGo and k16OneGo are their twins). They need AVX-512 F, BW and VNNI (hasKVNNI).
 //
@@ -101,3 +103,32 @@ var (
 	k16q5Asm = k16Kernels{k16q5AsmEight, k16q5AsmFour, k16q5AsmOne}
 	k16q5Go  = k16Kernels{k16q5EightGo, k16q5FourGo, k16q5OneGo}
 )
+
+// installK16 installs the K-quant tile layouts (Q4_K, Q5_K, Q6_K in
+// groups of 16 rows: k16.go, k16q5.go, k16q6.go) on CPUs with AVX-512 BW
+// and VNNI, which is all their kernels use: they run with or without the
+// AMX tier. FLOWCHAT_KTILE=0 keeps those types row-major on the flat VNNI
+// kernels (for comparisons, or as an escape hatch).
+func installK16() {
+	switch {
+	case !hasKVNNI:
+		k16State = "no k-quant tiles: they need AVX-512 BW and VNNI"
+	case os.Getenv("FLOWCHAT_KTILE") == "0":
+		k16State = "no k-quant tiles: FLOWCHAT_KTILE=0"
+	default:
+		useK16(k16Asm, k16q5Asm, k16q6Asm)
+	}
+}
+
+// useK16 installs the K-quant tile layouts with kernels k4, k5 and k6 (the
+// assembly; the Go twins in the dispatch test).
+func useK16(k4, k5, k6 k16Kernels) {
+	for t, k := range map[Type]k16Kernels{Q4_K: k4, Q5_K: k5, Q6_K: k6} {
+		t, k := t, k
+		gemmRows4[t] = func(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
+			k16Gemm(t, n, w, rows, a, dst, ldd, &k)
+		}
+		rows4Pairs[t], tileRows16[t] = false, true
+	}
+	k16State = "k-quant tiles: Q4_K, Q5_K and Q6_K in 16-row groups by VPDPBUSD, one rounding"
+}

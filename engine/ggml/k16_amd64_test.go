@@ -85,15 +85,21 @@ func TestK16Kernels(t *testing.T) {
 	}
 }
 
-// TestK16Dispatch: with the AMX tier installed (over the emulator where
-// the CPU has no AMX), Q4_K takes the tile layout, and MatMulActRows4
+// TestK16Dispatch: with the K-quant tile layouts installed (over the Go
+// twins where the CPU lacks AVX-512 VNNI), Q4_K, Q5_K and Q6_K take them, and MatMulActRows4
 // gives every column the chain's value (dotQ4_K16 on the row-major rows),
 // the same bits alone and in batches of 3 to 17 columns.
 func TestK16Dispatch(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("skipping: no AVX2, whose tiers prepare the columns")
 	}
-	withAMX(t, amxModel)
+	saved4, savedPairs, saved16, savedState := gemmRows4, rows4Pairs, tileRows16, k16State
+	t.Cleanup(func() { gemmRows4, rows4Pairs, tileRows16, k16State = saved4, savedPairs, saved16, savedState })
+	if hasKVNNI {
+		useK16(k16Asm, k16q5Asm, k16q6Asm)
+	} else {
+		useK16(k16Go, k16q5Go, k16q6Go)
+	}
 	r := rand.New(rand.NewPCG(16, 7))
 	for _, tp := range []Type{Q4_K, Q5_K, Q6_K} {
 		if !Rows4(tp) || InterleaveGroup(tp) != 16 {

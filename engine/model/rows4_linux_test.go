@@ -14,7 +14,8 @@ import (
 // after the huge-page copy gives the same logits for a prompt in one batch
 // and token by token, bit for bit, and those of the model read in place,
 // bit for bit (groups of 4 rows) or within 1% relative RMS with the same
-// argmax (the AMX tier's tile layout, which rounds by block), on 1 and 2
+// argmax (the tile layouts of 16 rows: the AMX tier's Q4_0/Q8_0, which
+// round by block, and the K-quants', by sub-block), on 1 and 2
 // threads (the decode chunks of 16 rows start on groups); its rows read
 // back row-major; a file mapping is never rewritten.
 func TestInterleaveRows4Logits(t *testing.T) {
@@ -73,7 +74,11 @@ func TestInterleaveRows4Logits(t *testing.T) {
 					t.Fatalf("%s: logit %d: interleaved %v in one batch, %v token by token", file, i, got[i], step[i])
 				}
 			}
-			if ggml.InterleaveGroup(ggml.Q4_0) == 16 {
+			tile := false // a matrix in a tile layout of 16 rows (ggml/b16.go, k16.go)
+			for _, w := range huge.Weights() {
+				tile = tile || w.Rows4 && ggml.InterleaveGroup(w.Type) == 16
+			}
+			if tile {
 				// The AMX tier's tile layout rounds by block where the
 				// row-major VNNI kernels of the model read in place round
 				// by lane (ggml/amx.go): close, not the same bits.
