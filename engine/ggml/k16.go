@@ -119,27 +119,33 @@ func dotQ4_K16(n int, w, x []byte) float32 {
 	return acc
 }
 
-// k16EightGo, k16FourGo and k16OneGo are the kernels in plain Go over the layout: the
-// twins of the assembly, through dotQ4_K16 on each row read back.
-func k16FourGo(w []byte, nb int, x []byte, xs int, dst []float32, ldd int) {
-	for c := 0; c < 4; c++ {
-		k16OneGo(w, nb, x[c*xs:(c+1)*xs], dst[c*ldd:][:16])
+// k16Twins is a K-quant tile layout's kernels in plain Go, the twins of
+// its assembly: each of the group's rows read back row-major (row) and run
+// through the layout's chain (dot), column by column.
+func k16Twins(t Type, row func(grp []byte, nb, r int, dst []byte) []byte, dot func(n int, w, x []byte) float32) k16Kernels {
+	one := func(w []byte, nb int, x []byte, dst []float32) {
+		n := nb * QK_K
+		buf := make([]byte, t.RowSize(n))
+		for r := 0; r < 16; r++ {
+			dst[r] = dot(n, row(w, nb, r, buf), x)
+		}
 	}
+	cols := func(nc int) func(w []byte, nb int, x []byte, xs int, dst []float32, ldd int) {
+		return func(w []byte, nb int, x []byte, xs int, dst []float32, ldd int) {
+			for c := 0; c < nc; c++ {
+				one(w, nb, x[c*xs:(c+1)*xs], dst[c*ldd:][:16])
+			}
+		}
+	}
+	return k16Kernels{cols(8), cols(4), one}
 }
 
-func k16EightGo(w []byte, nb int, x []byte, xs int, dst []float32, ldd int) {
-	for c := 0; c < 8; c++ {
-		k16OneGo(w, nb, x[c*xs:(c+1)*xs], dst[c*ldd:][:16])
-	}
-}
-
-func k16OneGo(w []byte, nb int, x []byte, dst []float32) {
-	n := nb * QK_K
-	row := make([]byte, Q4_K.RowSize(n))
-	for r := 0; r < 16; r++ {
-		dst[r] = dotQ4_K16(n, rows16RowQ4K(w, nb, r, row), x)
-	}
-}
+// k16Go, k16q5Go and k16q6Go are the twins of the three layouts' kernels.
+var (
+	k16Go   = k16Twins(Q4_K, rows16RowQ4K, dotQ4_K16)
+	k16q5Go = k16Twins(Q5_K, rows16RowQ5K, dotQ5_K16)
+	k16q6Go = k16Twins(Q6_K, rows16RowQ6K, dotQ6_K16)
+)
 
 // rows16InQ4K rewrites one group of 16 row-major Q4_K rows (src, rs bytes
 // apart) into the tile layout at dst.

@@ -4,77 +4,19 @@ package ggml
 
 import "os"
 
-// The Q4_K tile layout's assembly kernels (k16_amd64.s; k16EightGo,
-// k16FourGo and k16OneGo are their twins). They need AVX-512 F, BW and VNNI (hasKVNNI).
-//
+// The K-quant tile layouts' assembly kernels (k16_amd64.s, k16q5_amd64.s,
+// k16q6_amd64.s, written by tools/asmgen; k16Twins are their twins). They
+// need AVX-512 F, BW and VNNI (hasKVNNI).
+
+//go:noescape
+func k16q4k8(w *byte, nb int, x *byte, xs int, dst *float32, ldd int)
+
 //go:noescape
 func k16q4k4(w *byte, nb int, x *byte, xs int, dst *float32, ldd int)
 
 //go:noescape
 func k16q4k1(w *byte, nb int, x *byte, dst *float32)
 
-// k16AsmFour and k16AsmOne run the kernels after checking their operands'
-// extent.
-func k16AsmFour(w []byte, nb int, x []byte, xs int, dst []float32, ldd int) {
-	_, _, _ = w[k16Bytes*nb-1], x[3*xs+292*nb-1], dst[3*ldd+15]
-	k16q4k4(&w[0], nb, &x[0], xs, &dst[0], ldd)
-}
-
-func k16AsmOne(w []byte, nb int, x []byte, dst []float32) {
-	_, _, _ = w[k16Bytes*nb-1], x[292*nb-1], dst[15]
-	k16q4k1(&w[0], nb, &x[0], &dst[0])
-}
-
-// k16Asm is the assembly kernels; k16Go the twins.
-var (
-	k16Asm = k16Kernels{k16AsmEight, k16AsmFour, k16AsmOne}
-	k16Go  = k16Kernels{k16EightGo, k16FourGo, k16OneGo}
-)
-
-//go:noescape
-func k16q4k8(w *byte, nb int, x *byte, xs int, dst *float32, ldd int)
-
-// k16AsmEight runs the eight-column kernel after checking its operands.
-func k16AsmEight(w []byte, nb int, x []byte, xs int, dst []float32, ldd int) {
-	_, _, _ = w[k16Bytes*nb-1], x[7*xs+292*nb-1], dst[7*ldd+15]
-	k16q4k8(&w[0], nb, &x[0], xs, &dst[0], ldd)
-}
-
-// The Q6_K tile layout's kernels (k16q6_amd64.s; k16q6EightGo,
-// k16q6FourGo and k16q6OneGo are their twins).
-//
-//go:noescape
-func k16q6k8(w *byte, nb int, x *byte, xs int, dst *float32, ldd int)
-
-//go:noescape
-func k16q6k4(w *byte, nb int, x *byte, xs int, dst *float32, ldd int)
-
-//go:noescape
-func k16q6k1(w *byte, nb int, x *byte, dst *float32)
-
-func k16q6AsmEight(w []byte, nb int, x []byte, xs int, dst []float32, ldd int) {
-	_, _, _ = w[k16q6Bytes*nb-1], x[7*xs+292*nb-1], dst[7*ldd+15]
-	k16q6k8(&w[0], nb, &x[0], xs, &dst[0], ldd)
-}
-
-func k16q6AsmFour(w []byte, nb int, x []byte, xs int, dst []float32, ldd int) {
-	_, _, _ = w[k16q6Bytes*nb-1], x[3*xs+292*nb-1], dst[3*ldd+15]
-	k16q6k4(&w[0], nb, &x[0], xs, &dst[0], ldd)
-}
-
-func k16q6AsmOne(w []byte, nb int, x []byte, dst []float32) {
-	_, _, _ = w[k16q6Bytes*nb-1], x[292*nb-1], dst[15]
-	k16q6k1(&w[0], nb, &x[0], &dst[0])
-}
-
-var (
-	k16q6Asm = k16Kernels{k16q6AsmEight, k16q6AsmFour, k16q6AsmOne}
-	k16q6Go  = k16Kernels{k16q6EightGo, k16q6FourGo, k16q6OneGo}
-)
-
-// The Q5_K tile layout's kernels (k16q5_amd64.s; k16q5EightGo,
-// k16q5FourGo and k16q5OneGo are their twins).
-//
 //go:noescape
 func k16q5k8(w *byte, nb int, x *byte, xs int, dst *float32, ldd int)
 
@@ -84,24 +26,41 @@ func k16q5k4(w *byte, nb int, x *byte, xs int, dst *float32, ldd int)
 //go:noescape
 func k16q5k1(w *byte, nb int, x *byte, dst *float32)
 
-func k16q5AsmEight(w []byte, nb int, x []byte, xs int, dst []float32, ldd int) {
-	_, _, _ = w[k16q5Bytes*nb-1], x[7*xs+292*nb-1], dst[7*ldd+15]
-	k16q5k8(&w[0], nb, &x[0], xs, &dst[0], ldd)
+//go:noescape
+func k16q6k8(w *byte, nb int, x *byte, xs int, dst *float32, ldd int)
+
+//go:noescape
+func k16q6k4(w *byte, nb int, x *byte, xs int, dst *float32, ldd int)
+
+//go:noescape
+func k16q6k1(w *byte, nb int, x *byte, dst *float32)
+
+type (
+	k16ColsAsm func(w *byte, nb int, x *byte, xs int, dst *float32, ldd int)
+	k16OneAsm  func(w *byte, nb int, x *byte, dst *float32)
+)
+
+// k16AsmKernels wraps a layout's assembly kernels (gb bytes a group's
+// super-block) so that each call first checks its operands' extent.
+func k16AsmKernels(gb int, k8, k4 k16ColsAsm, k1 k16OneAsm) k16Kernels {
+	cols := func(nc int, k k16ColsAsm) func(w []byte, nb int, x []byte, xs int, dst []float32, ldd int) {
+		return func(w []byte, nb int, x []byte, xs int, dst []float32, ldd int) {
+			_, _, _ = w[gb*nb-1], x[(nc-1)*xs+292*nb-1], dst[(nc-1)*ldd+15]
+			k(&w[0], nb, &x[0], xs, &dst[0], ldd)
+		}
+	}
+	one := func(w []byte, nb int, x []byte, dst []float32) {
+		_, _, _ = w[gb*nb-1], x[292*nb-1], dst[15]
+		k1(&w[0], nb, &x[0], &dst[0])
+	}
+	return k16Kernels{cols(8, k8), cols(4, k4), one}
 }
 
-func k16q5AsmFour(w []byte, nb int, x []byte, xs int, dst []float32, ldd int) {
-	_, _, _ = w[k16q5Bytes*nb-1], x[3*xs+292*nb-1], dst[3*ldd+15]
-	k16q5k4(&w[0], nb, &x[0], xs, &dst[0], ldd)
-}
-
-func k16q5AsmOne(w []byte, nb int, x []byte, dst []float32) {
-	_, _, _ = w[k16q5Bytes*nb-1], x[292*nb-1], dst[15]
-	k16q5k1(&w[0], nb, &x[0], &dst[0])
-}
-
+// k16Asm, k16q5Asm and k16q6Asm are the three layouts' assembly kernels.
 var (
-	k16q5Asm = k16Kernels{k16q5AsmEight, k16q5AsmFour, k16q5AsmOne}
-	k16q5Go  = k16Kernels{k16q5EightGo, k16q5FourGo, k16q5OneGo}
+	k16Asm   = k16AsmKernels(k16Bytes, k16q4k8, k16q4k4, k16q4k1)
+	k16q5Asm = k16AsmKernels(k16q5Bytes, k16q5k8, k16q5k4, k16q5k1)
+	k16q6Asm = k16AsmKernels(k16q6Bytes, k16q6k8, k16q6k4, k16q6k1)
 )
 
 // installK16 installs the K-quant tile layouts (Q4_K, Q5_K, Q6_K in

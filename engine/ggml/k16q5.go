@@ -41,27 +41,6 @@ func dotQ5_K16(n int, w, x []byte) float32 {
 	return acc
 }
 
-// The Q5_K kernels in plain Go over the layout, the twins of the assembly.
-func k16q5EightGo(w []byte, nb int, x []byte, xs int, dst []float32, ldd int) {
-	for c := 0; c < 8; c++ {
-		k16q5OneGo(w, nb, x[c*xs:(c+1)*xs], dst[c*ldd:][:16])
-	}
-}
-
-func k16q5FourGo(w []byte, nb int, x []byte, xs int, dst []float32, ldd int) {
-	for c := 0; c < 4; c++ {
-		k16q5OneGo(w, nb, x[c*xs:(c+1)*xs], dst[c*ldd:][:16])
-	}
-}
-
-func k16q5OneGo(w []byte, nb int, x []byte, dst []float32) {
-	n := nb * QK_K
-	row := make([]byte, Q5_K.RowSize(n))
-	for r := 0; r < 16; r++ {
-		dst[r] = dotQ5_K16(n, rows16RowQ5K(w, nb, r, row), x)
-	}
-}
-
 // q5AsQ4 is a Q5_K block's fields in Q4_K's block order (d, dmin, scales,
 // qs), the part rows16InQ4K lays out.
 func q5AsQ4(dst *[144]byte, rb []byte) {

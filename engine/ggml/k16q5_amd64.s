@@ -16,7 +16,7 @@
 // super-blocks left, DX dst, R12 ldd·4.
 
 // func k16q5k8(w *byte, nb int, x *byte, xs int, dst *float32, ldd int)
-TEXT ·k16q5k8(SB), NOSPLIT, $768-48
+TEXT ·k16q5k8(SB), $768-48
 	MOVQ w+0(FP), SI
 	MOVQ nb+8(FP), CX
 	MOVQ x+16(FP), R8

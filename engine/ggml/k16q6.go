@@ -72,27 +72,6 @@ func dotQ6_K16(n int, w, x []byte) float32 {
 	return acc
 }
 
-// The Q6_K kernels in plain Go over the layout, the twins of the assembly.
-func k16q6EightGo(w []byte, nb int, x []byte, xs int, dst []float32, ldd int) {
-	for c := 0; c < 8; c++ {
-		k16q6OneGo(w, nb, x[c*xs:(c+1)*xs], dst[c*ldd:][:16])
-	}
-}
-
-func k16q6FourGo(w []byte, nb int, x []byte, xs int, dst []float32, ldd int) {
-	for c := 0; c < 4; c++ {
-		k16q6OneGo(w, nb, x[c*xs:(c+1)*xs], dst[c*ldd:][:16])
-	}
-}
-
-func k16q6OneGo(w []byte, nb int, x []byte, dst []float32) {
-	n := nb * QK_K
-	row := make([]byte, Q6_K.RowSize(n))
-	for r := 0; r < 16; r++ {
-		dst[r] = dotQ6_K16(n, rows16RowQ6K(w, nb, r, row), x)
-	}
-}
-
 // rows16InQ6K rewrites one group of 16 row-major Q6_K rows (src, rs bytes
 // apart) into the tile layout at dst.
 func rows16InQ6K(dst, src []byte, nb, rs int) {

@@ -224,7 +224,7 @@ A("""
 // scales and mins as bytes at 0(SP) (sub-block j's 16 rows at 16j; mins
 // at 128 + 16j), the accumulators at 256 + 64c(SP); the columns in
 // R8-R11, R13, DI, BX, AX.
-TEXT ·k16q4k8(SB), NOSPLIT, $768-48
+TEXT ·k16q4k8(SB), $768-48
 	MOVQ         w+0(FP), SI
 	MOVQ         nb+8(FP), CX
 	MOVQ         x+16(FP), R8

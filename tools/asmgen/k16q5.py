@@ -33,7 +33,10 @@ def kernel(name, nc):
         A("// func %s(w *byte, nb int, x *byte, dst *float32)\nTEXT ·%s(SB), NOSPLIT, $%d-32\n" % (name,name,frame))
         A("\tMOVQ w+0(FP), SI\n\tMOVQ nb+8(FP), CX\n\tMOVQ x+16(FP), R8\n\tMOVQ dst+24(FP), DX\n")
     else:
-        A("// func %s(w *byte, nb int, x *byte, xs int, dst *float32, ldd int)\nTEXT ·%s(SB), NOSPLIT, $%d-48\n" % (name,name,frame))
+        # (a frame over 512 bytes leaves no room under the nosplit limit
+        # for the wrapper a func value of an ABI0 function calls through)
+        flags = "NOSPLIT, " if frame <= 512 else ""
+        A("// func %s(w *byte, nb int, x *byte, xs int, dst *float32, ldd int)\nTEXT ·%s(SB), %s$%d-48\n" % (name,name,flags,frame))
         A("\tMOVQ w+0(FP), SI\n\tMOVQ nb+8(FP), CX\n\tMOVQ x+16(FP), R8\n\tMOVQ xs+24(FP), R12\n\tMOVQ dst+32(FP), DX\n")
         for c in range(1,nc):
             A("\tLEAQ (%s)(R12*1), %s\n" % (xr[c-1], xr[c]))
