@@ -97,17 +97,26 @@ func k16Gemm(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int, 
 // dotQ4_K16 is the tile layout's chain on one row-major Q4_K row and a
 // Q8_K column (see the top of this file).
 func dotQ4_K16(n int, w, x []byte) float32 {
+	return k4Chain(n, w, x, 144, func(blk []byte, j, t int) int32 {
+		return int32(blk[16+32*(j/2)+t] >> (4 * uint(j%2)) & 15)
+	})
+}
+
+// k4Chain is the chain of the Q4_K and Q5_K tile layouts over row-major
+// blocks of bs bytes (d, dmin and the 12 bytes of 6-bit scales and mins
+// first, as both types have them); level(blk, j, t) is value t of
+// sub-block j, 0…15 or 0…31.
+func k4Chain(n int, w, x []byte, bs int, level func(blk []byte, j, t int) int32) float32 {
 	var acc float32
 	for b := 0; b < n/QK_K; b++ {
-		blk, xb := w[144*b:144*(b+1)], x[292*b:292*(b+1)]
+		blk, xb := w[bs*b:bs*(b+1)], x[292*b:292*(b+1)]
 		var s float32
 		var mins int32
 		for j := 0; j < 8; j++ {
 			sc, m := scaleMinK4(j, blk[4:16])
 			v := int32(0)
 			for t := 0; t < 32; t++ {
-				q := blk[16+32*(j/2)+t] >> (4 * uint(j%2)) & 15
-				v += int32(q) * int32(int8(xb[4+32*j+t]))
+				v += level(blk, j, t) * int32(int8(xb[4+32*j+t]))
 			}
 			s = fma32(float32(v), float32(sc), s)
 			mins += int32(m) * (int32(int16(le16(xb[260+4*j:]))) + int32(int16(le16(xb[262+4*j:]))))

@@ -2,7 +2,6 @@ package ggml
 
 import (
 	"encoding/binary"
-	"math"
 )
 
 // The Q5_K tile layout: Q4_K's (k16.go) with the fifth bits. Per group of
@@ -19,26 +18,9 @@ const k16q5Bytes = 16 * 176
 // dotQ5_K16 is the Q5_K tile layout's chain on one row-major Q5_K row and
 // a Q8_K column: dotQ4_K16's, over 5-bit values.
 func dotQ5_K16(n int, w, x []byte) float32 {
-	var acc float32
-	for b := 0; b < n/QK_K; b++ {
-		blk, xb := w[176*b:176*(b+1)], x[292*b:292*(b+1)]
-		var s float32
-		var mins int32
-		for j := 0; j < 8; j++ {
-			sc, m := scaleMinK4(j, blk[4:16])
-			v := int32(0)
-			for t := 0; t < 32; t++ {
-				q := blk[48+32*(j/2)+t]>>(4*uint(j%2))&15 | (blk[16+t]>>uint(j)&1)<<4
-				v += int32(q) * int32(int8(xb[4+32*j+t]))
-			}
-			s = fma32(float32(v), float32(sc), s)
-			mins += int32(m) * (int32(int16(le16(xb[260+4*j:]))) + int32(int16(le16(xb[262+4*j:]))))
-		}
-		dx := math.Float32frombits(binary.LittleEndian.Uint32(xb))
-		acc = fma32(s, float32(f16(blk)*dx), acc)
-		acc = fma32(-float32(mins), float32(f16(blk[2:])*dx), acc)
-	}
-	return acc
+	return k4Chain(n, w, x, 176, func(blk []byte, j, t int) int32 {
+		return int32(blk[48+32*(j/2)+t]>>(4*uint(j%2))&15 | (blk[16+t]>>uint(j)&1)<<4)
+	})
 }
 
 // q5AsQ4 is a Q5_K block's fields in Q4_K's block order (d, dmin, scales,
