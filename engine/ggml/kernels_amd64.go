@@ -26,7 +26,8 @@ func init() {
 func quantQ8KAVX2(x *float32, y *byte, nb int) int
 
 // quantActQ8KAsm is quantActQ8KGo through quantQ8KAVX2 (quantk_amd64.s),
-// the blocks it leaves (a NaN or an infinity in them) through the Go code.
+// the blocks it leaves (a NaN or an infinity in them, or a scale that
+// overflows) through the Go code.
 // It was 7% of a TinyLlama Q4_K_M prompt in Go (the K-quants' columns).
 func quantActQ8KAsm(x []float32, y []byte) {
 	nb := len(x) / QK_K
