@@ -14,7 +14,11 @@
 // scaled in AVX-512, smaller ones as VPDPBUSD over the same bytes, both with one
 // rounding (block sums), so a sequence's logits stay batch-invariant
 // (amx.go, amx_amd64.s, b16_amd64.s). FLOWCHAT_AMX=0 turns it off;
-// AMXStatus says whether it is on and why not.
+// AMXStatus says whether it is on and why not. On every CPU with AVX-512
+// BW and VNNI, AMX or not, Q4_K, Q5_K and Q6_K matrices take tile layouts
+// of 16 rows of their own (k16.go, k16q5.go, k16q6.go), read by VPDPBUSD
+// with one rounding for prompts and decode; FLOWCHAT_KTILE=0 keeps them
+// row-major, and Kernels names what is installed.
 package ggml
 
 import "fmt"
