@@ -246,7 +246,7 @@ func dotQ8_0Blocks(n int, w, x []byte) float32 {
 // reports …; k-quant tiles: …)".
 func Kernels() string {
 	var notes []string
-	for _, s := range []string{AMXStatus(), k16State} {
+	for _, s := range []string{AMXStatus(), k16State, r16State} {
 		if s != "" {
 			notes = append(notes, s)
 		}

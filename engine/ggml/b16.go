@@ -200,7 +200,7 @@ func (a *Act) growB16(nb, cols int) {
 		a.bdx, a.bcorr = make([]float32, size), make([]int32, size)
 	}
 	a.bdx, a.bcorr, a.bqs = a.bdx[:size], a.bcorr[:size], a.bqs[:0]
-	if cols >= amxCols[a.wt] {
+	if !r16On && cols >= amxCols[a.wt] {
 		if cap(a.bqs) < 32*size {
 			a.bqs = make([]byte, 32*size)
 		}
@@ -226,6 +226,10 @@ func b16Twin(t Type, n int, w []byte, rows, r0, r1 int, a *Act, dst []float32, l
 		}
 	}
 }
+
+// r16On reports whether the AVX2 tier's kernels run the tile layout
+// (r16_amd64.go): they read the columns in place, so Acts pack no bqs.
+var r16On bool
 
 // b16On marks the types whose Acts carry the tile layout's operands (set
 // with the AMX tier: Q4_0 and Q8_0).

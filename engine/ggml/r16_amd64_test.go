@@ -1,0 +1,133 @@
+//go:build amd64 && !noasm
+
+package ggml
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// r16Operands is amxCheckOperands with the activations in −127..127, as
+// the Q8_0 quantizer makes them (the sign trick needs it); extreme: every
+// weight at its largest magnitude (nibbles 15, Q8_0 −128) and the
+// activations at ±127, a block's sign alternating, the sums' worst case.
+func r16Operands(r *rand.Rand, t Type, n, rows, cols int, extreme bool) (w, x []byte) {
+	w, x = amxCheckOperands(r, t, n, rows, cols)
+	ts := t.TypeSize()
+	for i := range x {
+		if i%34 >= 2 && x[i] == 0x80 {
+			x[i] = 0x81
+		}
+		if extreme && i%34 >= 2 {
+			x[i] = 127
+			if i/34%2 == 1 {
+				x[i] = 0x81
+			}
+		}
+	}
+	if extreme {
+		for i := range w {
+			if i%ts >= 2 {
+				w[i] = 0xff
+				if t == Q8_0 {
+					w[i] = 0x80
+				}
+			}
+		}
+	}
+	return w, x
+}
+
+// TestR16Kernels: the AVX2 kernels over the tile layout (r16Gemm, every
+// kernel: the group by one column, halves by 1-4 columns) give the block
+// twin's bits for every row and column, over random and extreme operands,
+// tails of rows past the last group, and an output stride past the rows
+// whose guard cells stay untouched.
+func TestR16Kernels(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("skipping: the AVX2 tile kernels need AVX2, FMA and F16C, which this CPU lacks")
+	}
+	r := rand.New(rand.NewPCG(16, 2))
+	for _, tp := range []Type{Q4_0, Q8_0} {
+		for _, n := range []int{32, 96, 2048} {
+			for _, rows := range []int{16, 33, 48} {
+				for _, cols := range []int{1, 2, 3, 4, 5, 7, 8, 9, 17} {
+					for _, extreme := range []bool{false, true} {
+						w, x := r16Operands(r, tp, n, rows, cols, extreme)
+						rows16Move(tp, n, w, rows, nil, true)
+						var a Act
+						a.begin(tp, n, x, cols, prepKindQ8, b16Off(tp), 1)
+						a.b16 = true
+						a.growB16(n/32, cols)
+						a.Fill(0, cols)
+						ldd := rows + 3
+						want, got := nanSlice(cols*ldd), nanSlice(cols*ldd)
+						b16Twin(tp, n, w, rows, 0, rows, &a, want, ldd)
+						r16Gemm(tp, n, w, rows, &a, got, ldd)
+						checkGemm(t, fmt.Sprintf("%v n=%d rows=%d cols=%d extreme=%v", tp, n, rows, cols, extreme), got, want, rows, ldd)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestR16Dispatch: with the AVX2 tier's tile layout installed, Q4_0 and
+// Q8_0 take it (groups of 16), and MatMulActRows4 over a matrix
+// interleaved by InterleaveRows4 gives every column the block twin's value
+// on the row-major rows, the same bits alone and in batches of 2 to 17.
+func TestR16Dispatch(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("skipping: the AVX2 tile kernels need AVX2, FMA and F16C, which this CPU lacks")
+	}
+	saved4, savedPairs, saved16, savedOn16, savedR16, savedState := gemmRows4, rows4Pairs, tileRows16, b16On, r16On, r16State
+	t.Cleanup(func() {
+		gemmRows4, rows4Pairs, tileRows16, b16On, r16On, r16State = saved4, savedPairs, saved16, savedOn16, savedR16, savedState
+	})
+	useR16()
+	r := rand.New(rand.NewPCG(16, 3))
+	for _, tp := range []Type{Q4_0, Q8_0} {
+		if !Rows4(tp) || InterleaveGroup(tp) != 16 {
+			t.Fatalf("%v: the tile layout is not installed", tp)
+		}
+		dot := dotQ8_0Blocks
+		if tp == Q4_0 {
+			dot = dotQ4_0Blocks
+		}
+		const n, rows = 320, 37
+		g := newGemmCase(r, tp, n, rows, 17)
+		w16 := append([]byte(nil), g.w...)
+		InterleaveRows4(tp, n, w16, rows, nil)
+		var alone []float32
+		for _, cols := range []int{1, 2, 3, 4, 5, 8, 9, 13, 17} {
+			sub := g
+			sub.cols, sub.x = cols, g.x[:cols*Q8_0.RowSize(n)]
+			var a Act
+			a.Prepare(tp, n, sub.x, cols)
+			if len(a.bqs) != 0 {
+				t.Fatalf("%v: %d bytes of AMX operands packed for the AVX2 kernels", tp, len(a.bqs))
+			}
+			ldd := rows + 1
+			got := nanSlice(cols * ldd)
+			MatMulActRows4(tp, n, w16, rows, &a, got, ldd)
+			checkGemm(t, fmt.Sprintf("%v tile layout, %d columns", tp, cols), got, sub.want(tp, dot, ldd), rows, ldd)
+			if alone == nil {
+				alone = got[:rows]
+			}
+			for i := range alone {
+				if math.Float32bits(got[i]) != math.Float32bits(alone[i]) {
+					t.Fatalf("%v: row %d of column 0 is %v in a batch of %d, %v alone", tp, i, got[i], cols, alone[i])
+				}
+			}
+		}
+		back := append([]byte(nil), w16...)
+		DeinterleaveRows4(tp, n, back, rows, nil)
+		for i := 0; i < rows*tp.RowSize(n); i++ {
+			if back[i] != g.w[i] {
+				t.Fatalf("%v: byte %d differs after the round trip", tp, i)
+			}
+		}
+	}
+}
