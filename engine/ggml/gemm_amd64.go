@@ -211,8 +211,8 @@ func init() {
 		gemmRows4[t], rows4Pairs[t] = k.run, k.pairs
 	}
 	installRepack(tiles[Q8_0])
-	if !hasVNNI && !hasAVXVNNI {
-		installR16() // the AVX2 class: Q4_0 and Q8_0 in the tile layout
+	if !hasVNNI {
+		installR16() // the AVX2 and AVX-VNNI classes: Q4_0 and Q8_0 in the tile layout
 	}
 	if hasVNNI {
 		installK16() // the K-quant tile layouts (AVX-512 VNNI and BW)

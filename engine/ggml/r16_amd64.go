@@ -33,6 +33,16 @@ func r16q80c3(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32,
 func r16q80c2(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
 func r16q80c1(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
 func r16q80d(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
+func r16q40c4v(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
+func r16q40c3v(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
+func r16q40c2v(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
+func r16q40c1v(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
+func r16q40dv(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
+func r16q80c4v(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
+func r16q80c3v(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
+func r16q80c2v(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
+func r16q80c1v(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
+func r16q80dv(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
 
 // r16Cols is a column kernel: half h (rows 8h..8h+7) of the group at w by
 // 1-4 columns (r16_amd64.s says where each operand lies).
@@ -45,47 +55,62 @@ type r16Set struct {
 	dec  func(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
 }
 
-var r16Sets = [32]*r16Set{
-	Q4_0: {[5]r16Cols{nil, r16q40c1, r16q40c2, r16q40c3, r16q40c4}, r16q40d},
-	Q8_0: {[5]r16Cols{nil, r16q80c1, r16q80c2, r16q80c3, r16q80c4}, r16q80d},
-}
+// r16AVX2 and r16AVXVNNI are the kernels by type: VPMADDUBSW (AVX2), and
+// the VEX-encoded VPDPBUSD of the AVX-VNNI tier (Alder Lake and newer
+// desktops), whose sums start at the correction (Q4_0: −8·Σx over the
+// nibbles; Q8_0: −128·Σx over w+128). Both compute the same integers.
+var (
+	r16AVX2 = [32]*r16Set{
+		Q4_0: {[5]r16Cols{nil, r16q40c1, r16q40c2, r16q40c3, r16q40c4}, r16q40d},
+		Q8_0: {[5]r16Cols{nil, r16q80c1, r16q80c2, r16q80c3, r16q80c4}, r16q80d},
+	}
+	r16AVXVNNI = [32]*r16Set{
+		Q4_0: {[5]r16Cols{nil, r16q40c1v, r16q40c2v, r16q40c3v, r16q40c4v}, r16q40dv},
+		Q8_0: {[5]r16Cols{nil, r16q80c1v, r16q80c2v, r16q80c3v, r16q80c4v}, r16q80dv},
+	}
+)
 
 // r16State says whether the AVX2 tier's tile layout is installed, and why
 // not where it could be (Kernels shows it).
 var r16State string
 
-// installR16 installs the AVX2 tier's tile layout for Q4_0 and Q8_0 on
-// CPUs with AVX2 but neither AVX-512 VNNI nor AVX-VNNI (whose tiers keep
-// the 4-row interleave), unless FLOWCHAT_AVX2TILE is 0.
+// installR16 installs the tile layout for Q4_0 and Q8_0 on CPUs with AVX2
+// but not AVX-512 VNNI (whose tiers keep the 4-row interleave or take the
+// AMX tier), with the AVX-VNNI kernels where the CPU has them, unless
+// FLOWCHAT_AVX2TILE is 0.
 func installR16() {
 	if os.Getenv("FLOWCHAT_AVX2TILE") == "0" {
 		r16State = "no avx2 tile layout: FLOWCHAT_AVX2TILE=0"
 		return
 	}
-	useR16()
+	if hasAVXVNNI {
+		useR16(r16AVXVNNI, "VPDPBUSD")
+		return
+	}
+	useR16(r16AVX2, "VPMADDUBSW")
 }
 
-// useR16 installs the tile layout with the AVX2 kernels for Q4_0 and Q8_0.
-func useR16() {
+// useR16 installs the tile layout with kernels sets for Q4_0 and Q8_0.
+func useR16(sets [32]*r16Set, by string) {
 	for _, t := range []Type{Q4_0, Q8_0} {
 		t := t
 		gemmRows4[t] = func(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
-			r16Gemm(t, n, w, rows, a, dst, ldd)
+			r16Gemm(t, n, w, rows, a, dst, ldd, sets[t])
 		}
 		rows4Pairs[t], tileRows16[t], b16On[t] = false, true, true
 	}
 	r16On = true
-	r16State = "avx2 tile layout: Q4_0 and Q8_0 in 16-row groups by VPMADDUBSW, one rounding"
+	r16State = "avx2 tile layout: Q4_0 and Q8_0 in 16-row groups by " + by + ", one rounding"
 }
 
 // r16Gemm computes dst[c·ldd + r] for rows rows of w (Q4_0 or Q8_0 in the
-// tile layout) and the columns of a (with the tile layout's operands): one
+// tile layout) and the columns of a (with the tile layout's operands)
+// through k: one
 // column through the group kernel, more in groups of 4 columns, each over
 // all the row groups by halves (the caller sizes the rows to stay in
 // cache; the 4 columns stay in L1); the rows past the last full group
 // through the twin.
-func r16Gemm(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
-	k := r16Sets[t]
+func r16Gemm(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int, k *r16Set) {
 	if !a.b16 || k == nil || a.wt != t || n%32 != 0 || n == 0 {
 		panic(fmt.Sprintf("ggml: avx2 tile layout kernels for %v over columns prepared for %v (tile operands %v), n=%d", t, a.wt, a.b16, n))
 	}

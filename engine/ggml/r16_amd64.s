@@ -1566,3 +1566,1167 @@ r16q80dblk:
 	VMOVUPS      Y1, 32(DI)
 	VZEROUPPER
 	RET
+
+// func r16q40c4v(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
+TEXT ·r16q40c4v(SB), NOSPLIT, $0-72
+	MOVQ         w+0(FP), SI
+	MOVQ         h+8(FP), AX
+	MOVQ         nb+16(FP), CX
+	MOVQ         x+24(FP), R8
+	MOVQ         xs+32(FP), R9
+	MOVQ         dx+40(FP), DX
+	MOVQ         corr+48(FP), BX
+	SHLQ         $4, AX
+	LEAQ         32(SI)(AX*2), DI
+	ADDQ         AX, SI
+	LEAQ         (R8)(R9*2), R10
+	ADDQ         R9, R10
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X13
+	VPBROADCASTD X13, Y13
+	MOVL         $0x00010001, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+
+r16q40c4vblk:
+	PREFETCHT0   (4*288+0)(SI)
+	PREFETCHT0   (4*288+64)(SI)
+	PREFETCHT0   (4*288+128)(SI)
+	PREFETCHT0   (4*288+192)(SI)
+	PREFETCHT0   (4*288+256)(SI)
+	VCVTPH2PS    (SI), Y12
+	VPBROADCASTD 0(BX), Y4
+	VPBROADCASTD 4(BX), Y5
+	VPBROADCASTD 8(BX), Y6
+	VPBROADCASTD 12(BX), Y7
+	VMOVDQU      0(DI), Y8
+	VPSRLW       $4, Y8, Y9
+	VPAND        Y13, Y8, Y8
+	VPAND        Y13, Y9, Y9
+	VPBROADCASTD 2(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
+	VPBROADCASTD 18(R8), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe3 // {vex} vpdpbusd %ymm11, %ymm9, %ymm4
+	VPBROADCASTD 2(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm8, %ymm5
+	VPBROADCASTD 18(R8)(R9*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xeb // {vex} vpdpbusd %ymm11, %ymm9, %ymm5
+	VPBROADCASTD 2(R8)(R9*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xf2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm6
+	VPBROADCASTD 18(R8)(R9*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xf3 // {vex} vpdpbusd %ymm11, %ymm9, %ymm6
+	VPBROADCASTD 2(R10), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xfa // {vex} vpdpbusd %ymm10, %ymm8, %ymm7
+	VPBROADCASTD 18(R10), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xfb // {vex} vpdpbusd %ymm11, %ymm9, %ymm7
+	VMOVDQU      64(DI), Y8
+	VPSRLW       $4, Y8, Y9
+	VPAND        Y13, Y8, Y8
+	VPAND        Y13, Y9, Y9
+	VPBROADCASTD 6(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
+	VPBROADCASTD 22(R8), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe3 // {vex} vpdpbusd %ymm11, %ymm9, %ymm4
+	VPBROADCASTD 6(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm8, %ymm5
+	VPBROADCASTD 22(R8)(R9*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xeb // {vex} vpdpbusd %ymm11, %ymm9, %ymm5
+	VPBROADCASTD 6(R8)(R9*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xf2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm6
+	VPBROADCASTD 22(R8)(R9*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xf3 // {vex} vpdpbusd %ymm11, %ymm9, %ymm6
+	VPBROADCASTD 6(R10), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xfa // {vex} vpdpbusd %ymm10, %ymm8, %ymm7
+	VPBROADCASTD 22(R10), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xfb // {vex} vpdpbusd %ymm11, %ymm9, %ymm7
+	VMOVDQU      128(DI), Y8
+	VPSRLW       $4, Y8, Y9
+	VPAND        Y13, Y8, Y8
+	VPAND        Y13, Y9, Y9
+	VPBROADCASTD 10(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
+	VPBROADCASTD 26(R8), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe3 // {vex} vpdpbusd %ymm11, %ymm9, %ymm4
+	VPBROADCASTD 10(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm8, %ymm5
+	VPBROADCASTD 26(R8)(R9*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xeb // {vex} vpdpbusd %ymm11, %ymm9, %ymm5
+	VPBROADCASTD 10(R8)(R9*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xf2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm6
+	VPBROADCASTD 26(R8)(R9*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xf3 // {vex} vpdpbusd %ymm11, %ymm9, %ymm6
+	VPBROADCASTD 10(R10), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xfa // {vex} vpdpbusd %ymm10, %ymm8, %ymm7
+	VPBROADCASTD 26(R10), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xfb // {vex} vpdpbusd %ymm11, %ymm9, %ymm7
+	VMOVDQU      192(DI), Y8
+	VPSRLW       $4, Y8, Y9
+	VPAND        Y13, Y8, Y8
+	VPAND        Y13, Y9, Y9
+	VPBROADCASTD 14(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
+	VPBROADCASTD 30(R8), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe3 // {vex} vpdpbusd %ymm11, %ymm9, %ymm4
+	VPBROADCASTD 14(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm8, %ymm5
+	VPBROADCASTD 30(R8)(R9*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xeb // {vex} vpdpbusd %ymm11, %ymm9, %ymm5
+	VPBROADCASTD 14(R8)(R9*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xf2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm6
+	VPBROADCASTD 30(R8)(R9*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xf3 // {vex} vpdpbusd %ymm11, %ymm9, %ymm6
+	VPBROADCASTD 14(R10), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xfa // {vex} vpdpbusd %ymm10, %ymm8, %ymm7
+	VPBROADCASTD 30(R10), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xfb // {vex} vpdpbusd %ymm11, %ymm9, %ymm7
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS 0(DX), Y11
+	VMULPS       Y12, Y11, Y11
+	VFMADD231PS  Y11, Y4, Y0
+	VCVTDQ2PS    Y5, Y5
+	VBROADCASTSS 4(DX), Y11
+	VMULPS       Y12, Y11, Y11
+	VFMADD231PS  Y11, Y5, Y1
+	VCVTDQ2PS    Y6, Y6
+	VBROADCASTSS 8(DX), Y11
+	VMULPS       Y12, Y11, Y11
+	VFMADD231PS  Y11, Y6, Y2
+	VCVTDQ2PS    Y7, Y7
+	VBROADCASTSS 12(DX), Y11
+	VMULPS       Y12, Y11, Y11
+	VFMADD231PS  Y11, Y7, Y3
+	ADDQ         $288, SI
+	ADDQ         $288, DI
+	ADDQ         $34, R8
+	ADDQ         $34, R10
+	ADDQ         $64, DX
+	ADDQ         $64, BX
+	DECQ         CX
+	JNZ          r16q40c4vblk
+	MOVQ         dst+56(FP), DI
+	MOVQ         ldd+64(FP), AX
+	SHLQ         $2, AX
+	VMOVUPS      Y0, (DI)
+	ADDQ         AX, DI
+	VMOVUPS      Y1, (DI)
+	ADDQ         AX, DI
+	VMOVUPS      Y2, (DI)
+	ADDQ         AX, DI
+	VMOVUPS      Y3, (DI)
+	VZEROUPPER
+	RET
+
+// func r16q40c3v(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
+TEXT ·r16q40c3v(SB), NOSPLIT, $0-72
+	MOVQ         w+0(FP), SI
+	MOVQ         h+8(FP), AX
+	MOVQ         nb+16(FP), CX
+	MOVQ         x+24(FP), R8
+	MOVQ         xs+32(FP), R9
+	MOVQ         dx+40(FP), DX
+	MOVQ         corr+48(FP), BX
+	SHLQ         $4, AX
+	LEAQ         32(SI)(AX*2), DI
+	ADDQ         AX, SI
+	LEAQ         (R8)(R9*2), R10
+	ADDQ         R9, R10
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X13
+	VPBROADCASTD X13, Y13
+	MOVL         $0x00010001, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+
+r16q40c3vblk:
+	PREFETCHT0   (4*288+0)(SI)
+	PREFETCHT0   (4*288+64)(SI)
+	PREFETCHT0   (4*288+128)(SI)
+	PREFETCHT0   (4*288+192)(SI)
+	PREFETCHT0   (4*288+256)(SI)
+	VCVTPH2PS    (SI), Y12
+	VPBROADCASTD 0(BX), Y4
+	VPBROADCASTD 4(BX), Y5
+	VPBROADCASTD 8(BX), Y6
+	VMOVDQU      0(DI), Y8
+	VPSRLW       $4, Y8, Y9
+	VPAND        Y13, Y8, Y8
+	VPAND        Y13, Y9, Y9
+	VPBROADCASTD 2(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
+	VPBROADCASTD 18(R8), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe3 // {vex} vpdpbusd %ymm11, %ymm9, %ymm4
+	VPBROADCASTD 2(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm8, %ymm5
+	VPBROADCASTD 18(R8)(R9*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xeb // {vex} vpdpbusd %ymm11, %ymm9, %ymm5
+	VPBROADCASTD 2(R8)(R9*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xf2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm6
+	VPBROADCASTD 18(R8)(R9*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xf3 // {vex} vpdpbusd %ymm11, %ymm9, %ymm6
+	VMOVDQU      64(DI), Y8
+	VPSRLW       $4, Y8, Y9
+	VPAND        Y13, Y8, Y8
+	VPAND        Y13, Y9, Y9
+	VPBROADCASTD 6(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
+	VPBROADCASTD 22(R8), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe3 // {vex} vpdpbusd %ymm11, %ymm9, %ymm4
+	VPBROADCASTD 6(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm8, %ymm5
+	VPBROADCASTD 22(R8)(R9*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xeb // {vex} vpdpbusd %ymm11, %ymm9, %ymm5
+	VPBROADCASTD 6(R8)(R9*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xf2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm6
+	VPBROADCASTD 22(R8)(R9*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xf3 // {vex} vpdpbusd %ymm11, %ymm9, %ymm6
+	VMOVDQU      128(DI), Y8
+	VPSRLW       $4, Y8, Y9
+	VPAND        Y13, Y8, Y8
+	VPAND        Y13, Y9, Y9
+	VPBROADCASTD 10(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
+	VPBROADCASTD 26(R8), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe3 // {vex} vpdpbusd %ymm11, %ymm9, %ymm4
+	VPBROADCASTD 10(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm8, %ymm5
+	VPBROADCASTD 26(R8)(R9*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xeb // {vex} vpdpbusd %ymm11, %ymm9, %ymm5
+	VPBROADCASTD 10(R8)(R9*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xf2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm6
+	VPBROADCASTD 26(R8)(R9*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xf3 // {vex} vpdpbusd %ymm11, %ymm9, %ymm6
+	VMOVDQU      192(DI), Y8
+	VPSRLW       $4, Y8, Y9
+	VPAND        Y13, Y8, Y8
+	VPAND        Y13, Y9, Y9
+	VPBROADCASTD 14(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
+	VPBROADCASTD 30(R8), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe3 // {vex} vpdpbusd %ymm11, %ymm9, %ymm4
+	VPBROADCASTD 14(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm8, %ymm5
+	VPBROADCASTD 30(R8)(R9*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xeb // {vex} vpdpbusd %ymm11, %ymm9, %ymm5
+	VPBROADCASTD 14(R8)(R9*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xf2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm6
+	VPBROADCASTD 30(R8)(R9*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xf3 // {vex} vpdpbusd %ymm11, %ymm9, %ymm6
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS 0(DX), Y11
+	VMULPS       Y12, Y11, Y11
+	VFMADD231PS  Y11, Y4, Y0
+	VCVTDQ2PS    Y5, Y5
+	VBROADCASTSS 4(DX), Y11
+	VMULPS       Y12, Y11, Y11
+	VFMADD231PS  Y11, Y5, Y1
+	VCVTDQ2PS    Y6, Y6
+	VBROADCASTSS 8(DX), Y11
+	VMULPS       Y12, Y11, Y11
+	VFMADD231PS  Y11, Y6, Y2
+	ADDQ         $288, SI
+	ADDQ         $288, DI
+	ADDQ         $34, R8
+	ADDQ         $34, R10
+	ADDQ         $64, DX
+	ADDQ         $64, BX
+	DECQ         CX
+	JNZ          r16q40c3vblk
+	MOVQ         dst+56(FP), DI
+	MOVQ         ldd+64(FP), AX
+	SHLQ         $2, AX
+	VMOVUPS      Y0, (DI)
+	ADDQ         AX, DI
+	VMOVUPS      Y1, (DI)
+	ADDQ         AX, DI
+	VMOVUPS      Y2, (DI)
+	VZEROUPPER
+	RET
+
+// func r16q40c2v(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
+TEXT ·r16q40c2v(SB), NOSPLIT, $0-72
+	MOVQ         w+0(FP), SI
+	MOVQ         h+8(FP), AX
+	MOVQ         nb+16(FP), CX
+	MOVQ         x+24(FP), R8
+	MOVQ         xs+32(FP), R9
+	MOVQ         dx+40(FP), DX
+	MOVQ         corr+48(FP), BX
+	SHLQ         $4, AX
+	LEAQ         32(SI)(AX*2), DI
+	ADDQ         AX, SI
+	LEAQ         (R8)(R9*2), R10
+	ADDQ         R9, R10
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X13
+	VPBROADCASTD X13, Y13
+	MOVL         $0x00010001, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+
+r16q40c2vblk:
+	PREFETCHT0   (4*288+0)(SI)
+	PREFETCHT0   (4*288+64)(SI)
+	PREFETCHT0   (4*288+128)(SI)
+	PREFETCHT0   (4*288+192)(SI)
+	PREFETCHT0   (4*288+256)(SI)
+	VCVTPH2PS    (SI), Y12
+	VPBROADCASTD 0(BX), Y4
+	VPBROADCASTD 4(BX), Y5
+	VMOVDQU      0(DI), Y8
+	VPSRLW       $4, Y8, Y9
+	VPAND        Y13, Y8, Y8
+	VPAND        Y13, Y9, Y9
+	VPBROADCASTD 2(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
+	VPBROADCASTD 18(R8), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe3 // {vex} vpdpbusd %ymm11, %ymm9, %ymm4
+	VPBROADCASTD 2(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm8, %ymm5
+	VPBROADCASTD 18(R8)(R9*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xeb // {vex} vpdpbusd %ymm11, %ymm9, %ymm5
+	VMOVDQU      64(DI), Y8
+	VPSRLW       $4, Y8, Y9
+	VPAND        Y13, Y8, Y8
+	VPAND        Y13, Y9, Y9
+	VPBROADCASTD 6(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
+	VPBROADCASTD 22(R8), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe3 // {vex} vpdpbusd %ymm11, %ymm9, %ymm4
+	VPBROADCASTD 6(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm8, %ymm5
+	VPBROADCASTD 22(R8)(R9*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xeb // {vex} vpdpbusd %ymm11, %ymm9, %ymm5
+	VMOVDQU      128(DI), Y8
+	VPSRLW       $4, Y8, Y9
+	VPAND        Y13, Y8, Y8
+	VPAND        Y13, Y9, Y9
+	VPBROADCASTD 10(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
+	VPBROADCASTD 26(R8), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe3 // {vex} vpdpbusd %ymm11, %ymm9, %ymm4
+	VPBROADCASTD 10(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm8, %ymm5
+	VPBROADCASTD 26(R8)(R9*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xeb // {vex} vpdpbusd %ymm11, %ymm9, %ymm5
+	VMOVDQU      192(DI), Y8
+	VPSRLW       $4, Y8, Y9
+	VPAND        Y13, Y8, Y8
+	VPAND        Y13, Y9, Y9
+	VPBROADCASTD 14(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
+	VPBROADCASTD 30(R8), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe3 // {vex} vpdpbusd %ymm11, %ymm9, %ymm4
+	VPBROADCASTD 14(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm8, %ymm5
+	VPBROADCASTD 30(R8)(R9*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xeb // {vex} vpdpbusd %ymm11, %ymm9, %ymm5
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS 0(DX), Y11
+	VMULPS       Y12, Y11, Y11
+	VFMADD231PS  Y11, Y4, Y0
+	VCVTDQ2PS    Y5, Y5
+	VBROADCASTSS 4(DX), Y11
+	VMULPS       Y12, Y11, Y11
+	VFMADD231PS  Y11, Y5, Y1
+	ADDQ         $288, SI
+	ADDQ         $288, DI
+	ADDQ         $34, R8
+	ADDQ         $34, R10
+	ADDQ         $64, DX
+	ADDQ         $64, BX
+	DECQ         CX
+	JNZ          r16q40c2vblk
+	MOVQ         dst+56(FP), DI
+	MOVQ         ldd+64(FP), AX
+	SHLQ         $2, AX
+	VMOVUPS      Y0, (DI)
+	ADDQ         AX, DI
+	VMOVUPS      Y1, (DI)
+	VZEROUPPER
+	RET
+
+// func r16q40c1v(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
+TEXT ·r16q40c1v(SB), NOSPLIT, $0-72
+	MOVQ         w+0(FP), SI
+	MOVQ         h+8(FP), AX
+	MOVQ         nb+16(FP), CX
+	MOVQ         x+24(FP), R8
+	MOVQ         xs+32(FP), R9
+	MOVQ         dx+40(FP), DX
+	MOVQ         corr+48(FP), BX
+	SHLQ         $4, AX
+	LEAQ         32(SI)(AX*2), DI
+	ADDQ         AX, SI
+	LEAQ         (R8)(R9*2), R10
+	ADDQ         R9, R10
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X13
+	VPBROADCASTD X13, Y13
+	MOVL         $0x00010001, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+	VXORPS       Y0, Y0, Y0
+
+r16q40c1vblk:
+	PREFETCHT0   (4*288+0)(SI)
+	PREFETCHT0   (4*288+64)(SI)
+	PREFETCHT0   (4*288+128)(SI)
+	PREFETCHT0   (4*288+192)(SI)
+	PREFETCHT0   (4*288+256)(SI)
+	VCVTPH2PS    (SI), Y12
+	VPBROADCASTD 0(BX), Y4
+	VMOVDQU      0(DI), Y8
+	VPSRLW       $4, Y8, Y9
+	VPAND        Y13, Y8, Y8
+	VPAND        Y13, Y9, Y9
+	VPBROADCASTD 2(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
+	VPBROADCASTD 18(R8), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe3 // {vex} vpdpbusd %ymm11, %ymm9, %ymm4
+	VMOVDQU      64(DI), Y8
+	VPSRLW       $4, Y8, Y9
+	VPAND        Y13, Y8, Y8
+	VPAND        Y13, Y9, Y9
+	VPBROADCASTD 6(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
+	VPBROADCASTD 22(R8), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe3 // {vex} vpdpbusd %ymm11, %ymm9, %ymm4
+	VMOVDQU      128(DI), Y8
+	VPSRLW       $4, Y8, Y9
+	VPAND        Y13, Y8, Y8
+	VPAND        Y13, Y9, Y9
+	VPBROADCASTD 10(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
+	VPBROADCASTD 26(R8), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe3 // {vex} vpdpbusd %ymm11, %ymm9, %ymm4
+	VMOVDQU      192(DI), Y8
+	VPSRLW       $4, Y8, Y9
+	VPAND        Y13, Y8, Y8
+	VPAND        Y13, Y9, Y9
+	VPBROADCASTD 14(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
+	VPBROADCASTD 30(R8), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe3 // {vex} vpdpbusd %ymm11, %ymm9, %ymm4
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS 0(DX), Y11
+	VMULPS       Y12, Y11, Y11
+	VFMADD231PS  Y11, Y4, Y0
+	ADDQ         $288, SI
+	ADDQ         $288, DI
+	ADDQ         $34, R8
+	ADDQ         $34, R10
+	ADDQ         $64, DX
+	ADDQ         $64, BX
+	DECQ         CX
+	JNZ          r16q40c1vblk
+	MOVQ         dst+56(FP), DI
+	MOVQ         ldd+64(FP), AX
+	SHLQ         $2, AX
+	VMOVUPS      Y0, (DI)
+	VZEROUPPER
+	RET
+
+// func r16q40dv(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
+//
+// The whole group by one column: Y0/Y1 acc and Y4/Y5 the sums of rows
+// 0-7/8-15; the next blocks prefetched, as the decode kernels do.
+TEXT ·r16q40dv(SB), NOSPLIT, $0-48
+	MOVQ         w+0(FP), SI
+	MOVQ         nb+8(FP), CX
+	MOVQ         x+16(FP), R8
+	MOVQ         dx+24(FP), DX
+	MOVQ         corr+32(FP), BX
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X13
+	VPBROADCASTD X13, Y13
+	MOVL         $0x00010001, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+
+r16q40dvblk:
+	PREFETCHT0   (16*288+0)(SI)
+	PREFETCHT0   (16*288+64)(SI)
+	PREFETCHT0   (16*288+128)(SI)
+	PREFETCHT0   (16*288+192)(SI)
+	PREFETCHT0   (16*288+256)(SI)
+	VPBROADCASTD (BX), Y4
+	VMOVDQA      Y4, Y5
+	VMOVDQU      32(SI), Y8
+	VMOVDQU      64(SI), Y2
+	VPSRLW       $4, Y8, Y9
+	VPSRLW       $4, Y2, Y3
+	VPAND        Y13, Y8, Y8
+	VPAND        Y13, Y9, Y9
+	VPAND        Y13, Y2, Y2
+	VPAND        Y13, Y3, Y3
+	VPBROADCASTD 2(R8), Y10
+	VPBROADCASTD 18(R8), Y6
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x6d; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm2, %ymm5
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x35; BYTE $0x50; BYTE $0xe6 // {vex} vpdpbusd %ymm6, %ymm9, %ymm4
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x65; BYTE $0x50; BYTE $0xee // {vex} vpdpbusd %ymm6, %ymm3, %ymm5
+	VMOVDQU      96(SI), Y8
+	VMOVDQU      128(SI), Y2
+	VPSRLW       $4, Y8, Y9
+	VPSRLW       $4, Y2, Y3
+	VPAND        Y13, Y8, Y8
+	VPAND        Y13, Y9, Y9
+	VPAND        Y13, Y2, Y2
+	VPAND        Y13, Y3, Y3
+	VPBROADCASTD 6(R8), Y10
+	VPBROADCASTD 22(R8), Y6
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x6d; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm2, %ymm5
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x35; BYTE $0x50; BYTE $0xe6 // {vex} vpdpbusd %ymm6, %ymm9, %ymm4
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x65; BYTE $0x50; BYTE $0xee // {vex} vpdpbusd %ymm6, %ymm3, %ymm5
+	VMOVDQU      160(SI), Y8
+	VMOVDQU      192(SI), Y2
+	VPSRLW       $4, Y8, Y9
+	VPSRLW       $4, Y2, Y3
+	VPAND        Y13, Y8, Y8
+	VPAND        Y13, Y9, Y9
+	VPAND        Y13, Y2, Y2
+	VPAND        Y13, Y3, Y3
+	VPBROADCASTD 10(R8), Y10
+	VPBROADCASTD 26(R8), Y6
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x6d; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm2, %ymm5
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x35; BYTE $0x50; BYTE $0xe6 // {vex} vpdpbusd %ymm6, %ymm9, %ymm4
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x65; BYTE $0x50; BYTE $0xee // {vex} vpdpbusd %ymm6, %ymm3, %ymm5
+	VMOVDQU      224(SI), Y8
+	VMOVDQU      256(SI), Y2
+	VPSRLW       $4, Y8, Y9
+	VPSRLW       $4, Y2, Y3
+	VPAND        Y13, Y8, Y8
+	VPAND        Y13, Y9, Y9
+	VPAND        Y13, Y2, Y2
+	VPAND        Y13, Y3, Y3
+	VPBROADCASTD 14(R8), Y10
+	VPBROADCASTD 30(R8), Y6
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x6d; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm2, %ymm5
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x35; BYTE $0x50; BYTE $0xe6 // {vex} vpdpbusd %ymm6, %ymm9, %ymm4
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x65; BYTE $0x50; BYTE $0xee // {vex} vpdpbusd %ymm6, %ymm3, %ymm5
+	VCVTPH2PS    (SI), Y12
+	VCVTPH2PS    16(SI), Y15
+	VCVTDQ2PS    Y4, Y4
+	VCVTDQ2PS    Y5, Y5
+	VBROADCASTSS (DX), Y11
+	VMULPS       Y12, Y11, Y12
+	VMULPS       Y15, Y11, Y15
+	VFMADD231PS  Y12, Y4, Y0
+	VFMADD231PS  Y15, Y5, Y1
+	ADDQ         $288, SI
+	ADDQ         $34, R8
+	ADDQ         $64, DX
+	ADDQ         $64, BX
+	DECQ         CX
+	JNZ          r16q40dvblk
+	MOVQ         dst+40(FP), DI
+	VMOVUPS      Y0, (DI)
+	VMOVUPS      Y1, 32(DI)
+	VZEROUPPER
+	RET
+
+// func r16q80c4v(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
+TEXT ·r16q80c4v(SB), NOSPLIT, $0-72
+	MOVQ         w+0(FP), SI
+	MOVQ         h+8(FP), AX
+	MOVQ         nb+16(FP), CX
+	MOVQ         x+24(FP), R8
+	MOVQ         xs+32(FP), R9
+	MOVQ         dx+40(FP), DX
+	MOVQ         corr+48(FP), BX
+	SHLQ         $4, AX
+	LEAQ         32(SI)(AX*2), DI
+	ADDQ         AX, SI
+	LEAQ         (R8)(R9*2), R10
+	ADDQ         R9, R10
+	MOVL         $0x80808080, AX
+	VMOVD        AX, X13
+	VPBROADCASTD X13, Y13
+	MOVL         $0x00010001, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+
+r16q80c4vblk:
+	PREFETCHT0   (4*544+0)(SI)
+	PREFETCHT0   (4*544+64)(SI)
+	PREFETCHT0   (4*544+128)(SI)
+	PREFETCHT0   (4*544+192)(SI)
+	PREFETCHT0   (4*544+256)(SI)
+	PREFETCHT0   (4*544+320)(SI)
+	PREFETCHT0   (4*544+384)(SI)
+	PREFETCHT0   (4*544+448)(SI)
+	PREFETCHT0   (4*544+512)(SI)
+	VCVTPH2PS    (SI), Y12
+	VPBROADCASTD 0(BX), Y4
+	VPBROADCASTD 4(BX), Y5
+	VPBROADCASTD 8(BX), Y6
+	VPBROADCASTD 12(BX), Y7
+	VMOVDQU      0(DI), Y8
+	VPXOR        Y13, Y8, Y9
+	VPBROADCASTD 2(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm4
+	VPBROADCASTD 2(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm9, %ymm5
+	VPBROADCASTD 2(R8)(R9*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xf2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm6
+	VPBROADCASTD 2(R10), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xfa // {vex} vpdpbusd %ymm10, %ymm9, %ymm7
+	VMOVDQU      64(DI), Y8
+	VPXOR        Y13, Y8, Y9
+	VPBROADCASTD 6(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm4
+	VPBROADCASTD 6(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm9, %ymm5
+	VPBROADCASTD 6(R8)(R9*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xf2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm6
+	VPBROADCASTD 6(R10), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xfa // {vex} vpdpbusd %ymm10, %ymm9, %ymm7
+	VMOVDQU      128(DI), Y8
+	VPXOR        Y13, Y8, Y9
+	VPBROADCASTD 10(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm4
+	VPBROADCASTD 10(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm9, %ymm5
+	VPBROADCASTD 10(R8)(R9*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xf2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm6
+	VPBROADCASTD 10(R10), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xfa // {vex} vpdpbusd %ymm10, %ymm9, %ymm7
+	VMOVDQU      192(DI), Y8
+	VPXOR        Y13, Y8, Y9
+	VPBROADCASTD 14(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm4
+	VPBROADCASTD 14(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm9, %ymm5
+	VPBROADCASTD 14(R8)(R9*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xf2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm6
+	VPBROADCASTD 14(R10), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xfa // {vex} vpdpbusd %ymm10, %ymm9, %ymm7
+	VMOVDQU      256(DI), Y8
+	VPXOR        Y13, Y8, Y9
+	VPBROADCASTD 18(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm4
+	VPBROADCASTD 18(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm9, %ymm5
+	VPBROADCASTD 18(R8)(R9*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xf2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm6
+	VPBROADCASTD 18(R10), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xfa // {vex} vpdpbusd %ymm10, %ymm9, %ymm7
+	VMOVDQU      320(DI), Y8
+	VPXOR        Y13, Y8, Y9
+	VPBROADCASTD 22(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm4
+	VPBROADCASTD 22(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm9, %ymm5
+	VPBROADCASTD 22(R8)(R9*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xf2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm6
+	VPBROADCASTD 22(R10), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xfa // {vex} vpdpbusd %ymm10, %ymm9, %ymm7
+	VMOVDQU      384(DI), Y8
+	VPXOR        Y13, Y8, Y9
+	VPBROADCASTD 26(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm4
+	VPBROADCASTD 26(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm9, %ymm5
+	VPBROADCASTD 26(R8)(R9*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xf2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm6
+	VPBROADCASTD 26(R10), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xfa // {vex} vpdpbusd %ymm10, %ymm9, %ymm7
+	VMOVDQU      448(DI), Y8
+	VPXOR        Y13, Y8, Y9
+	VPBROADCASTD 30(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm4
+	VPBROADCASTD 30(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm9, %ymm5
+	VPBROADCASTD 30(R8)(R9*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xf2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm6
+	VPBROADCASTD 30(R10), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xfa // {vex} vpdpbusd %ymm10, %ymm9, %ymm7
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS 0(DX), Y11
+	VMULPS       Y12, Y11, Y11
+	VFMADD231PS  Y11, Y4, Y0
+	VCVTDQ2PS    Y5, Y5
+	VBROADCASTSS 4(DX), Y11
+	VMULPS       Y12, Y11, Y11
+	VFMADD231PS  Y11, Y5, Y1
+	VCVTDQ2PS    Y6, Y6
+	VBROADCASTSS 8(DX), Y11
+	VMULPS       Y12, Y11, Y11
+	VFMADD231PS  Y11, Y6, Y2
+	VCVTDQ2PS    Y7, Y7
+	VBROADCASTSS 12(DX), Y11
+	VMULPS       Y12, Y11, Y11
+	VFMADD231PS  Y11, Y7, Y3
+	ADDQ         $544, SI
+	ADDQ         $544, DI
+	ADDQ         $34, R8
+	ADDQ         $34, R10
+	ADDQ         $64, DX
+	ADDQ         $64, BX
+	DECQ         CX
+	JNZ          r16q80c4vblk
+	MOVQ         dst+56(FP), DI
+	MOVQ         ldd+64(FP), AX
+	SHLQ         $2, AX
+	VMOVUPS      Y0, (DI)
+	ADDQ         AX, DI
+	VMOVUPS      Y1, (DI)
+	ADDQ         AX, DI
+	VMOVUPS      Y2, (DI)
+	ADDQ         AX, DI
+	VMOVUPS      Y3, (DI)
+	VZEROUPPER
+	RET
+
+// func r16q80c3v(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
+TEXT ·r16q80c3v(SB), NOSPLIT, $0-72
+	MOVQ         w+0(FP), SI
+	MOVQ         h+8(FP), AX
+	MOVQ         nb+16(FP), CX
+	MOVQ         x+24(FP), R8
+	MOVQ         xs+32(FP), R9
+	MOVQ         dx+40(FP), DX
+	MOVQ         corr+48(FP), BX
+	SHLQ         $4, AX
+	LEAQ         32(SI)(AX*2), DI
+	ADDQ         AX, SI
+	LEAQ         (R8)(R9*2), R10
+	ADDQ         R9, R10
+	MOVL         $0x80808080, AX
+	VMOVD        AX, X13
+	VPBROADCASTD X13, Y13
+	MOVL         $0x00010001, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+
+r16q80c3vblk:
+	PREFETCHT0   (4*544+0)(SI)
+	PREFETCHT0   (4*544+64)(SI)
+	PREFETCHT0   (4*544+128)(SI)
+	PREFETCHT0   (4*544+192)(SI)
+	PREFETCHT0   (4*544+256)(SI)
+	PREFETCHT0   (4*544+320)(SI)
+	PREFETCHT0   (4*544+384)(SI)
+	PREFETCHT0   (4*544+448)(SI)
+	PREFETCHT0   (4*544+512)(SI)
+	VCVTPH2PS    (SI), Y12
+	VPBROADCASTD 0(BX), Y4
+	VPBROADCASTD 4(BX), Y5
+	VPBROADCASTD 8(BX), Y6
+	VMOVDQU      0(DI), Y8
+	VPXOR        Y13, Y8, Y9
+	VPBROADCASTD 2(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm4
+	VPBROADCASTD 2(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm9, %ymm5
+	VPBROADCASTD 2(R8)(R9*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xf2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm6
+	VMOVDQU      64(DI), Y8
+	VPXOR        Y13, Y8, Y9
+	VPBROADCASTD 6(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm4
+	VPBROADCASTD 6(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm9, %ymm5
+	VPBROADCASTD 6(R8)(R9*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xf2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm6
+	VMOVDQU      128(DI), Y8
+	VPXOR        Y13, Y8, Y9
+	VPBROADCASTD 10(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm4
+	VPBROADCASTD 10(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm9, %ymm5
+	VPBROADCASTD 10(R8)(R9*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xf2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm6
+	VMOVDQU      192(DI), Y8
+	VPXOR        Y13, Y8, Y9
+	VPBROADCASTD 14(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm4
+	VPBROADCASTD 14(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm9, %ymm5
+	VPBROADCASTD 14(R8)(R9*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xf2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm6
+	VMOVDQU      256(DI), Y8
+	VPXOR        Y13, Y8, Y9
+	VPBROADCASTD 18(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm4
+	VPBROADCASTD 18(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm9, %ymm5
+	VPBROADCASTD 18(R8)(R9*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xf2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm6
+	VMOVDQU      320(DI), Y8
+	VPXOR        Y13, Y8, Y9
+	VPBROADCASTD 22(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm4
+	VPBROADCASTD 22(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm9, %ymm5
+	VPBROADCASTD 22(R8)(R9*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xf2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm6
+	VMOVDQU      384(DI), Y8
+	VPXOR        Y13, Y8, Y9
+	VPBROADCASTD 26(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm4
+	VPBROADCASTD 26(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm9, %ymm5
+	VPBROADCASTD 26(R8)(R9*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xf2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm6
+	VMOVDQU      448(DI), Y8
+	VPXOR        Y13, Y8, Y9
+	VPBROADCASTD 30(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm4
+	VPBROADCASTD 30(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm9, %ymm5
+	VPBROADCASTD 30(R8)(R9*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xf2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm6
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS 0(DX), Y11
+	VMULPS       Y12, Y11, Y11
+	VFMADD231PS  Y11, Y4, Y0
+	VCVTDQ2PS    Y5, Y5
+	VBROADCASTSS 4(DX), Y11
+	VMULPS       Y12, Y11, Y11
+	VFMADD231PS  Y11, Y5, Y1
+	VCVTDQ2PS    Y6, Y6
+	VBROADCASTSS 8(DX), Y11
+	VMULPS       Y12, Y11, Y11
+	VFMADD231PS  Y11, Y6, Y2
+	ADDQ         $544, SI
+	ADDQ         $544, DI
+	ADDQ         $34, R8
+	ADDQ         $34, R10
+	ADDQ         $64, DX
+	ADDQ         $64, BX
+	DECQ         CX
+	JNZ          r16q80c3vblk
+	MOVQ         dst+56(FP), DI
+	MOVQ         ldd+64(FP), AX
+	SHLQ         $2, AX
+	VMOVUPS      Y0, (DI)
+	ADDQ         AX, DI
+	VMOVUPS      Y1, (DI)
+	ADDQ         AX, DI
+	VMOVUPS      Y2, (DI)
+	VZEROUPPER
+	RET
+
+// func r16q80c2v(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
+TEXT ·r16q80c2v(SB), NOSPLIT, $0-72
+	MOVQ         w+0(FP), SI
+	MOVQ         h+8(FP), AX
+	MOVQ         nb+16(FP), CX
+	MOVQ         x+24(FP), R8
+	MOVQ         xs+32(FP), R9
+	MOVQ         dx+40(FP), DX
+	MOVQ         corr+48(FP), BX
+	SHLQ         $4, AX
+	LEAQ         32(SI)(AX*2), DI
+	ADDQ         AX, SI
+	LEAQ         (R8)(R9*2), R10
+	ADDQ         R9, R10
+	MOVL         $0x80808080, AX
+	VMOVD        AX, X13
+	VPBROADCASTD X13, Y13
+	MOVL         $0x00010001, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+
+r16q80c2vblk:
+	PREFETCHT0   (4*544+0)(SI)
+	PREFETCHT0   (4*544+64)(SI)
+	PREFETCHT0   (4*544+128)(SI)
+	PREFETCHT0   (4*544+192)(SI)
+	PREFETCHT0   (4*544+256)(SI)
+	PREFETCHT0   (4*544+320)(SI)
+	PREFETCHT0   (4*544+384)(SI)
+	PREFETCHT0   (4*544+448)(SI)
+	PREFETCHT0   (4*544+512)(SI)
+	VCVTPH2PS    (SI), Y12
+	VPBROADCASTD 0(BX), Y4
+	VPBROADCASTD 4(BX), Y5
+	VMOVDQU      0(DI), Y8
+	VPXOR        Y13, Y8, Y9
+	VPBROADCASTD 2(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm4
+	VPBROADCASTD 2(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm9, %ymm5
+	VMOVDQU      64(DI), Y8
+	VPXOR        Y13, Y8, Y9
+	VPBROADCASTD 6(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm4
+	VPBROADCASTD 6(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm9, %ymm5
+	VMOVDQU      128(DI), Y8
+	VPXOR        Y13, Y8, Y9
+	VPBROADCASTD 10(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm4
+	VPBROADCASTD 10(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm9, %ymm5
+	VMOVDQU      192(DI), Y8
+	VPXOR        Y13, Y8, Y9
+	VPBROADCASTD 14(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm4
+	VPBROADCASTD 14(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm9, %ymm5
+	VMOVDQU      256(DI), Y8
+	VPXOR        Y13, Y8, Y9
+	VPBROADCASTD 18(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm4
+	VPBROADCASTD 18(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm9, %ymm5
+	VMOVDQU      320(DI), Y8
+	VPXOR        Y13, Y8, Y9
+	VPBROADCASTD 22(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm4
+	VPBROADCASTD 22(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm9, %ymm5
+	VMOVDQU      384(DI), Y8
+	VPXOR        Y13, Y8, Y9
+	VPBROADCASTD 26(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm4
+	VPBROADCASTD 26(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm9, %ymm5
+	VMOVDQU      448(DI), Y8
+	VPXOR        Y13, Y8, Y9
+	VPBROADCASTD 30(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm4
+	VPBROADCASTD 30(R8)(R9*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm9, %ymm5
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS 0(DX), Y11
+	VMULPS       Y12, Y11, Y11
+	VFMADD231PS  Y11, Y4, Y0
+	VCVTDQ2PS    Y5, Y5
+	VBROADCASTSS 4(DX), Y11
+	VMULPS       Y12, Y11, Y11
+	VFMADD231PS  Y11, Y5, Y1
+	ADDQ         $544, SI
+	ADDQ         $544, DI
+	ADDQ         $34, R8
+	ADDQ         $34, R10
+	ADDQ         $64, DX
+	ADDQ         $64, BX
+	DECQ         CX
+	JNZ          r16q80c2vblk
+	MOVQ         dst+56(FP), DI
+	MOVQ         ldd+64(FP), AX
+	SHLQ         $2, AX
+	VMOVUPS      Y0, (DI)
+	ADDQ         AX, DI
+	VMOVUPS      Y1, (DI)
+	VZEROUPPER
+	RET
+
+// func r16q80c1v(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
+TEXT ·r16q80c1v(SB), NOSPLIT, $0-72
+	MOVQ         w+0(FP), SI
+	MOVQ         h+8(FP), AX
+	MOVQ         nb+16(FP), CX
+	MOVQ         x+24(FP), R8
+	MOVQ         xs+32(FP), R9
+	MOVQ         dx+40(FP), DX
+	MOVQ         corr+48(FP), BX
+	SHLQ         $4, AX
+	LEAQ         32(SI)(AX*2), DI
+	ADDQ         AX, SI
+	LEAQ         (R8)(R9*2), R10
+	ADDQ         R9, R10
+	MOVL         $0x80808080, AX
+	VMOVD        AX, X13
+	VPBROADCASTD X13, Y13
+	MOVL         $0x00010001, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+	VXORPS       Y0, Y0, Y0
+
+r16q80c1vblk:
+	PREFETCHT0   (4*544+0)(SI)
+	PREFETCHT0   (4*544+64)(SI)
+	PREFETCHT0   (4*544+128)(SI)
+	PREFETCHT0   (4*544+192)(SI)
+	PREFETCHT0   (4*544+256)(SI)
+	PREFETCHT0   (4*544+320)(SI)
+	PREFETCHT0   (4*544+384)(SI)
+	PREFETCHT0   (4*544+448)(SI)
+	PREFETCHT0   (4*544+512)(SI)
+	VCVTPH2PS    (SI), Y12
+	VPBROADCASTD 0(BX), Y4
+	VMOVDQU      0(DI), Y8
+	VPXOR        Y13, Y8, Y9
+	VPBROADCASTD 2(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm4
+	VMOVDQU      64(DI), Y8
+	VPXOR        Y13, Y8, Y9
+	VPBROADCASTD 6(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm4
+	VMOVDQU      128(DI), Y8
+	VPXOR        Y13, Y8, Y9
+	VPBROADCASTD 10(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm4
+	VMOVDQU      192(DI), Y8
+	VPXOR        Y13, Y8, Y9
+	VPBROADCASTD 14(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm4
+	VMOVDQU      256(DI), Y8
+	VPXOR        Y13, Y8, Y9
+	VPBROADCASTD 18(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm4
+	VMOVDQU      320(DI), Y8
+	VPXOR        Y13, Y8, Y9
+	VPBROADCASTD 22(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm4
+	VMOVDQU      384(DI), Y8
+	VPXOR        Y13, Y8, Y9
+	VPBROADCASTD 26(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm4
+	VMOVDQU      448(DI), Y8
+	VPXOR        Y13, Y8, Y9
+	VPBROADCASTD 30(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm9, %ymm4
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS 0(DX), Y11
+	VMULPS       Y12, Y11, Y11
+	VFMADD231PS  Y11, Y4, Y0
+	ADDQ         $544, SI
+	ADDQ         $544, DI
+	ADDQ         $34, R8
+	ADDQ         $34, R10
+	ADDQ         $64, DX
+	ADDQ         $64, BX
+	DECQ         CX
+	JNZ          r16q80c1vblk
+	MOVQ         dst+56(FP), DI
+	MOVQ         ldd+64(FP), AX
+	SHLQ         $2, AX
+	VMOVUPS      Y0, (DI)
+	VZEROUPPER
+	RET
+
+// func r16q80dv(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
+//
+// The whole group by one column: Y0/Y1 acc and Y4/Y5 the sums of rows
+// 0-7/8-15; the next blocks prefetched, as the decode kernels do.
+TEXT ·r16q80dv(SB), NOSPLIT, $0-48
+	MOVQ         w+0(FP), SI
+	MOVQ         nb+8(FP), CX
+	MOVQ         x+16(FP), R8
+	MOVQ         dx+24(FP), DX
+	MOVQ         corr+32(FP), BX
+	MOVL         $0x80808080, AX
+	VMOVD        AX, X13
+	VPBROADCASTD X13, Y13
+	MOVL         $0x00010001, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+
+r16q80dvblk:
+	PREFETCHT0   (16*544+0)(SI)
+	PREFETCHT0   (16*544+64)(SI)
+	PREFETCHT0   (16*544+128)(SI)
+	PREFETCHT0   (16*544+192)(SI)
+	PREFETCHT0   (16*544+256)(SI)
+	PREFETCHT0   (16*544+320)(SI)
+	PREFETCHT0   (16*544+384)(SI)
+	PREFETCHT0   (16*544+448)(SI)
+	PREFETCHT0   (16*544+512)(SI)
+	VPBROADCASTD (BX), Y4
+	VMOVDQA      Y4, Y5
+	VMOVDQU      32(SI), Y8
+	VMOVDQU      64(SI), Y2
+	VPXOR        Y13, Y8, Y8
+	VPXOR        Y13, Y2, Y2
+	VPBROADCASTD 2(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x6d; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm2, %ymm5
+	VMOVDQU      96(SI), Y8
+	VMOVDQU      128(SI), Y2
+	VPXOR        Y13, Y8, Y8
+	VPXOR        Y13, Y2, Y2
+	VPBROADCASTD 6(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x6d; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm2, %ymm5
+	VMOVDQU      160(SI), Y8
+	VMOVDQU      192(SI), Y2
+	VPXOR        Y13, Y8, Y8
+	VPXOR        Y13, Y2, Y2
+	VPBROADCASTD 10(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x6d; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm2, %ymm5
+	VMOVDQU      224(SI), Y8
+	VMOVDQU      256(SI), Y2
+	VPXOR        Y13, Y8, Y8
+	VPXOR        Y13, Y2, Y2
+	VPBROADCASTD 14(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x6d; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm2, %ymm5
+	VMOVDQU      288(SI), Y8
+	VMOVDQU      320(SI), Y2
+	VPXOR        Y13, Y8, Y8
+	VPXOR        Y13, Y2, Y2
+	VPBROADCASTD 18(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x6d; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm2, %ymm5
+	VMOVDQU      352(SI), Y8
+	VMOVDQU      384(SI), Y2
+	VPXOR        Y13, Y8, Y8
+	VPXOR        Y13, Y2, Y2
+	VPBROADCASTD 22(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x6d; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm2, %ymm5
+	VMOVDQU      416(SI), Y8
+	VMOVDQU      448(SI), Y2
+	VPXOR        Y13, Y8, Y8
+	VPXOR        Y13, Y2, Y2
+	VPBROADCASTD 26(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x6d; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm2, %ymm5
+	VMOVDQU      480(SI), Y8
+	VMOVDQU      512(SI), Y2
+	VPXOR        Y13, Y8, Y8
+	VPXOR        Y13, Y2, Y2
+	VPBROADCASTD 30(R8), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x6d; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm2, %ymm5
+	VCVTPH2PS    (SI), Y12
+	VCVTPH2PS    16(SI), Y15
+	VCVTDQ2PS    Y4, Y4
+	VCVTDQ2PS    Y5, Y5
+	VBROADCASTSS (DX), Y11
+	VMULPS       Y12, Y11, Y12
+	VMULPS       Y15, Y11, Y15
+	VFMADD231PS  Y12, Y4, Y0
+	VFMADD231PS  Y15, Y5, Y1
+	ADDQ         $544, SI
+	ADDQ         $34, R8
+	ADDQ         $64, DX
+	ADDQ         $64, BX
+	DECQ         CX
+	JNZ          r16q80dvblk
+	MOVQ         dst+40(FP), DI
+	VMOVUPS      Y0, (DI)
+	VMOVUPS      Y1, 32(DI)
+	VZEROUPPER
+	RET

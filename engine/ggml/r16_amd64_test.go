@@ -7,6 +7,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"golang.org/x/sys/cpu"
 )
 
 // r16Operands is amxCheckOperands with the activations in −127..127, as
@@ -49,29 +51,43 @@ func TestR16Kernels(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("skipping: the AVX2 tile kernels need AVX2, FMA and F16C, which this CPU lacks")
 	}
+	sets := map[string][32]*r16Set{"avx2": r16AVX2}
+	if cpu.X86.HasAVXVNNI {
+		sets["avx-vnni"] = r16AVXVNNI
+	} else {
+		t.Log("the AVX-VNNI kernels are unchecked: this CPU lacks AVX-VNNI")
+	}
 	r := rand.New(rand.NewPCG(16, 2))
-	for _, tp := range []Type{Q4_0, Q8_0} {
-		for _, n := range []int{32, 96, 2048} {
-			for _, rows := range []int{16, 33, 48} {
-				for _, cols := range []int{1, 2, 3, 4, 5, 7, 8, 9, 17} {
-					for _, extreme := range []bool{false, true} {
-						w, x := r16Operands(r, tp, n, rows, cols, extreme)
-						rows16Move(tp, n, w, rows, nil, true)
-						var a Act
-						a.begin(tp, n, x, cols, prepKindQ8, b16Off(tp), 1)
-						a.b16 = true
-						a.growB16(n/32, cols)
-						a.Fill(0, cols)
-						ldd := rows + 3
-						want, got := nanSlice(cols*ldd), nanSlice(cols*ldd)
-						b16Twin(tp, n, w, rows, 0, rows, &a, want, ldd)
-						r16Gemm(tp, n, w, rows, &a, got, ldd)
-						checkGemm(t, fmt.Sprintf("%v n=%d rows=%d cols=%d extreme=%v", tp, n, rows, cols, extreme), got, want, rows, ldd)
+	for name, set := range sets {
+		for _, tp := range []Type{Q4_0, Q8_0} {
+			for _, n := range []int{32, 96, 2048} {
+				for _, rows := range []int{16, 33, 48} {
+					for _, cols := range []int{1, 2, 3, 4, 5, 7, 8, 9, 17} {
+						for _, extreme := range []bool{false, true} {
+							w, x := r16Operands(r, tp, n, rows, cols, extreme)
+							rows16Move(tp, n, w, rows, nil, true)
+							var a Act
+							a.begin(tp, n, x, cols, prepKindQ8, b16Off(tp), 1)
+							a.b16 = true
+							a.growB16(n/32, cols)
+							a.Fill(0, cols)
+							ldd := rows + 3
+							want, got := nanSlice(cols*ldd), nanSlice(cols*ldd)
+							b16Twin(tp, n, w, rows, 0, rows, &a, want, ldd)
+							r16Gemm(tp, n, w, rows, &a, got, ldd, set[tp])
+							checkGemm(t, fmt.Sprintf("%s %v n=%d rows=%d cols=%d extreme=%v", name, tp, n, rows, cols, extreme), got, want, rows, ldd)
+						}
 					}
 				}
 			}
 		}
 	}
+}
+
+// TestR16Encoding checks the AVX-VNNI kernels' BYTE-encoded vpdpbusd
+// against GNU as.
+func TestR16Encoding(t *testing.T) {
+	checkByteEncodings(t, "r16_amd64.s", "{vex}")
 }
 
 // TestR16Dispatch: with the AVX2 tier's tile layout installed, Q4_0 and
@@ -86,7 +102,11 @@ func TestR16Dispatch(t *testing.T) {
 	t.Cleanup(func() {
 		gemmRows4, rows4Pairs, tileRows16, b16On, r16On, r16State = saved4, savedPairs, saved16, savedOn16, savedR16, savedState
 	})
-	useR16()
+	set := r16AVX2
+	if cpu.X86.HasAVXVNNI {
+		set = r16AVXVNNI
+	}
+	useR16(set, "test")
 	r := rand.New(rand.NewPCG(16, 3))
 	for _, tp := range []Type{Q4_0, Q8_0} {
 		if !Rows4(tp) || InterleaveGroup(tp) != 16 {

@@ -43,17 +43,25 @@ A("""//go:build amd64 && !noasm
 def xaddr(j, off):
     return ["%d(R8)" % off, "%d(R8)(R9*1)" % off, "%d(R8)(R9*2)" % off, "%d(R10)" % off][j]
 
-def consts():
-    A("\tMOVL         $0x0f0f0f0f, AX")
+def dpb(dst, u, sreg):
+    """{vex} vpdpbusd: dst += u8 lanes of Y(u) · s8 lanes of Y(sreg), as BYTEs
+    (Go's assembler has only the EVEX form)."""
+    b1 = (0 if dst & 8 else 0x80) | 0x40 | (0 if sreg & 8 else 0x20) | 0x02
+    b2 = ((~u & 15) << 3) | 0x04 | 0x01
+    modrm = 0xc0 | ((dst & 7) << 3) | (sreg & 7)
+    A("\tBYTE $0xc4; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x50; BYTE $0x%02x // {vex} vpdpbusd %%ymm%d, %%ymm%d, %%ymm%d" % (b1, b2, modrm, sreg, u, dst))
+
+def consts(vnni=False, t="q40"):
+    A("\tMOVL         $%s, AX" % ("0x80808080" if vnni and t == "q80" else "0x0f0f0f0f"))
     A("\tVMOVD        AX, X13")
     A("\tVPBROADCASTD X13, Y13")
     A("\tMOVL         $0x00010001, AX")
     A("\tVMOVD        AX, X14")
     A("\tVPBROADCASTD X14, Y14")
 
-def cols(t, nc):
+def cols(t, nc, vnni=False):
     bs = 288 if t == "q40" else 544
-    name = "r16%sc%d" % (t, nc)
+    name = "r16%sc%d" % (t, nc) + ("v" if vnni else "")
     A("// func %s(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)" % name)
     A("TEXT ·%s(SB), NOSPLIT, $0-72" % name)
     A("\tMOVQ         w+0(FP), SI")
@@ -68,7 +76,7 @@ def cols(t, nc):
     A("\tADDQ         AX, SI")
     A("\tLEAQ         (R8)(R9*2), R10")
     A("\tADDQ         R9, R10")
-    consts()
+    consts(vnni, t)
     for j in range(nc):
         A("\tVXORPS       Y%d, Y%d, Y%d" % (j, j, j))
     A("")
@@ -76,40 +84,60 @@ def cols(t, nc):
     for off in range(0, bs, 64):
         A("\tPREFETCHT0   (4*%d+%d)(SI)" % (bs, off))
     A("\tVCVTPH2PS    (SI), Y12")
-    if t == "q40":
-        for k in range(4):
+    if vnni:
+        for j in range(nc):
+            A("\tVPBROADCASTD %d(BX), Y%d" % (4 * j, 4 + j))
+        for k in range(4 if t == "q40" else 8):
             A("\tVMOVDQU      %d(DI), Y8" % (64 * k))
-            A("\tVPSRLW       $4, Y8, Y9")
-            A("\tVPAND        Y13, Y8, Y8")
-            A("\tVPAND        Y13, Y9, Y9")
-            for j in range(nc):
-                s = 4 + j
-                A("\tVPBROADCASTD %s, Y10" % xaddr(j, 2 + 4 * k))
-                if k == 0:
-                    A("\tVPMADDUBSW   Y10, Y8, Y%d" % s)
-                else:
-                    A("\tVPMADDUBSW   Y10, Y8, Y11")
-                    A("\tVPADDW       Y11, Y%d, Y%d" % (s, s))
-                A("\tVPBROADCASTD %s, Y10" % xaddr(j, 18 + 4 * k))
-                A("\tVPMADDUBSW   Y10, Y9, Y11")
-                A("\tVPADDW       Y11, Y%d, Y%d" % (s, s))
+            if t == "q40":
+                A("\tVPSRLW       $4, Y8, Y9")
+                A("\tVPAND        Y13, Y8, Y8")
+                A("\tVPAND        Y13, Y9, Y9")
+                for j in range(nc):
+                    A("\tVPBROADCASTD %s, Y10" % xaddr(j, 2 + 4 * k))
+                    dpb(4 + j, 8, 10)
+                    A("\tVPBROADCASTD %s, Y11" % xaddr(j, 18 + 4 * k))
+                    dpb(4 + j, 9, 11)
+            else:
+                A("\tVPXOR        Y13, Y8, Y9")
+                for j in range(nc):
+                    A("\tVPBROADCASTD %s, Y10" % xaddr(j, 2 + 4 * k))
+                    dpb(4 + j, 9, 10)
     else:
-        for k in range(8):
-            A("\tVMOVDQU      %d(DI), Y8" % (64 * k))
-            A("\tVPABSB       Y8, Y9")
-            for j in range(nc):
-                s = 4 + j
-                A("\tVPBROADCASTD %s, Y10" % xaddr(j, 2 + 4 * k))
-                A("\tVPSIGNB      Y8, Y10, Y10")
-                A("\tVPMADDUBSW   Y10, Y9, Y11")
-                if k == 0:
-                    A("\tVPMADDWD     Y14, Y11, Y%d" % s)
-                else:
-                    A("\tVPMADDWD     Y14, Y11, Y11")
-                    A("\tVPADDD       Y11, Y%d, Y%d" % (s, s))
+        if t == "q40":
+            for k in range(4):
+                A("\tVMOVDQU      %d(DI), Y8" % (64 * k))
+                A("\tVPSRLW       $4, Y8, Y9")
+                A("\tVPAND        Y13, Y8, Y8")
+                A("\tVPAND        Y13, Y9, Y9")
+                for j in range(nc):
+                    s = 4 + j
+                    A("\tVPBROADCASTD %s, Y10" % xaddr(j, 2 + 4 * k))
+                    if k == 0:
+                        A("\tVPMADDUBSW   Y10, Y8, Y%d" % s)
+                    else:
+                        A("\tVPMADDUBSW   Y10, Y8, Y11")
+                        A("\tVPADDW       Y11, Y%d, Y%d" % (s, s))
+                    A("\tVPBROADCASTD %s, Y10" % xaddr(j, 18 + 4 * k))
+                    A("\tVPMADDUBSW   Y10, Y9, Y11")
+                    A("\tVPADDW       Y11, Y%d, Y%d" % (s, s))
+        else:
+            for k in range(8):
+                A("\tVMOVDQU      %d(DI), Y8" % (64 * k))
+                A("\tVPABSB       Y8, Y9")
+                for j in range(nc):
+                    s = 4 + j
+                    A("\tVPBROADCASTD %s, Y10" % xaddr(j, 2 + 4 * k))
+                    A("\tVPSIGNB      Y8, Y10, Y10")
+                    A("\tVPMADDUBSW   Y10, Y9, Y11")
+                    if k == 0:
+                        A("\tVPMADDWD     Y14, Y11, Y%d" % s)
+                    else:
+                        A("\tVPMADDWD     Y14, Y11, Y11")
+                        A("\tVPADDD       Y11, Y%d, Y%d" % (s, s))
     for j in range(nc):
         s = 4 + j
-        if t == "q40":
+        if t == "q40" and not vnni:
             A("\tVPMADDWD     Y14, Y%d, Y%d" % (s, s))
             A("\tVPBROADCASTD %d(BX), Y11" % (4 * j))
             A("\tVPADDD       Y11, Y%d, Y%d" % (s, s))
@@ -136,9 +164,9 @@ def cols(t, nc):
     A("\tRET")
     A("")
 
-def dec(t):
+def dec(t, vnni=False):
     bs = 288 if t == "q40" else 544
-    name = "r16%sd" % t
+    name = "r16%sd" % t + ("v" if vnni else "")
     A("// func %s(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)" % name)
     A("//")
     A("// The whole group by one column: Y0/Y1 acc and Y4/Y5 the sums of rows")
@@ -149,61 +177,87 @@ def dec(t):
     A("\tMOVQ         x+16(FP), R8")
     A("\tMOVQ         dx+24(FP), DX")
     A("\tMOVQ         corr+32(FP), BX")
-    consts()
+    consts(vnni, t)
     A("\tVXORPS       Y0, Y0, Y0")
     A("\tVXORPS       Y1, Y1, Y1")
     A("")
     A("%sblk:" % name)
     for off in range(0, bs, 64):
         A("\tPREFETCHT0   (16*%d+%d)(SI)" % (bs, off))
-    if t == "q40":
-        for k in range(4):
+    if vnni:
+        A("\tVPBROADCASTD (BX), Y4")
+        A("\tVMOVDQA      Y4, Y5")
+        for k in range(4 if t == "q40" else 8):
             A("\tVMOVDQU      %d(SI), Y8" % (32 + 64 * k))
             A("\tVMOVDQU      %d(SI), Y2" % (64 + 64 * k))
-            A("\tVPSRLW       $4, Y8, Y9")
-            A("\tVPSRLW       $4, Y2, Y3")
-            A("\tVPAND        Y13, Y8, Y8")
-            A("\tVPAND        Y13, Y9, Y9")
-            A("\tVPAND        Y13, Y2, Y2")
-            A("\tVPAND        Y13, Y3, Y3")
-            A("\tVPBROADCASTD %d(R8), Y10" % (2 + 4 * k))
-            A("\tVPBROADCASTD %d(R8), Y6" % (18 + 4 * k))
-            if k == 0:
-                A("\tVPMADDUBSW   Y10, Y8, Y4")
-                A("\tVPMADDUBSW   Y10, Y2, Y5")
+            if t == "q40":
+                A("\tVPSRLW       $4, Y8, Y9")
+                A("\tVPSRLW       $4, Y2, Y3")
+                A("\tVPAND        Y13, Y8, Y8")
+                A("\tVPAND        Y13, Y9, Y9")
+                A("\tVPAND        Y13, Y2, Y2")
+                A("\tVPAND        Y13, Y3, Y3")
+                A("\tVPBROADCASTD %d(R8), Y10" % (2 + 4 * k))
+                A("\tVPBROADCASTD %d(R8), Y6" % (18 + 4 * k))
+                dpb(4, 8, 10)
+                dpb(5, 2, 10)
+                dpb(4, 9, 6)
+                dpb(5, 3, 6)
             else:
-                A("\tVPMADDUBSW   Y10, Y8, Y11")
-                A("\tVPADDW       Y11, Y4, Y4")
-                A("\tVPMADDUBSW   Y10, Y2, Y7")
-                A("\tVPADDW       Y7, Y5, Y5")
-            A("\tVPMADDUBSW   Y6, Y9, Y11")
-            A("\tVPADDW       Y11, Y4, Y4")
-            A("\tVPMADDUBSW   Y6, Y3, Y7")
-            A("\tVPADDW       Y7, Y5, Y5")
-        A("\tVPMADDWD     Y14, Y4, Y4")
-        A("\tVPMADDWD     Y14, Y5, Y5")
-        A("\tVPBROADCASTD (BX), Y11")
-        A("\tVPADDD       Y11, Y4, Y4")
-        A("\tVPADDD       Y11, Y5, Y5")
+                A("\tVPXOR        Y13, Y8, Y8")
+                A("\tVPXOR        Y13, Y2, Y2")
+                A("\tVPBROADCASTD %d(R8), Y10" % (2 + 4 * k))
+                dpb(4, 8, 10)
+                dpb(5, 2, 10)
     else:
-        for k in range(8):
-            A("\tVMOVDQU      %d(SI), Y8" % (32 + 64 * k))
-            A("\tVMOVDQU      %d(SI), Y2" % (64 + 64 * k))
-            A("\tVPABSB       Y8, Y9")
-            A("\tVPABSB       Y2, Y3")
-            A("\tVPBROADCASTD %d(R8), Y10" % (2 + 4 * k))
-            A("\tVPSIGNB      Y8, Y10, Y11")
-            A("\tVPSIGNB      Y2, Y10, Y7")
-            A("\tVPMADDUBSW   Y11, Y9, Y11")
-            A("\tVPMADDUBSW   Y7, Y3, Y7")
-            if k == 0:
-                A("\tVPMADDWD     Y14, Y11, Y4")
-                A("\tVPMADDWD     Y14, Y7, Y5")
-            else:
-                A("\tVPMADDWD     Y14, Y11, Y11")
-                A("\tVPMADDWD     Y14, Y7, Y7")
-                A("\tVPADDD       Y11, Y4, Y4")
-                A("\tVPADDD       Y7, Y5, Y5")
+        if t == "q40":
+            for k in range(4):
+                A("\tVMOVDQU      %d(SI), Y8" % (32 + 64 * k))
+                A("\tVMOVDQU      %d(SI), Y2" % (64 + 64 * k))
+                A("\tVPSRLW       $4, Y8, Y9")
+                A("\tVPSRLW       $4, Y2, Y3")
+                A("\tVPAND        Y13, Y8, Y8")
+                A("\tVPAND        Y13, Y9, Y9")
+                A("\tVPAND        Y13, Y2, Y2")
+                A("\tVPAND        Y13, Y3, Y3")
+                A("\tVPBROADCASTD %d(R8), Y10" % (2 + 4 * k))
+                A("\tVPBROADCASTD %d(R8), Y6" % (18 + 4 * k))
+                if k == 0:
+                    A("\tVPMADDUBSW   Y10, Y8, Y4")
+                    A("\tVPMADDUBSW   Y10, Y2, Y5")
+                else:
+                    A("\tVPMADDUBSW   Y10, Y8, Y11")
+                    A("\tVPADDW       Y11, Y4, Y4")
+                    A("\tVPMADDUBSW   Y10, Y2, Y7")
+                    A("\tVPADDW       Y7, Y5, Y5")
+                A("\tVPMADDUBSW   Y6, Y9, Y11")
+                A("\tVPADDW       Y11, Y4, Y4")
+                A("\tVPMADDUBSW   Y6, Y3, Y7")
+                A("\tVPADDW       Y7, Y5, Y5")
+            A("\tVPMADDWD     Y14, Y4, Y4")
+            A("\tVPMADDWD     Y14, Y5, Y5")
+            A("\tVPBROADCASTD (BX), Y11")
+            A("\tVPADDD       Y11, Y4, Y4")
+            A("\tVPADDD       Y11, Y5, Y5")
+        else:
+            for k in range(8):
+                A("\tVMOVDQU      %d(SI), Y8" % (32 + 64 * k))
+                A("\tVMOVDQU      %d(SI), Y2" % (64 + 64 * k))
+                A("\tVPABSB       Y8, Y9")
+                A("\tVPABSB       Y2, Y3")
+                A("\tVPBROADCASTD %d(R8), Y10" % (2 + 4 * k))
+                A("\tVPSIGNB      Y8, Y10, Y11")
+                A("\tVPSIGNB      Y2, Y10, Y7")
+                A("\tVPMADDUBSW   Y11, Y9, Y11")
+                A("\tVPMADDUBSW   Y7, Y3, Y7")
+                if k == 0:
+                    A("\tVPMADDWD     Y14, Y11, Y4")
+                    A("\tVPMADDWD     Y14, Y7, Y5")
+                else:
+                    A("\tVPMADDWD     Y14, Y11, Y11")
+                    A("\tVPMADDWD     Y14, Y7, Y7")
+                    A("\tVPADDD       Y11, Y4, Y4")
+                    A("\tVPADDD       Y7, Y5, Y5")
     A("\tVCVTPH2PS    (SI), Y12")
     A("\tVCVTPH2PS    16(SI), Y15")
     A("\tVCVTDQ2PS    Y4, Y4")
@@ -226,8 +280,9 @@ def dec(t):
     A("\tRET")
     A("")
 
-for t in ("q40", "q80"):
-    for nc in (4, 3, 2, 1):
-        cols(t, nc)
-    dec(t)
+for vnni in (False, True):
+    for t in ("q40", "q80"):
+        for nc in (4, 3, 2, 1):
+            cols(t, nc, vnni)
+        dec(t, vnni)
 open("r16_amd64.s", "w").write("\n".join(L).rstrip("\n") + "\n")
