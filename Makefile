@@ -22,7 +22,7 @@ VERSION ?= $(shell sed -n 's/^ *Version *= *"\(.*\)"/\1/p' FyneApp.toml)
 COMMIT  ?= $(shell git describe --always --dirty --abbrev=12 --exclude '*' 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: all run build deps test-deps nvrtc hiprtc apt test test-gpu gpu-pack gpu-compile test-arm64 fuzz vet bench bench-kernels clean install install-files uninstall desktop-caches
+.PHONY: all run build deps test-deps nvrtc hiprtc apt test test-gpu gpu-pack gpu-compile test-arm64 test-tiers fuzz vet bench bench-kernels clean install install-files uninstall desktop-caches
 
 # Fuzz targets for every parser of outside bytes, run briefly by `make test`
 # (their seed corpora also run as plain tests). Each target has a budget in
@@ -150,9 +150,26 @@ test: vet
 	$(GOTEST) -tags $(TAGS) -count=1 ./...
 	CGO_ENABLED=0 $(GOTEST) -count=1 $(ENGINE_PKGS)
 	CGO_ENABLED=0 $(GOTEST) -count=1 -short -timeout 20m -tags noasm $(ENGINE_PKGS)
+	$(MAKE) --no-print-directory test-tiers
 	$(MAKE) --no-print-directory gpu-compile
 	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory test-arm64
+
+# test-tiers runs the kernel and model tests again on the x86 tiers below
+# this CPU's, with its features masked (GODEBUG): the AVX2 tier (Zen 2/3,
+# Haswell to Comet Lake) and, where the CPU has AVX-VNNI, the AVX-VNNI
+# tier (Alder Lake and newer desktops), each with the tile layout of
+# Q4_0 and Q8_0 that engine/ggml/r16_amd64.go installs there. A CPU
+# without AVX2 has no such tiers to test.
+test-tiers:
+	@if [ "$$(uname -m)" = x86_64 ] && grep -qw avx2 /proc/cpuinfo; then \
+	  echo "GODEBUG=cpu.avx512f=off,cpu.avxvnni=off (the AVX2 tier)"; \
+	  GODEBUG=cpu.avx512f=off,cpu.avxvnni=off $(GOTEST) -count=1 ./engine/ggml ./engine/model || exit 1; \
+	  if grep -qw avx_vnni /proc/cpuinfo; then \
+	    echo "GODEBUG=cpu.avx512f=off (the AVX-VNNI tier)"; \
+	    GODEBUG=cpu.avx512f=off $(GOTEST) -count=1 ./engine/ggml ./engine/model || exit 1; \
+	  else echo "test-tiers: the AVX-VNNI tier skipped: this CPU has no AVX-VNNI"; fi; \
+	else echo "test-tiers: skipped: not an x86-64 CPU with AVX2, so there is no lower x86 tier to mask down to"; fi
 
 # gpu-compile compiles every kernel source for Volta … Hopper with the
 # NVRTC installed by test-deps (and for gfx906, gfx90a, gfx1030 with

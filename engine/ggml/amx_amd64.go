@@ -142,7 +142,7 @@ func amxSelfCheck(k b16Kernels) error {
 			var a Act
 			a.begin(t, n, x, cols, prepKindQ8, b16Off(t), 1)
 			a.b16 = true
-			a.growB16(n/32, cols)
+			a.growB16(n/32, cols, true)
 			a.Fill(0, cols)
 			want, got := make([]float32, rows*cols), make([]float32, rows*cols)
 			b16Twin(t, n, w, rows, 0, rows, &a, want, rows)

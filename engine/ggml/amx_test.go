@@ -115,7 +115,7 @@ func b16Case(tp Type, g gemmCase) ([]byte, *Act) {
 	a := new(Act)
 	a.begin(tp, g.n, g.x, g.cols, prepKindQ8, b16Off(tp), 1)
 	a.b16 = true
-	a.growB16(g.n/32, g.cols)
+	a.growB16(g.n/32, g.cols, true)
 	a.Fill(0, g.cols)
 	return w, a
 }

@@ -193,14 +193,15 @@ func (a *Act) fillB16(c int) {
 }
 
 // growB16 sizes bdx and bcorr for cols columns of nb blocks, and bqs
-// where the tiles will take them (amxCols[t] columns or more).
-func (a *Act) growB16(nb, cols int) {
+// where the AMX tiles will take them (pack, and amxCols[t] columns or
+// more).
+func (a *Act) growB16(nb, cols int, pack bool) {
 	size := (cols + 15) / 16 * 16 * nb
 	if cap(a.bdx) < size {
 		a.bdx, a.bcorr = make([]float32, size), make([]int32, size)
 	}
 	a.bdx, a.bcorr, a.bqs = a.bdx[:size], a.bcorr[:size], a.bqs[:0]
-	if !r16On && cols >= amxCols[a.wt] {
+	if pack && cols >= amxCols[a.wt] {
 		if cap(a.bqs) < 32*size {
 			a.bqs = make([]byte, 32*size)
 		}

@@ -101,7 +101,7 @@ func (a *Act) Begin(t Type, n int, x []byte, cols int) {
 		a.begin(t, n, x, cols, prepKinds[t], prepOffsets[t], prepGroups[t])
 		a.b16 = b16On[t] && a.kind == prepKindQ8
 		if a.b16 {
-			a.growB16(n/32, cols)
+			a.growB16(n/32, cols, !r16On)
 		}
 		return
 	}

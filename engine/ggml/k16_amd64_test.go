@@ -105,6 +105,10 @@ func TestK16Dispatch(t *testing.T) {
 		if !Rows4(tp) || InterleaveGroup(tp) != 16 {
 			t.Fatalf("%v: the tile layout is not installed", tp)
 		}
+		if prepKinds[tp] != prepKindK {
+			t.Logf("%v: this CPU's tier prepares no columns for its matrix kernels (AVX2: Q5_K has none), so the walk is unchecked here", tp)
+			continue
+		}
 		dot := dotQ4_K16
 		switch tp {
 		case Q5_K:

@@ -69,7 +69,7 @@ func TestR16Kernels(t *testing.T) {
 							var a Act
 							a.begin(tp, n, x, cols, prepKindQ8, b16Off(tp), 1)
 							a.b16 = true
-							a.growB16(n/32, cols)
+							a.growB16(n/32, cols, false)
 							a.Fill(0, cols)
 							ldd := rows + 3
 							want, got := nanSlice(cols*ldd), nanSlice(cols*ldd)
