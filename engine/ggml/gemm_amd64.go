@@ -211,13 +211,12 @@ func init() {
 		gemmRows4[t], rows4Pairs[t] = k.run, k.pairs
 	}
 	installRepack(tiles[Q8_0])
-	if !hasVNNI {
-		installR16() // the AVX2 and AVX-VNNI classes: Q4_0 and Q8_0 in the tile layout
-	}
 	if hasVNNI {
 		installK16() // the K-quant tile layouts (AVX-512 VNNI and BW)
 		installAMX() // above VNNI where the CPU, the OS and the self-check allow
 	}
+	installR16() // Q4_0 and Q8_0 in the tile layout where the AMX tier is not
+
 }
 
 // withTier is base with the types of over replaced by over's kernels.

@@ -20,7 +20,10 @@ import (
 // Q4_0 and Q8_0 prompts at 0.93-1.00× llama.cpp's AVX2 build
 // (docs/PERFORMANCE.md, issue 18, sittings 5 and 6). Prompt batches and
 // decode run the same chain, so batching never changes the bits.
-// FLOWCHAT_AVX2TILE=0 keeps those matrices in the 4-row interleave on the
+// The AVX-VNNI class runs the same walk with VPDPBUSD (VEX), and AVX-512
+// VNNI CPUs where the AMX tier does not run (Zen 4/5, Ice Lake, AMX off)
+// with VPDPBUSD on 16 rows a register, 8 columns a call.
+// FLOWCHAT_QTILE=0 keeps those matrices in the 4-row interleave on the
 // lanes chain's kernels.
 
 func r16q40c4(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
@@ -33,6 +36,22 @@ func r16q80c3(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32,
 func r16q80c2(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
 func r16q80c1(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
 func r16q80d(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
+func r16q40z8(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
+func r16q40z7(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
+func r16q40z6(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
+func r16q40z5(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
+func r16q40z4(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
+func r16q40z3(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
+func r16q40z2(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
+func r16q40z1(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
+func r16q80z8(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
+func r16q80z7(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
+func r16q80z6(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
+func r16q80z5(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
+func r16q80z4(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
+func r16q80z3(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
+func r16q80z2(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
+func r16q80z1(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
 func r16q40c4v(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
 func r16q40c3v(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
 func r16q40c2v(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
@@ -45,14 +64,17 @@ func r16q80c1v(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32
 func r16q80dv(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
 
 // r16Cols is a column kernel: half h (rows 8h..8h+7) of the group at w by
-// 1-4 columns (r16_amd64.s says where each operand lies).
+// 1-4 columns, or (AVX-512, h ignored) the whole group by 1-8 columns
+// (r16_amd64.s says where each operand lies).
 type r16Cols func(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
 
-// r16Set is one type's kernels: cols[nc] for nc columns, dec for the
-// whole group by one column.
+// r16Set is one type's kernels: cols[nc] for nc ≤ width columns (by
+// halves of 8 rows where halves), dec for the whole group by one column.
 type r16Set struct {
-	cols [5]r16Cols
-	dec  func(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
+	cols   [9]r16Cols
+	dec    func(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
+	width  int
+	halves bool
 }
 
 // r16AVX2 and r16AVXVNNI are the kernels by type: VPMADDUBSW (AVX2), and
@@ -61,12 +83,19 @@ type r16Set struct {
 // nibbles; Q8_0: −128·Σx over w+128). Both compute the same integers.
 var (
 	r16AVX2 = [32]*r16Set{
-		Q4_0: {[5]r16Cols{nil, r16q40c1, r16q40c2, r16q40c3, r16q40c4}, r16q40d},
-		Q8_0: {[5]r16Cols{nil, r16q80c1, r16q80c2, r16q80c3, r16q80c4}, r16q80d},
+		Q4_0: {[9]r16Cols{nil, r16q40c1, r16q40c2, r16q40c3, r16q40c4}, r16q40d, 4, true},
+		Q8_0: {[9]r16Cols{nil, r16q80c1, r16q80c2, r16q80c3, r16q80c4}, r16q80d, 4, true},
 	}
 	r16AVXVNNI = [32]*r16Set{
-		Q4_0: {[5]r16Cols{nil, r16q40c1v, r16q40c2v, r16q40c3v, r16q40c4v}, r16q40dv},
-		Q8_0: {[5]r16Cols{nil, r16q80c1v, r16q80c2v, r16q80c3v, r16q80c4v}, r16q80dv},
+		Q4_0: {[9]r16Cols{nil, r16q40c1v, r16q40c2v, r16q40c3v, r16q40c4v}, r16q40dv, 4, true},
+		Q8_0: {[9]r16Cols{nil, r16q80c1v, r16q80c2v, r16q80c3v, r16q80c4v}, r16q80dv, 4, true},
+	}
+	// r16VNNI is the AVX-512 VNNI tier's (without AMX): 16 rows a
+	// register, VPDPBUSD against the dword broadcast from memory; decode
+	// by the AMX tier's kernel (b16_amd64.s).
+	r16VNNI = [32]*r16Set{
+		Q4_0: {[9]r16Cols{nil, r16q40z1, r16q40z2, r16q40z3, r16q40z4, r16q40z5, r16q40z6, r16q40z7, r16q40z8}, b16q40, 8, false},
+		Q8_0: {[9]r16Cols{nil, r16q80z1, r16q80z2, r16q80z3, r16q80z4, r16q80z5, r16q80z6, r16q80z7, r16q80z8}, b16q80, 8, false},
 	}
 )
 
@@ -74,20 +103,23 @@ var (
 // not where it could be (Kernels shows it).
 var r16State string
 
-// installR16 installs the tile layout for Q4_0 and Q8_0 on CPUs with AVX2
-// but not AVX-512 VNNI (whose tiers keep the 4-row interleave or take the
-// AMX tier), with the AVX-VNNI kernels where the CPU has them, unless
-// FLOWCHAT_AVX2TILE is 0.
+// installR16 installs the tile layout for Q4_0 and Q8_0 where the AMX
+// tier did not (it runs the same layout on its tiles): with the AVX-512
+// VNNI kernels, the AVX-VNNI ones, or the AVX2 ones, as the CPU has them,
+// unless FLOWCHAT_QTILE is 0 (the 4-row interleave and the lanes chain's
+// kernels then, as before).
 func installR16() {
-	if os.Getenv("FLOWCHAT_AVX2TILE") == "0" {
-		r16State = "no avx2 tile layout: FLOWCHAT_AVX2TILE=0"
-		return
+	switch {
+	case amxOn:
+	case os.Getenv("FLOWCHAT_QTILE") == "0":
+		r16State = "no q4_0/q8_0 tile layout: FLOWCHAT_QTILE=0"
+	case hasVNNI:
+		useR16(r16VNNI, "avx-512 vpdpbusd")
+	case hasAVXVNNI:
+		useR16(r16AVXVNNI, "avx-vnni vpdpbusd")
+	default:
+		useR16(r16AVX2, "avx2 vpmaddubsw")
 	}
-	if hasAVXVNNI {
-		useR16(r16AVXVNNI, "VPDPBUSD")
-		return
-	}
-	useR16(r16AVX2, "VPMADDUBSW")
 }
 
 // useR16 installs the tile layout with kernels sets for Q4_0 and Q8_0.
@@ -100,19 +132,18 @@ func useR16(sets [32]*r16Set, by string) {
 		rows4Pairs[t], tileRows16[t], b16On[t] = false, true, true
 	}
 	r16On = true
-	r16State = "avx2 tile layout: Q4_0 and Q8_0 in 16-row groups by " + by + ", one rounding"
+	r16State = "q4_0/q8_0 tile layout: 16-row groups by " + by + ", one rounding"
 }
 
 // r16Gemm computes dst[c·ldd + r] for rows rows of w (Q4_0 or Q8_0 in the
 // tile layout) and the columns of a (with the tile layout's operands)
-// through k: one
-// column through the group kernel, more in groups of 4 columns, each over
-// all the row groups by halves (the caller sizes the rows to stay in
-// cache; the 4 columns stay in L1); the rows past the last full group
-// through the twin.
+// through k: one column through the group kernel, more in groups of
+// k.width columns, each over all the row groups (by halves on AVX2; the
+// caller sizes the rows to stay in cache, the columns stay in L1); the
+// rows past the last full group through the twin.
 func r16Gemm(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int, k *r16Set) {
 	if !a.b16 || k == nil || a.wt != t || n%32 != 0 || n == 0 {
-		panic(fmt.Sprintf("ggml: avx2 tile layout kernels for %v over columns prepared for %v (tile operands %v), n=%d", t, a.wt, a.b16, n))
+		panic(fmt.Sprintf("ggml: tile layout kernels for %v over columns prepared for %v (tile operands %v), n=%d", t, a.wt, a.b16, n))
 	}
 	nb, rs := n/32, t.RowSize(n)
 	full := rows / 16 * 16
@@ -130,12 +161,14 @@ func r16Gemm(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int, 
 			k.dec(&w[g*rs], nb, &a.x[0], &a.bdx[0], &a.bcorr[0], &dst[g])
 		}
 	} else if full > 0 {
-		for c0 := 0; c0 < a.cols; c0 += 4 {
-			nc := min(4, a.cols-c0)
+		for c0 := 0; c0 < a.cols; c0 += k.width {
+			nc := min(k.width, a.cols-c0)
 			i, f := c0/16*nb*16+c0%16, k.cols[nc]
 			for g := 0; g < full; g += 16 {
 				f(&w[g*rs], 0, nb, &a.x[c0*a.xs], a.xs, &a.bdx[i], &a.bcorr[i], &dst[c0*ldd+g], ldd)
-				f(&w[g*rs], 1, nb, &a.x[c0*a.xs], a.xs, &a.bdx[i], &a.bcorr[i], &dst[c0*ldd+g+8], ldd)
+				if k.halves {
+					f(&w[g*rs], 1, nb, &a.x[c0*a.xs], a.xs, &a.bdx[i], &a.bcorr[i], &dst[c0*ldd+g+8], ldd)
+				}
 			}
 		}
 	}

@@ -57,6 +57,11 @@ func TestR16Kernels(t *testing.T) {
 	} else {
 		t.Log("the AVX-VNNI kernels are unchecked: this CPU lacks AVX-VNNI")
 	}
+	if hasVNNI {
+		sets["avx-512 vnni"] = r16VNNI
+	} else {
+		t.Log("the AVX-512 VNNI kernels are unchecked: this CPU lacks AVX-512 VNNI")
+	}
 	r := rand.New(rand.NewPCG(16, 2))
 	for name, set := range sets {
 		for _, tp := range []Type{Q4_0, Q8_0} {
@@ -90,7 +95,8 @@ func TestR16Encoding(t *testing.T) {
 	checkByteEncodings(t, "r16_amd64.s", "{vex}")
 }
 
-// TestR16Dispatch: with the AVX2 tier's tile layout installed, Q4_0 and
+// TestR16Dispatch: with the tile layout installed on the kernels of this
+// CPU's tier below AMX (AVX-512 VNNI, AVX-VNNI or AVX2), Q4_0 and
 // Q8_0 take it (groups of 16), and MatMulActRows4 over a matrix
 // interleaved by InterleaveRows4 gives every column the block twin's value
 // on the row-major rows, the same bits alone and in batches of 2 to 17.
@@ -103,7 +109,10 @@ func TestR16Dispatch(t *testing.T) {
 		gemmRows4, rows4Pairs, tileRows16, b16On, r16On, r16State = saved4, savedPairs, saved16, savedOn16, savedR16, savedState
 	})
 	set := r16AVX2
-	if cpu.X86.HasAVXVNNI {
+	switch {
+	case hasVNNI:
+		set = r16VNNI
+	case cpu.X86.HasAVXVNNI:
 		set = r16AVXVNNI
 	}
 	useR16(set, "test")
