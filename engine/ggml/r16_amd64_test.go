@@ -160,3 +160,40 @@ func TestR16Dispatch(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkR16 times the tile layout's kernels of this CPU's tier below
+// AMX on one engine task's shape (64 rows of 2048, TinyLlama's chunk of a
+// prompt batch) by 1, 4 and 128 columns, in GMAC/s; with -cpu 2 two
+// goroutines run tasks side by side (RunParallel), each on its own rows.
+func BenchmarkR16(b *testing.B) {
+	set := r16AVX2
+	switch {
+	case hasVNNI:
+		set = r16VNNI
+	case cpu.X86.HasAVXVNNI:
+		set = r16AVXVNNI
+	}
+	r := rand.New(rand.NewPCG(16, 4))
+	const n, rows = 2048, 64
+	for _, tp := range []Type{Q4_0, Q8_0} {
+		for _, cols := range []int{1, 4, 128} {
+			b.Run(fmt.Sprintf("%v/cols=%d", tp, cols), func(b *testing.B) {
+				_, x := r16Operands(r, tp, n, rows, cols, false)
+				var a Act
+				a.begin(tp, n, x, cols, prepKindQ8, b16Off(tp), 1)
+				a.b16 = true
+				a.growB16(n/32, cols, false)
+				a.Fill(0, cols)
+				b.RunParallel(func(pb *testing.PB) {
+					w, _ := r16Operands(rand.New(rand.NewPCG(1, 1)), tp, n, rows, 1, false)
+					rows16Move(tp, n, w, rows, nil, true)
+					dst := make([]float32, rows*cols)
+					for pb.Next() {
+						r16Gemm(tp, n, w, rows, &a, dst, rows, set[tp])
+					}
+				})
+				b.ReportMetric(float64(n*rows*cols)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+			})
+		}
+	}
+}

@@ -18,7 +18,10 @@
 // BW and VNNI, AMX or not, Q4_K, Q5_K and Q6_K matrices take tile layouts
 // of 16 rows of their own (k16.go, k16q5.go, k16q6.go), read by VPDPBUSD
 // with one rounding for prompts and decode; FLOWCHAT_KTILE=0 keeps them
-// row-major, and Kernels names what is installed.
+// row-major. Where the AMX tier does not run, Q4_0 and Q8_0 matrices
+// still take its tile layout, read with the same rounding by AVX-512
+// VNNI, AVX-VNNI or AVX2 kernels (r16_amd64.go; FLOWCHAT_QTILE=0 keeps
+// the 4-row interleave), and Kernels names what is installed.
 package ggml
 
 import "fmt"
