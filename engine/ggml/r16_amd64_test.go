@@ -57,10 +57,10 @@ func TestR16Kernels(t *testing.T) {
 	} else {
 		t.Log("the AVX-VNNI kernels are unchecked: this CPU lacks AVX-VNNI")
 	}
-	if hasVNNI {
+	if hasKVNNI {
 		sets["avx-512 vnni"] = r16VNNI
 	} else {
-		t.Log("the AVX-512 VNNI kernels are unchecked: this CPU lacks AVX-512 VNNI")
+		t.Log("the AVX-512 VNNI kernels are unchecked: this CPU lacks AVX-512 VNNI or BW")
 	}
 	r := rand.New(rand.NewPCG(16, 2))
 	for name, set := range sets {
@@ -110,7 +110,7 @@ func TestR16Dispatch(t *testing.T) {
 	})
 	set := r16AVX2
 	switch {
-	case hasVNNI:
+	case hasKVNNI:
 		set = r16VNNI
 	case cpu.X86.HasAVXVNNI:
 		set = r16AVXVNNI
@@ -168,7 +168,7 @@ func TestR16Dispatch(t *testing.T) {
 func BenchmarkR16(b *testing.B) {
 	set := r16AVX2
 	switch {
-	case hasVNNI:
+	case hasKVNNI:
 		set = r16VNNI
 	case cpu.X86.HasAVXVNNI:
 		set = r16AVXVNNI
