@@ -228,6 +228,11 @@ func b16Twin(t Type, n int, w []byte, rows, r0, r1 int, a *Act, dst []float32, l
 	}
 }
 
+// r16State says whether the tile layout of Q4_0 and Q8_0 below AMX
+// (r16_amd64.go) is installed, with which kernels, and why not where it
+// could be (Kernels shows it); empty in builds without those kernels.
+var r16State string
+
 // r16On reports whether the AVX2 tier's kernels run the tile layout
 // (r16_amd64.go): they read the columns in place, so Acts pack no bqs.
 var r16On bool

@@ -99,11 +99,6 @@ var (
 	}
 )
 
-// r16State says whether the tile layout of Q4_0 and Q8_0 below AMX is
-// installed, with which kernels, and why not where it could be (Kernels
-// shows it).
-var r16State string
-
 // installR16 installs the tile layout for Q4_0 and Q8_0 where the AMX
 // tier did not (it runs the same layout on its tiles): with the AVX-512
 // VNNI kernels, the AVX-VNNI ones, or the AVX2 ones, as the CPU has them,
