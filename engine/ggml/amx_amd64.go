@@ -140,10 +140,7 @@ func amxSelfCheck(k b16Kernels) error {
 			w, x := amxCheckOperands(r, t, n, rows, cols)
 			rows16Move(t, n, w, rows, nil, true)
 			var a Act
-			a.begin(t, n, x, cols, prepKindQ8, b16Off(t), 1)
-			a.b16 = true
-			a.growB16(n/32, cols, true)
-			a.Fill(0, cols)
+			a.prepareB16(t, n, x, cols, true)
 			want, got := make([]float32, rows*cols), make([]float32, rows*cols)
 			b16Twin(t, n, w, rows, 0, rows, &a, want, rows)
 			b16Gemm(t, n, w, rows, &a, got, rows, &k)

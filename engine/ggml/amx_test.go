@@ -113,10 +113,7 @@ func b16Case(tp Type, g gemmCase) ([]byte, *Act) {
 	w := append([]byte(nil), g.w...)
 	rows16Move(tp, g.n, w, g.rows, nil, true)
 	a := new(Act)
-	a.begin(tp, g.n, g.x, g.cols, prepKindQ8, b16Off(tp), 1)
-	a.b16 = true
-	a.growB16(g.n/32, g.cols, true)
-	a.Fill(0, g.cols)
+	a.prepareB16(tp, g.n, g.x, g.cols, true)
 	return w, a
 }
 

@@ -192,6 +192,17 @@ func (a *Act) fillB16(c int) {
 	}
 }
 
+// prepareB16 readies a's cols columns x (Q8_0) for the tile layout's
+// kernels of t alone, as Begin and Fill do where the layout is installed;
+// pack: the AMX tiles' packed operands too. The self-check and the tests
+// use it with the layout installed or not.
+func (a *Act) prepareB16(t Type, n int, x []byte, cols int, pack bool) {
+	a.begin(t, n, x, cols, prepKindQ8, b16Off(t), 1)
+	a.b16 = true
+	a.growB16(n/32, cols, pack)
+	a.Fill(0, cols)
+}
+
 // growB16 sizes bdx and bcorr for cols columns of nb blocks, and bqs
 // where the AMX tiles will take them (pack, and amxCols[t] columns or
 // more).

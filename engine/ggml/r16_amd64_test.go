@@ -72,10 +72,7 @@ func TestR16Kernels(t *testing.T) {
 							w, x := r16Operands(r, tp, n, rows, cols, extreme)
 							rows16Move(tp, n, w, rows, nil, true)
 							var a Act
-							a.begin(tp, n, x, cols, prepKindQ8, b16Off(tp), 1)
-							a.b16 = true
-							a.growB16(n/32, cols, false)
-							a.Fill(0, cols)
+							a.prepareB16(tp, n, x, cols, false)
 							ldd := rows + 3
 							want, got := nanSlice(cols*ldd), nanSlice(cols*ldd)
 							b16Twin(tp, n, w, rows, 0, rows, &a, want, ldd)
@@ -180,10 +177,7 @@ func BenchmarkR16(b *testing.B) {
 			b.Run(fmt.Sprintf("%v/cols=%d", tp, cols), func(b *testing.B) {
 				_, x := r16Operands(r, tp, n, rows, cols, false)
 				var a Act
-				a.begin(tp, n, x, cols, prepKindQ8, b16Off(tp), 1)
-				a.b16 = true
-				a.growB16(n/32, cols, false)
-				a.Fill(0, cols)
+				a.prepareB16(tp, n, x, cols, false)
 				b.RunParallel(func(pb *testing.PB) {
 					w, _ := r16Operands(rand.New(rand.NewPCG(1, 1)), tp, n, rows, 1, false)
 					rows16Move(tp, n, w, rows, nil, true)
