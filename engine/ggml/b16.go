@@ -244,10 +244,10 @@ func b16Twin(t Type, n int, w []byte, rows, r0, r1 int, a *Act, dst []float32, l
 // could be (Kernels shows it); empty in builds without those kernels.
 var r16State string
 
-// r16On reports whether the AVX2 tier's kernels run the tile layout
+// r16On reports whether the kernels below AMX run the tile layout
 // (r16_amd64.go): they read the columns in place, so Acts pack no bqs.
 var r16On bool
 
 // b16On marks the types whose Acts carry the tile layout's operands (set
-// with the AMX tier: Q4_0 and Q8_0).
+// with the AMX tier, or below it by installR16: Q4_0 and Q8_0).
 var b16On [32]bool

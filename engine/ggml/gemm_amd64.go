@@ -216,7 +216,6 @@ func init() {
 		installAMX() // above VNNI where the CPU, the OS and the self-check allow
 	}
 	installR16() // Q4_0 and Q8_0 in the tile layout where the AMX tier is not
-
 }
 
 // withTier is base with the types of over replaced by over's kernels.
