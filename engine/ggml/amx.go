@@ -156,20 +156,24 @@ func b16Gemm(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int, 
 			k.tile(c)
 		}
 	}
-	if full < rows { // row-major rows
-		dot := dotQ8_0Blocks
-		if t == Q4_0 {
-			dot = dotQ4_0Blocks
-		}
-		for r := full; r < rows; r++ {
-			row := w[r*rs : (r+1)*rs]
-			for col := 0; col < a.cols; col++ {
-				dst[col*ldd+r] = dot(n, row, a.Column(col))
-			}
-		}
-	}
+	b16Tail(t, n, w, full, rows, a, dst, ldd)
 	c.x, c.dx, c.b, c.ws, c.dst = nil, nil, nil, nil, nil
 	amxPool.Put(s)
+}
+
+// b16Tail computes rows [full, rows) of w, the row-major rows past the
+// tile layout's last full group, through the block twin.
+func b16Tail(t Type, n int, w []byte, full, rows int, a *Act, dst []float32, ldd int) {
+	dot, rs := dotQ8_0Blocks, t.RowSize(n)
+	if t == Q4_0 {
+		dot = dotQ4_0Blocks
+	}
+	for r := full; r < rows; r++ {
+		row := w[r*rs : (r+1)*rs]
+		for c := 0; c < a.cols; c++ {
+			dst[c*ldd+r] = dot(n, row, a.Column(c))
+		}
+	}
 }
 
 // b16DecGo is the decode kernel (b16q40, b16q80) in plain Go: per row m of

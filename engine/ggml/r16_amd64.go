@@ -168,14 +168,5 @@ func r16Gemm(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int, 
 			}
 		}
 	}
-	dot := dotQ8_0Blocks
-	if t == Q4_0 {
-		dot = dotQ4_0Blocks
-	}
-	for r := full; r < rows; r++ { // row-major rows
-		row := w[r*rs : (r+1)*rs]
-		for c := 0; c < a.cols; c++ {
-			dst[c*ldd+r] = dot(n, row, a.Column(c))
-		}
-	}
+	b16Tail(t, n, w, full, rows, a, dst, ldd)
 }

@@ -42,6 +42,18 @@ func r16Operands(r *rand.Rand, t Type, n, rows, cols int, extreme bool) (w, x []
 	return w, x
 }
 
+// r16Here is the fastest set of tile layout kernels below AMX that this
+// CPU runs (AVX-VNNI even where AVX-512 VNNI would hide it from the tier).
+func r16Here() [32]*r16Set {
+	switch {
+	case hasKVNNI:
+		return r16VNNI
+	case cpu.X86.HasAVXVNNI:
+		return r16AVXVNNI
+	}
+	return r16AVX2
+}
+
 // TestR16Kernels: the AVX2 kernels over the tile layout (r16Gemm, every
 // kernel: the group by one column, halves by 1-4 columns) give the block
 // twin's bits for every row and column, over random and extreme operands,
@@ -105,14 +117,7 @@ func TestR16Dispatch(t *testing.T) {
 	t.Cleanup(func() {
 		gemmRows4, rows4Pairs, tileRows16, b16On, r16On, r16State = saved4, savedPairs, saved16, savedOn16, savedR16, savedState
 	})
-	set := r16AVX2
-	switch {
-	case hasKVNNI:
-		set = r16VNNI
-	case cpu.X86.HasAVXVNNI:
-		set = r16AVXVNNI
-	}
-	useR16(set, "test")
+	useR16(r16Here(), "test")
 	r := rand.New(rand.NewPCG(16, 3))
 	for _, tp := range []Type{Q4_0, Q8_0} {
 		if !Rows4(tp) || InterleaveGroup(tp) != 16 {
@@ -163,13 +168,7 @@ func TestR16Dispatch(t *testing.T) {
 // prompt batch) by 1, 4 and 128 columns, in GMAC/s; with -cpu 2 two
 // goroutines run tasks side by side (RunParallel), each on its own rows.
 func BenchmarkR16(b *testing.B) {
-	set := r16AVX2
-	switch {
-	case hasKVNNI:
-		set = r16VNNI
-	case cpu.X86.HasAVXVNNI:
-		set = r16AVXVNNI
-	}
+	set := r16Here()
 	r := rand.New(rand.NewPCG(16, 4))
 	const n, rows = 2048, 64
 	for _, tp := range []Type{Q4_0, Q8_0} {
