@@ -67,6 +67,24 @@ def consts(vnni=False, t="q40"):
     A("\tVMOVD        AX, X14")
     A("\tVPBROADCASTD X14, Y14")
 
+def tail(name, nc, reg, adds):
+    """The block loop's end (adds: (bytes, register) advances) and the
+    stores of the nc accumulators reg0..reg(nc-1) to their columns."""
+    for b, r in adds:
+        A("\tADDQ         $%s, %s" % (b, r))
+    A("\tDECQ         CX")
+    A("\tJNZ          %sblk" % name)
+    A("\tMOVQ         dst+56(FP), DI")
+    A("\tMOVQ         ldd+64(FP), AX")
+    A("\tSHLQ         $2, AX")
+    for j in range(nc):
+        A("\tVMOVUPS      %s%d, (DI)" % (reg, j))
+        if j + 1 < nc:
+            A("\tADDQ         AX, DI")
+    A("\tVZEROUPPER")
+    A("\tRET")
+    A("")
+
 def cols(t, nc, vnni=False):
     bs = 288 if t == "q40" else 544
     name = "r16%sc%d" % (t, nc) + ("v" if vnni else "")
@@ -153,24 +171,7 @@ def cols(t, nc, vnni=False):
         A("\tVBROADCASTSS %d(DX), Y11" % (4 * j))
         A("\tVMULPS       Y12, Y11, Y11")
         A("\tVFMADD231PS  Y11, Y%d, Y%d" % (s, j))
-    A("\tADDQ         $%d, SI" % bs)
-    A("\tADDQ         $%d, DI" % bs)
-    A("\tADDQ         $34, R8")
-    A("\tADDQ         $34, R10")
-    A("\tADDQ         $64, DX")
-    A("\tADDQ         $64, BX")
-    A("\tDECQ         CX")
-    A("\tJNZ          %sblk" % name)
-    A("\tMOVQ         dst+56(FP), DI")
-    A("\tMOVQ         ldd+64(FP), AX")
-    A("\tSHLQ         $2, AX")
-    for j in range(nc):
-        A("\tVMOVUPS      Y%d, (DI)" % j)
-        if j + 1 < nc:
-            A("\tADDQ         AX, DI")
-    A("\tVZEROUPPER")
-    A("\tRET")
-    A("")
+    tail(name, nc, "Y", [(bs, "SI"), (bs, "DI"), (34, "R8"), (34, "R10"), (64, "DX"), (64, "BX")])
 
 def dec(t, vnni=False):
     bs = 288 if t == "q40" else 544
@@ -336,23 +337,7 @@ def zcols(t, nc):
         A("\tVCVTDQ2PS    Z%d, Z%d" % (16 + j, 16 + j))
         A("\tVMULPS.BCST  %d(DX), Z12, Z13" % (4 * j))
         A("\tVFMADD231PS  Z13, Z%d, Z%d" % (16 + j, j))
-    A("\tADDQ         $%d, SI" % bs)
-    A("\tADDQ         $34, R8")
-    A("\tADDQ         $34, R11")
-    A("\tADDQ         $64, DX")
-    A("\tADDQ         $64, BX")
-    A("\tDECQ         CX")
-    A("\tJNZ          %sblk" % name)
-    A("\tMOVQ         dst+56(FP), DI")
-    A("\tMOVQ         ldd+64(FP), AX")
-    A("\tSHLQ         $2, AX")
-    for j in range(nc):
-        A("\tVMOVUPS      Z%d, (DI)" % j)
-        if j + 1 < nc:
-            A("\tADDQ         AX, DI")
-    A("\tVZEROUPPER")
-    A("\tRET")
-    A("")
+    tail(name, nc, "Z", [(bs, "SI"), (34, "R8"), (34, "R11"), (64, "DX"), (64, "BX")])
 
 for t in ("q40", "q80"):
     for nc in range(8, 0, -1):
