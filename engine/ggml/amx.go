@@ -32,13 +32,17 @@ import (
 // prompt and decode kernels share the lane chain.
 
 // amxCols[t] is the fewest columns a batch of t needs to run on the
-// tiles; below it the decode kernel runs column by column over each group
-// of rows while the group is in cache. On the 2-core AMX Xeon VM
-// (BenchmarkAMX, 256×2048 in cache) the tiles overtook the decode kernel
-// from 4 columns for Q8_0 (17 against 44 µs) and from 8 for Q4_0, whose
-// tiles first unpack each group's nibbles (at 4: 49 against 23 µs; at 8:
-// 42 against 55-63).
-var amxCols = [32]int{Q4_0: 8, Q8_0: 4}
+// tiles; below it the AVX-512 VNNI kernels of the tier below (r16_amd64.go:
+// up to 8 columns a call over each group of rows) take batches of 2 or
+// more, and the decode kernel one column. On the 2-core AMX Xeon VM
+// (BenchmarkAMX, 256×2048 in cache, GMAC per CPU second, two runs,
+// 2026-11-26) those kernels beat the tiles below 16 columns for Q4_0,
+// whose tiles first unpack each group's nibbles (4 columns: 131–143
+// against 48–53; 8: 121–131 against 75–83; 16: 155–185 against 147–166),
+// and below 8 for Q8_0 (4: 113–131 against 79–87; 8: 113–175 against
+// 178–185); the decode kernel column by column, as before, ran 60–101
+// (Q4_0) and 47–72 (Q8_0) at 2 to 8 columns.
+var amxCols = [32]int{Q4_0: 16, Q8_0: 8}
 
 // amxState describes the AMX tier for AMXStatus.
 var amxState string
@@ -106,6 +110,10 @@ type b16Kernels struct {
 	tile   func(*amxCall)
 	dec    func(t Type, nb int, w, x []byte, dx []float32, corr []int32, dst []float32)
 	unpack func(w []byte, nb int, dst []byte)
+	// narrow, where set, computes a whole product of 2 to amxCols[t]−1
+	// columns (the AVX-512 VNNI kernels of r16_amd64.go, several columns a
+	// call); without it they run column by column through dec.
+	narrow func(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int)
 }
 
 // amxScratch is one worker's buffers: the call and a Q4_0 group's
@@ -121,10 +129,15 @@ var amxPool = sync.Pool{New: func() any { return new(amxScratch) }}
 // tile layout) and the columns of a (with the tile layout's operands,
 // Act.bdx/bcorr): group of 16 rows by group, batches of amxCols[t] or more
 // columns through k.tile in groups of 16 columns, smaller ones through
-// k.dec column by column; the rows past the last group through the twin.
+// k.narrow, or k.dec column by column; the rows past the last group
+// through the twin.
 func b16Gemm(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int, k *b16Kernels) {
 	if !a.b16 || (t != Q4_0 && t != Q8_0) || a.wt != t {
 		panic(fmt.Sprintf("ggml: tile layout kernels for %v over columns prepared for %v (tile operands %v)", t, a.wt, a.b16))
+	}
+	if len(a.bqs) == 0 && a.cols > 1 && k.narrow != nil {
+		k.narrow(t, n, w, rows, a, dst, ldd)
+		return
 	}
 	nb, rs, ts := n/32, t.RowSize(n), t.TypeSize()
 	full := rows / 16 * 16

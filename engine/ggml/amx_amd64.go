@@ -63,8 +63,19 @@ func b16AsmUnpack(w []byte, nb int, dst []byte) {
 	b16UnpackQ4(&w[0], nb, &dst[0])
 }
 
-// amxAsm is the tier's assembly kernels.
-var amxAsm = b16Kernels{amxAsmTile, b16AsmDec, b16AsmUnpack}
+// amxAsm is the tier's assembly kernels; batches narrower than the tiles
+// take the AVX-512 VNNI kernels of r16_amd64.go (every AMX CPU has
+// AVX-512 VNNI and BW; amxNarrow is nil on one that would not).
+var amxAsm = b16Kernels{amxAsmTile, b16AsmDec, b16AsmUnpack, amxNarrow()}
+
+func amxNarrow() func(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
+	if !hasKVNNI {
+		return nil
+	}
+	return func(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
+		r16Gemm(t, n, w, rows, a, dst, ldd, r16VNNI[t])
+	}
+}
 
 // amxUsable checks, in order, what the tier needs: the VNNI tier below it
 // (AVX-512F/VL for the scaling), AMX-TILE and AMX-INT8 in CPUID, the OS
@@ -123,7 +134,7 @@ func useAMX(k b16Kernels) {
 		rows4Pairs[t], tileRows16[t], b16On[t] = false, true, true
 	}
 	amxOn = true
-	amxState = fmt.Sprintf("amx-int8 tiles in the tile layout (Q4_0, Q8_0): batches of ≥ %d (Q4_0), %d (Q8_0) columns on the tiles, decode by VPDPBUSD, one rounding", amxCols[Q4_0], amxCols[Q8_0])
+	amxState = fmt.Sprintf("amx-int8 tiles in the tile layout (Q4_0, Q8_0): batches of ≥ %d (Q4_0), %d (Q8_0) columns on the tiles, smaller batches and decode by VPDPBUSD, one rounding", amxCols[Q4_0], amxCols[Q8_0])
 }
 
 // amxSelfCheck runs fixed products (a full group and a tail row, a full

@@ -203,18 +203,22 @@ func TestAMXSelfCheck(t *testing.T) {
 			if k.nc > 2 {
 				ulp(&k.dst[k.dstoff+2*k.ldd+5])
 			}
-		}, b16DecGo, b16UnpackGo},
+		}, b16DecGo, b16UnpackGo, nil},
 		"columns swapped": {func(k *amxCall) {
 			amxModelTile(k)
 			for n := 0; n < 16 && k.nc > 1; n++ {
 				d := k.dst[k.dstoff:]
 				d[n], d[k.ldd+n] = d[k.ldd+n], d[n]
 			}
-		}, b16DecGo, b16UnpackGo},
+		}, b16DecGo, b16UnpackGo, nil},
 		"decode one ulp": {amxModelTile, func(t Type, nb int, w, x []byte, dx []float32, corr []int32, dst []float32) {
 			b16DecGo(t, nb, w, x, dx, corr, dst)
 			ulp(&dst[7])
-		}, b16UnpackGo},
+		}, b16UnpackGo, nil},
+		"narrow batch one ulp": {amxModelTile, b16DecGo, b16UnpackGo, func(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
+			b16Twin(t, n, w, rows, 0, rows, a, dst, ldd)
+			ulp(&dst[ldd+3])
+		}},
 	}
 	for name, k := range bad {
 		if err := amxSelfCheck(k); err == nil {
@@ -283,18 +287,20 @@ func TestAMXStatus(t *testing.T) {
 	}
 }
 
-// BenchmarkAMX times the tile layout's kernels (amx: the tiles from
-// amxCols[t] columns, the decode kernel below; tiles: the tiles at every
-// width; dec: the decode kernel at every width) against the VNNI tier on
+// BenchmarkAMX times the tile layout's kernels (amx: as installed, the
+// tiles from amxCols[t] columns, the narrow kernels below; tiles: the
+// tiles at every width; narrow: the AVX-512 VNNI kernels of r16_amd64.go
+// at every width; dec: the decode kernel column by column) against the
+// VNNI tier on
 // the interleaved layout (vnni) on a 256×2048 matrix that stays in cache,
 // at 1 to 256 columns. GMAC/s counts multiply-adds per CPU second.
 func BenchmarkAMX(b *testing.B) {
 	if !hasVNNI {
 		b.Skip("no AVX-512 VNNI")
 	}
-	tiers := []string{"vnni", "dec", "tiles", "amx"}
+	tiers := []string{"vnni", "dec", "narrow", "tiles", "amx"}
 	if amxHW != nil {
-		tiers = tiers[:2]
+		tiers = tiers[:3]
 		b.Logf("no AMX on this CPU: %v", amxHW)
 	}
 	for _, tp := range []Type{Q4_0, Q8_0} {
@@ -316,14 +322,18 @@ func BenchmarkAMX(b *testing.B) {
 					} else {
 						saved := amxCols
 						switch tier {
-						case "dec":
+						case "dec", "narrow":
 							amxCols[tp] = 1 << 30
 						case "tiles":
 							amxCols[tp] = 1
 						}
 						w, a := b16Case(tp, g) // prepared for the tiles or not
 						amxCols = saved
-						run = func() { b16Gemm(tp, n, w, rows, a, dst, rows, &amxAsm) }
+						k := amxAsm
+						if tier == "dec" {
+							k.narrow = nil
+						}
+						run = func() { b16Gemm(tp, n, w, rows, a, dst, rows, &k) }
 					}
 					ns := cpuTimed(b, run)
 					b.ReportMetric(float64(n*rows*cols)/ns, "GMAC/cpu-s")

@@ -18,7 +18,7 @@ var amxTwin = map[Type]dotFunc{Q4_0: dotQ4_0Blocks, Q8_0: dotQ8_0Blocks}
 
 // amxModel is the tier's kernels in plain Go: the tile kernel over the
 // emulator, the decode kernel and the unpack.
-var amxModel = b16Kernels{amxModelTile, b16DecGo, b16UnpackGo}
+var amxModel = b16Kernels{amxModelTile, b16DecGo, b16UnpackGo, nil}
 
 // TestAMXEmulator holds the emulated TDPBSSD and TDPBUSD to the integer
 // matrix product they define, for every tile shape class (1-16 rows, K of
