@@ -4,6 +4,7 @@ package ggml
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -183,15 +184,18 @@ func TestFlatQ4_0Widths(t *testing.T) {
 }
 
 // TestF16TileA holds the AVX2 tier's F16 matrix kernel (installed only
-// without AVX-512, so called directly here) to the plain-Go dot, bit for
-// bit: tiles, leftover rows and columns, decode.
+// without AVX-512, so called directly here) to the plain-Go twin of its
+// order (dotF16QGo), bit for bit: tiles, leftover rows and columns,
+// decode, with rows of 1 to 176 groups (no whole range, ranges with 0-3
+// groups past them).
 func TestF16TileA(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("skipping: no AVX2")
 	}
 	r := rand.New(rand.NewPCG(16, 43))
 	for _, shape := range [][3]int{{32, 4, 3}, {64, 7, 9}, {96, 6, 8}, {288, 13, 5}, {1024, 3, 1}, {64, 9, 1}, {96, 8, 2},
-		{2048, 7, 11}, {64, 10, 13}, {4096, 4, 8}, {32, 2, 4}, {2080, 5, 6}, {5632, 8, 3}} {
+		{2048, 7, 11}, {64, 10, 13}, {4096, 4, 8}, {32, 2, 4}, {2080, 5, 6}, {5632, 8, 3},
+		{128, 4, 3}, {160, 5, 4}, {416, 8, 6}, {480, 4, 7}, {224, 3, 3}} {
 		n, rows, cols := shape[0], shape[1], shape[2]
 		g := newGemmCase(r, F16, n, rows, cols)
 		var a Act
@@ -199,25 +203,20 @@ func TestF16TileA(t *testing.T) {
 		ldd := rows + 1
 		got := nanSlice(cols * ldd)
 		gemmF16A(n, g.w, rows, &a, got, ldd)
-		checkGemm(t, fmt.Sprintf("F16 avx2 n=%d %dx%d", n, rows, cols), got, g.want(F16, goDot[F16], ldd), rows, ldd)
+		checkGemm(t, fmt.Sprintf("F16 avx2 n=%d %dx%d", n, rows, cols), got, g.want(F16, dotF16QGo, ldd), rows, ldd)
 	}
 }
 
 // BenchmarkF16TileA runs the AVX2 F16 tile the way gemmF16A does on
-// TinyLlama's shapes (64-row chunks against 128 columns), reading the
-// columns as float32 (f16t43A) and as F16 (f16h43A), alternated, and
-// alone on 4 rows and 3 columns that stay in L1 (the kernel's ceiling).
-// GMAC/s per CPU second.
+// TinyLlama's shapes (64-row chunks against 128 columns), and alone on 4
+// rows and 3 columns that stay in L1 (the kernel's ceiling). GMAC/s per
+// CPU second.
 func BenchmarkF16TileA(b *testing.B) {
 	if !hasAVX2 {
 		b.Skip("no AVX2")
 	}
-	tile := func(half bool, n int, w []byte, a *Act, c int, out []float32, ldo int, s *[384]float32) {
-		if half {
-			f16h43A(&w[0], 2*n, &bytesU16(a.x)[c*n], 2*n, n/32, &out[0], 4*ldo, &s[0])
-		} else {
-			f16t43A(&w[0], 2*n, &a.xf[c*n], 4*n, n/32, &out[0], 4*ldo, &s[0])
-		}
+	tile := func(n int, w []byte, a *Act, c int, out []float32, ldo int, s *[384]float32) {
+		f16t43A(&w[0], 2*n, &a.xf[c*n], 4*n, n/32, &out[0], 4*ldo, &s[0])
 	}
 	const chunk, cols = 64, 128
 	for _, sh := range [][2]int{{5632, 2048}, {2048, 5632}, {2048, 2048}, {4, 2048}} {
@@ -231,33 +230,57 @@ func BenchmarkF16TileA(b *testing.B) {
 			set = append(set, g.w[:min(len(g.w), rows*2*n-len(set))]...)
 		}
 		dst := make([]float32, rows*cols)
-		for _, half := range []bool{false, true, false, true} {
-			name := fmt.Sprintf("%dx%d/f32", rows, n)
-			if half {
-				name = fmt.Sprintf("%dx%d/f16", rows, n)
-			}
-			b.Run(name, func(b *testing.B) {
-				var s [384]float32
-				macs := 0
-				ns := cpuTimed(b, func() {
-					if rows == 4 { // in L1: the first 3 columns, repeated
-						for i := 0; i < 16384; i++ {
-							tile(half, n, set, &a, 0, dst, rows, &s)
-						}
-						macs = 16384 * 12 * n
-						return
+		b.Run(fmt.Sprintf("%dx%d", rows, n), func(b *testing.B) {
+			var s [384]float32
+			macs := 0
+			ns := cpuTimed(b, func() {
+				if rows == 4 { // in L1: the first 3 columns, repeated
+					for i := 0; i < 16384; i++ {
+						tile(n, set, &a, 0, dst, rows, &s)
 					}
-					for r0 := 0; r0 < rows; r0 += chunk {
-						for c := 0; c+3 <= cols; c += 3 {
-							for r := r0; r < r0+chunk; r += 4 {
-								tile(half, n, set[r*2*n:], &a, c, dst[c*rows+r:], rows, &s)
-							}
+					macs = 16384 * 12 * n
+					return
+				}
+				for r0 := 0; r0 < rows; r0 += chunk {
+					for c := 0; c+3 <= cols; c += 3 {
+						for r := r0; r < r0+chunk; r += 4 {
+							tile(n, set[r*2*n:], &a, c, dst[c*rows+r:], rows, &s)
 						}
 					}
-					macs = rows * n * (cols / 3 * 3)
-				})
-				b.ReportMetric(float64(macs)/ns, "GMAC/s")
+				}
+				macs = rows * n * (cols / 3 * 3)
 			})
+			b.ReportMetric(float64(macs)/ns, "GMAC/s")
+		})
+	}
+}
+
+// TestF16QuartersAsm holds the AVX2 tier's F16 row kernel (dotF16QAVX) to
+// its plain-Go twin bit for bit, on every length from 0 to 300 and longer
+// rows with and without octets and elements past the four ranges, on
+// random values and on extreme ones (±65504 against ±1, subnormals).
+func TestF16QuartersAsm(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("skipping: no AVX2")
+	}
+	r := rand.New(rand.NewPCG(16, 5))
+	ns := []int{512, 1000, 2048, 2083, 2088, 5632, 5639}
+	for n := 0; n <= 300; n++ {
+		ns = append(ns, n)
+	}
+	for _, n := range ns {
+		for _, extreme := range []bool{false, true} {
+			w, x := randomRow(r, F16, n), randomActivation(r, F16, n)
+			if extreme {
+				for i := 0; i < n; i++ {
+					bytesU16(w)[i] = []uint16{0x7bff, 0xfbff, 0x0001, 0x8003, 0x3c00}[r.IntN(5)]
+					bytesU16(x)[i] = []uint16{0x3c00, 0xbc00, 0x7bff, 0x0200}[r.IntN(4)]
+				}
+			}
+			got, want := dotF16QAsm(n, w, x), dotF16QGo(n, w, x)
+			if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+				t.Fatalf("n=%d extreme=%v: dotF16QAVX %v, dotF16QGo %v", n, extreme, got, want)
+			}
 		}
 	}
 }

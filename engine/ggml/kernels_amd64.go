@@ -78,6 +78,9 @@ func dotF32AVX(a, b *float32, n int) float32
 func dotF16AVX(a, b *uint16, n int, tab *float32) float32
 
 //go:noescape
+func dotF16QAVX(a, b *uint16, n int, tab *float32) float32
+
+//go:noescape
 func dotBF16AVX(a, b *uint16, n int) float32
 
 //go:noescape
@@ -138,6 +141,12 @@ var (
 )
 
 func installAVX2() {
+	if !hasAVX512 {
+		// The AVX2 tier's F16 order (dotF16QAVX; its prefill tile in
+		// gemmfa_amd64.go): the plain-Go reference follows it.
+		avx2Dot[F16], avx2MatVec[F16] = dotF16QAsm, rowsMatVec(F16, dotF16QAsm)
+		goDot[F16] = dotF16QGo
+	}
 	for t, off := range map[Type]int32{IQ4_NL: 0, Q5_0: 16, Q4_1: 0, Q5_1: 0} {
 		avx2Dot[t] = dot32(t, off)
 	}
@@ -175,6 +184,14 @@ func dotF16Asm(n int, w, x []byte) float32 {
 		return 0
 	}
 	return dotF16AVX((*uint16)(unsafe.Pointer(&w[0])), (*uint16)(unsafe.Pointer(&x[0])), n, &fp16Table[0])
+}
+
+func dotF16QAsm(n int, w, x []byte) float32 {
+	if n == 0 {
+		return 0
+	}
+	_, _ = w[2*n-1], x[2*n-1]
+	return dotF16QAVX((*uint16)(unsafe.Pointer(&w[0])), (*uint16)(unsafe.Pointer(&x[0])), n, &fp16Table[0])
 }
 
 func dotBF16Asm(n int, w, x []byte) float32 {

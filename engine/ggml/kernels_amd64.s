@@ -172,6 +172,90 @@ f16done:
 	VZEROUPPER
 	RET
 
+// func dotF16QAVX(a, b *uint16, n int, tab *float32) float32
+//
+// dotF16QAVX is the AVX2 tier's F16 row kernel (CPUs without AVX-512; the
+// AVX-512 tier keeps dotF16AVX, whose order its tiles share): four 8-lane
+// accumulators, accumulator k over the k-th of four ranges of
+// ⌊n/128⌋·32 elements (octets in order), the octets past them into the
+// first, then (a0+a1)+(a2+a3), HSUM and the tail one FMA at a time
+// (dotF16QGo). Each range is one straight run of bytes, so the prefill
+// tile (f16t43A) makes one pass per range instead of four over each block.
+TEXT ·dotF16QAVX(SB), NOSPLIT, $0-36
+	MOVQ   a+0(FP), SI
+	MOVQ   b+8(FP), DI
+	MOVQ   n+16(FP), CX
+	MOVQ   tab+24(FP), R8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   CX, DX
+	SHRQ   $7, DX              // groups per range
+	MOVQ   DX, R10
+	SHLQ   $6, R10             // a range's bytes
+	LEAQ   (R10)(R10*2), R11   // three ranges' bytes
+	MOVQ   DX, AX
+	SHLQ   $7, AX
+	SUBQ   AX, CX              // the elements past the four ranges
+	SHLQ   $2, DX              // octets per range
+	TESTQ  DX, DX
+	JZ     f16qtail8
+
+f16qloop8:
+	VCVTPH2PS   (SI), Y4
+	VCVTPH2PS   (SI)(R10*1), Y5
+	VCVTPH2PS   (SI)(R10*2), Y6
+	VCVTPH2PS   (SI)(R11*1), Y7
+	VCVTPH2PS   (DI), Y8
+	VCVTPH2PS   (DI)(R10*1), Y9
+	VCVTPH2PS   (DI)(R10*2), Y10
+	VCVTPH2PS   (DI)(R11*1), Y11
+	VFMADD231PS Y8, Y4, Y0
+	VFMADD231PS Y9, Y5, Y1
+	VFMADD231PS Y10, Y6, Y2
+	VFMADD231PS Y11, Y7, Y3
+	ADDQ        $16, SI
+	ADDQ        $16, DI
+	DECQ        DX
+	JNZ         f16qloop8
+	ADDQ        R11, SI
+	ADDQ        R11, DI
+
+f16qtail8:
+	CMPQ        CX, $8
+	JLT         f16qreduce
+	VCVTPH2PS   (SI), Y4
+	VCVTPH2PS   (DI), Y8
+	VFMADD231PS Y8, Y4, Y0
+	ADDQ        $16, SI
+	ADDQ        $16, DI
+	SUBQ        $8, CX
+	JMP         f16qtail8
+
+f16qreduce:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	HSUM
+
+f16qtail1:
+	TESTQ       CX, CX
+	JEQ         f16qdone
+	MOVWLZX     (SI), AX
+	MOVWLZX     (DI), BX
+	VMOVSS      (R8)(AX*4), X1
+	VFMADD231SS (R8)(BX*4), X1, X0
+	ADDQ        $2, SI
+	ADDQ        $2, DI
+	DECQ        CX
+	JMP         f16qtail1
+
+f16qdone:
+	VMOVSS X0, ret+32(FP)
+	VZEROUPPER
+	RET
+
 // func dotBF16AVX(a, b *uint16, n int) float32
 //
 //	for i := 0; i < n; i++ { s += bf16(a[i]) * bf16(b[i]) }
@@ -1572,67 +1656,39 @@ TEXT ·q3kt14(SB), NOSPLIT, $0-56
 
 // f16t43A is the AVX2 F16 tile of 4 rows (rs bytes apart) by 3 float32
 // columns (cs bytes apart) over ng groups of 32, for prefill on CPUs
-// without AVX-512. dotF16AVX keeps four 8-lane accumulators per pair
-// (element 32g+8k+j in accumulator k, lane j); four per pair do not fit
-// 16 registers for a tile of 12 pairs, so the tile makes four passes, pass
-// k accumulating octet k of every group for the 12 pairs in Y0-Y11 (3
-// column and 1 weight register beside them: per octet 12 FMAs, 4
-// widenings and 3 loads, where dotF16AVX does 1 FMA per 2 widenings).
-// The passes run over blocks of 16 groups (a 10 KiB slice of the rows and
-// columns, which stays in L1 for the four), parking the accumulators in s
-// (384 floats) between blocks; the end sums each pair's four as dotF16AVX
-// does ((a0+a1)+(a2+a3), HSUM), so every value is VecDot's bit for bit.
-// F16T43A is its body: xld loads (widens) a column's octet, xsc is the
-// columns' bytes per weight byte (2: float32, 1: F16), xgs their bytes per
-// group; the rest are its labels.
-#define F16T43A(xld, xsc, xgs, zlab, blab, flab, plab, llab) \
-	LEAQ   (R9)(R9*2), R10 \
-	VXORPS Y0, Y0, Y0 \
-	MOVQ   R12, DI \
-	MOVQ   $48, CX \
-zlab: \
-	VMOVUPS Y0, (DI) \
-	ADDQ    $32, DI \
-	DECQ    CX \
-	JNZ     zlab \
-blab: \
-	MOVQ R8, BX \
-	CMPQ BX, $16 \
-	JLE  flab \
-	MOVQ $16, BX \
-flab: \
-	XORQ R11, R11 \
-plab: \
-	LEAQ (R11)(R11*2), AX \
-	SHLQ $3, AX \
-	F16ACC(0, Y0, 32, Y1, 64, Y2, 96, Y3, 128, Y4, 160, Y5) \
-	F16ACC(192, Y6, 224, Y7, 256, Y8, 288, Y9, 320, Y10, 352, Y11) \
-	MOVQ BX, CX \
-	LEAQ (R14)(R11*1), SI \
-	LEAQ (DX)(R11*xsc), DI \
-llab: \
-	xld (DI), Y12 \
-	xld (DI)(R13*1), Y13 \
-	xld (DI)(R13*2), Y14 \
-	F16ROW((SI), Y0, Y1, Y2) \
-	F16ROW((SI)(R9*1), Y3, Y4, Y5) \
-	F16ROW((SI)(R9*2), Y6, Y7, Y8) \
-	F16ROW((SI)(R10*1), Y9, Y10, Y11) \
+// without AVX-512. It keeps dotF16QAVX's order: four accumulators per
+// pair, accumulator k over the k-th of four equal ranges of ⌊ng/4⌋ groups
+// (octets in order), the groups past them into the first. Four per pair
+// do not fit 16 registers for a tile of 12 pairs, so the tile makes one
+// pass per range, each straight through its bytes, with the 12 pairs in
+// Y0-Y11 (3 column and 1 weight register beside them: per octet 12 FMAs,
+// 4 widenings and 3 loads), parking each pass's accumulators in s (384
+// floats; the last pass takes the first range's back); the end sums each
+// pair's four as dotF16QAVX does ((a0+a1)+(a2+a3), HSUM), so every value
+// is VecDot's bit for bit. (The tile before it kept dotF16AVX's order,
+// accumulator k over octet k of every group, and made its four passes
+// over blocks of 16 groups: 10–30% slower on TinyLlama's shapes,
+// docs/PERFORMANCE.md, issue 18, sitting 9.)
+
+// F16QOCT runs one octet of the 3 columns (at xo off DI, R13 bytes apart)
+// against the 4 weight rows' (at wo off SI) into Y0-Y11.
+#define F16QOCT(xo, wo) \
+	VMOVUPS xo(DI), Y12 \
+	VMOVUPS xo(DI)(R13*1), Y13 \
+	VMOVUPS xo(DI)(R13*2), Y14 \
+	F16ROW(wo(SI), Y0, Y1, Y2) \
+	F16ROW(wo(SI)(R9*1), Y3, Y4, Y5) \
+	F16ROW(wo(SI)(R9*2), Y6, Y7, Y8) \
+	F16ROW(wo(SI)(R10*1), Y9, Y10, Y11)
+
+// F16QGROUP runs one group of 32 (four octets in order) and moves on.
+#define F16QGROUP \
+	F16QOCT(0, 0) \
+	F16QOCT(32, 16) \
+	F16QOCT(64, 32) \
+	F16QOCT(96, 48) \
 	ADDQ $64, SI \
-	ADDQ $xgs, DI \
-	DECQ CX \
-	JNZ  llab \
-	F16PARK(0, Y0, 32, Y1, 64, Y2, 96, Y3, 128, Y4, 160, Y5) \
-	F16PARK(192, Y6, 224, Y7, 256, Y8, 288, Y9, 320, Y10, 352, Y11) \
-	ADDQ $16, R11 \
-	CMPQ R11, $64 \
-	JLT  plab \
-	MOVQ BX, AX \
-	SHLQ $6, AX \
-	ADDQ AX, R14 \
-	LEAQ (DX)(AX*xsc), DX \
-	SUBQ BX, R8 \
-	JNZ  blab
+	ADDQ $128, DI
 
 // F16T43RED stores the tile's 12 sums at DI (columns R13 bytes apart).
 #define F16T43RED \
@@ -1653,30 +1709,64 @@ llab: \
 
 // func f16t43A(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int, s *float32)
 TEXT ·f16t43A(SB), NOSPLIT, $0-64
-	MOVQ   rs+8(FP), R9
-	MOVQ   cs+24(FP), R13
-	MOVQ   s+56(FP), R12
-	MOVQ   w+0(FP), R14
-	MOVQ   x+16(FP), DX
-	MOVQ   ng+32(FP), R8
-	F16T43A(VMOVUPS, 2, 128, f16t43azero, f16t43ablock, f16t43afew, f16t43apass, f16t43aloop)
-	MOVQ out+40(FP), DI
-	MOVQ ldo+48(FP), R13
-	F16T43RED
+	MOVQ rs+8(FP), R9
+	MOVQ cs+24(FP), R13
+	MOVQ s+56(FP), R12
+	MOVQ w+0(FP), SI
+	MOVQ x+16(FP), DI
+	MOVQ ng+32(FP), R8
+	LEAQ (R9)(R9*2), R10
+	MOVQ R8, BX
+	SHRQ $2, BX // groups per range
+	XORQ AX, AX // the pass's slot in s
 
-// func f16h43A(w *byte, rs int, x *uint16, cs int, ng int, out *float32, ldo int, s *float32)
-//
-// f16h43A is f16t43A on F16 columns (cs bytes apart), widened as they are
-// read: 7 conversions per 12 FMAs instead of 4, but half the L1 footprint
-// (see f16ColsL1).
-TEXT ·f16h43A(SB), NOSPLIT, $0-64
-	MOVQ   rs+8(FP), R9
-	MOVQ   cs+24(FP), R13
-	MOVQ   s+56(FP), R12
-	MOVQ   w+0(FP), R14
-	MOVQ   x+16(FP), DX
-	MOVQ   ng+32(FP), R8
-	F16T43A(VCVTPH2PS, 1, 64, f16h43azero, f16h43ablock, f16h43afew, f16h43apass, f16h43aloop)
+f16qpass:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   BX, CX
+	TESTQ  CX, CX
+	JZ     f16qpark
+
+f16qloop:
+	F16QGROUP
+	DECQ CX
+	JNZ  f16qloop
+
+f16qpark:
+	F16PARK(0, Y0, 32, Y1, 64, Y2, 96, Y3, 128, Y4, 160, Y5)
+	F16PARK(192, Y6, 224, Y7, 256, Y8, 288, Y9, 320, Y10, 352, Y11)
+	ADDQ $384, AX
+	CMPQ AX, $1536
+	JLT  f16qpass
+
+	// The groups past the four ranges, into the first range's sums.
+	MOVQ BX, CX
+	SHLQ $2, CX
+	NEGQ CX
+	ADDQ R8, CX
+	JZ   f16qred
+	XORQ AX, AX
+	F16ACC(0, Y0, 32, Y1, 64, Y2, 96, Y3, 128, Y4, 160, Y5)
+	F16ACC(192, Y6, 224, Y7, 256, Y8, 288, Y9, 320, Y10, 352, Y11)
+
+f16qrest:
+	F16QGROUP
+	DECQ CX
+	JNZ  f16qrest
+	F16PARK(0, Y0, 32, Y1, 64, Y2, 96, Y3, 128, Y4, 160, Y5)
+	F16PARK(192, Y6, 224, Y7, 256, Y8, 288, Y9, 320, Y10, 352, Y11)
+
+f16qred:
 	MOVQ out+40(FP), DI
 	MOVQ ldo+48(FP), R13
 	F16T43RED

@@ -109,6 +109,39 @@ func dotF16Go(n int, w, x []byte) float32 {
 	return lanesDot(n, 4, func(i int) (float32, float32) { return fp16Table[a[i]], fp16Table[b[i]] })
 }
 
+// dotF16QGo is the AVX2 tier's F16 order (CPUs without AVX-512:
+// dotF16QAVX and its prefill tile f16t43A), which the plain-Go reference
+// takes there: four 8-lane accumulators, accumulator k over the k-th of
+// four ranges of ⌊n/128⌋·32 elements, octet after octet; the octets past
+// the four ranges into the first; then as lanesDot.
+func dotF16QGo(n int, w, x []byte) float32 {
+	a, b := bytesU16(w[:2*n]), bytesU16(x[:2*n])
+	var acc [4][8]float32
+	r := n / 128 * 32
+	for k := range acc {
+		for i := k * r; i < (k+1)*r; i += 8 {
+			for l := 0; l < 8; l++ {
+				acc[k][l] = fma32(fp16Table[a[i+l]], fp16Table[b[i+l]], acc[k][l])
+			}
+		}
+	}
+	i := 4 * r
+	for ; i+8 <= n; i += 8 {
+		for l := 0; l < 8; l++ {
+			acc[0][l] = fma32(fp16Table[a[i+l]], fp16Table[b[i+l]], acc[0][l])
+		}
+	}
+	var v [8]float32
+	for l := range v {
+		v[l] = (acc[0][l] + acc[1][l]) + (acc[2][l] + acc[3][l])
+	}
+	s := hsum8(v)
+	for ; i < n; i++ {
+		s = fma32(fp16Table[a[i]], fp16Table[b[i]], s)
+	}
+	return s
+}
+
 func dotBF16Go(n int, w, x []byte) float32 {
 	a, b := bytesU16(w[:2*n]), bytesU16(x[:2*n])
 	return lanesDot(n, 2, func(i int) (float32, float32) { return BF16ToFP32(a[i]), BF16ToFP32(b[i]) })
