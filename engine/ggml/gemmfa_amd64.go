@@ -11,8 +11,7 @@ package ggml
 // widenings per FMA (TinyLlama F16 pp128 0.54–0.61× llama.cpp's AVX2
 // build, docs/PERFORMANCE.md, sitting 5); then a tile over dotF16AVX's
 // order, four passes over each block of 16 groups (0.80–0.94×, sittings 5
-// and 6); this tile ran 10–30% faster than that one on TinyLlama's shapes
-// (sitting 9).
+// and 6); with this one, 0.97–1.25× (sitting 9).
 
 //go:noescape
 func f16t43A(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int, s *float32)
@@ -28,8 +27,10 @@ func init() {
 // caller's chunk, in L2; the three float32 columns in L1 as far as they
 // fit); leftover rows and columns, and decode, go through the row kernel
 // on the F16 columns. The tile reads the float32 columns at every width:
-// with one pass per quarter they beat the F16 ones (the AVX-512 tier's
-// choice past f16ColsL1) at n = 5632 too (BenchmarkF16TileA, 2026-11-26).
+// in one pass per quarter they beat F16 columns widened in the tile (the
+// AVX-512 tier's choice past f16ColsL1) at n = 5632 too: 26.7–29.6 against
+// 23.6–25.6 GMAC/s, 64-row chunks by 128 columns (a throwaway benchmark of
+// both one-pass tiles, docs/PERFORMANCE.md, sitting 9).
 func gemmF16A(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 	rs := 2 * n
 	var s [384]float32
