@@ -104,6 +104,42 @@ f32done:
 	VZEROUPPER
 	RET
 
+// F16DOTEND ends the F16 row kernels (dotF16AVX, dotF16QAVX): the octets
+// left (CX elements at SI and DI) into Y0, the four accumulators summed
+// as (Y0+Y1)+(Y2+Y3), HSUM, then the last elements one FMA at a time
+// through the fp16 table at R8; its arguments are its labels.
+#define F16DOTEND(t8, red, t1, done) \
+t8: \
+	CMPQ        CX, $8 \
+	JLT         red \
+	VCVTPH2PS   (SI), Y4 \
+	VCVTPH2PS   (DI), Y8 \
+	VFMADD231PS Y8, Y4, Y0 \
+	ADDQ        $16, SI \
+	ADDQ        $16, DI \
+	SUBQ        $8, CX \
+	JMP         t8 \
+red: \
+	VADDPS Y1, Y0, Y0 \
+	VADDPS Y3, Y2, Y2 \
+	VADDPS Y2, Y0, Y0 \
+	HSUM \
+t1: \
+	TESTQ       CX, CX \
+	JEQ         done \
+	MOVWLZX     (SI), AX \
+	MOVWLZX     (DI), BX \
+	VMOVSS      (R8)(AX*4), X1 \
+	VFMADD231SS (R8)(BX*4), X1, X0 \
+	ADDQ        $2, SI \
+	ADDQ        $2, DI \
+	DECQ        CX \
+	JMP         t1 \
+done: \
+	VMOVSS X0, ret+32(FP) \
+	VZEROUPPER \
+	RET
+
 // func dotF16AVX(a, b *uint16, n int, tab *float32) float32
 //
 //	for i := 0; i < n; i++ { s += fp16(a[i]) * fp16(b[i]) }
@@ -138,39 +174,7 @@ f16loop32:
 	CMPQ        CX, $32
 	JGE         f16loop32
 
-f16tail8:
-	CMPQ        CX, $8
-	JLT         f16reduce
-	VCVTPH2PS   (SI), Y4
-	VCVTPH2PS   (DI), Y8
-	VFMADD231PS Y8, Y4, Y0
-	ADDQ        $16, SI
-	ADDQ        $16, DI
-	SUBQ        $8, CX
-	JMP         f16tail8
-
-f16reduce:
-	VADDPS Y1, Y0, Y0
-	VADDPS Y3, Y2, Y2
-	VADDPS Y2, Y0, Y0
-	HSUM
-
-f16tail1:
-	TESTQ       CX, CX
-	JEQ         f16done
-	MOVWLZX     (SI), AX
-	MOVWLZX     (DI), BX
-	VMOVSS      (R8)(AX*4), X1
-	VFMADD231SS (R8)(BX*4), X1, X0
-	ADDQ        $2, SI
-	ADDQ        $2, DI
-	DECQ        CX
-	JMP         f16tail1
-
-f16done:
-	VMOVSS X0, ret+32(FP)
-	VZEROUPPER
-	RET
+	F16DOTEND(f16tail8, f16reduce, f16tail1, f16done)
 
 // func dotF16QAVX(a, b *uint16, n int, tab *float32) float32
 //
@@ -232,39 +236,7 @@ f16qloop8:
 	ADDQ        R11, SI
 	ADDQ        R11, DI
 
-f16qtail8:
-	CMPQ        CX, $8
-	JLT         f16qreduce
-	VCVTPH2PS   (SI), Y4
-	VCVTPH2PS   (DI), Y8
-	VFMADD231PS Y8, Y4, Y0
-	ADDQ        $16, SI
-	ADDQ        $16, DI
-	SUBQ        $8, CX
-	JMP         f16qtail8
-
-f16qreduce:
-	VADDPS Y1, Y0, Y0
-	VADDPS Y3, Y2, Y2
-	VADDPS Y2, Y0, Y0
-	HSUM
-
-f16qtail1:
-	TESTQ       CX, CX
-	JEQ         f16qdone
-	MOVWLZX     (SI), AX
-	MOVWLZX     (DI), BX
-	VMOVSS      (R8)(AX*4), X1
-	VFMADD231SS (R8)(BX*4), X1, X0
-	ADDQ        $2, SI
-	ADDQ        $2, DI
-	DECQ        CX
-	JMP         f16qtail1
-
-f16qdone:
-	VMOVSS X0, ret+32(FP)
-	VZEROUPPER
-	RET
+	F16DOTEND(f16qtail8, f16qreduce, f16qtail1, f16qdone)
 
 // func dotBF16AVX(a, b *uint16, n int) float32
 //
