@@ -33,7 +33,7 @@ func BenchmarkF16Stream(b *testing.B) {
 						if strip {
 							k.strips(n, set[off:off+len(w)], rows, &a, 0, dst)
 						} else {
-							rows16(n, set[off:off+len(w)], rows, &a, 0, dst, rows)
+							rows16(dotF16Asm, n, set[off:off+len(w)], rows, &a, 0, dst, rows)
 						}
 					}
 				})

@@ -59,7 +59,7 @@ func init() {
 func (k *floatTiles) run(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 	switch {
 	case a.cols < 3 && k.t == F16 && f16RowStream: // decode: the row kernel, row after row
-		rows16(n, w, rows, a, 0, dst, ldd)
+		rows16(dotF16Asm, n, w, rows, a, 0, dst, ldd)
 		return
 	case a.cols < 3: // no whole tile: 4-row strips (decode)
 		for c := 0; c < a.cols; c++ {
@@ -160,20 +160,21 @@ func widenF16Asm(h []uint16, f []float32) {
 }
 
 // rows16 runs columns [c0, a.cols) of F16 (decode: fewer than 3
-// columns) through the row kernel on the F16 columns, one row after the
-// other: the rows are one
+// columns) through the row kernel dot (the AVX-512 tier's dotF16Asm, the
+// AVX2 tier's dotF16QAsm) on the F16 columns, one row after the other:
+// with dotF16Asm the rows are one
 // sequential stream, which the hardware prefetcher follows, where the
 // 4-row strip reads four streams with a software prefetch. One core, a
 // 5632x2048 matrix streamed from a 600 MiB set on the EPYC VM
 // (BenchmarkF16Stream): 25.5–27.8 GB/s against 24.5–25.3 for the strip
 // (three alternations, 2026-11-26).
 // Same bits either way (the strip's lanes are the row kernel's).
-func rows16(n int, w []byte, rows int, a *Act, c0 int, dst []float32, ldd int) {
+func rows16(dot dotFunc, n int, w []byte, rows int, a *Act, c0 int, dst []float32, ldd int) {
 	rs := 2 * n
 	for c := c0; c < a.cols; c++ {
 		x, out := a.Column(c), dst[c*ldd:c*ldd+rows]
 		for r := range out {
-			out[r] = dotImpl[F16](n, w[r*rs:(r+1)*rs], x)
+			out[r] = dot(n, w[r*rs:(r+1)*rs], x)
 		}
 	}
 }

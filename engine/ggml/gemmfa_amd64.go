@@ -46,10 +46,5 @@ func gemmF16A(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 			}
 		}
 	}
-	for ; c < a.cols; c++ {
-		x, out := a.Column(c), dst[c*ldd:c*ldd+rows]
-		for r := range out {
-			out[r] = dotF16QAsm(n, w[r*rs:(r+1)*rs], x)
-		}
-	}
+	rows16(dotF16QAsm, n, w, rows, a, c, dst, ldd)
 }

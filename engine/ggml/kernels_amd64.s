@@ -44,6 +44,42 @@ GLOBL hishift<>(SB), RODATA|NOPTR, $32
 	VADDPS       X1, X0, X0 \
 	HSUM4(X0, X1)
 
+// F16DOTEND ends the F16 row kernels (dotF16AVX, dotF16QAVX): the octets
+// left (CX elements at SI and DI) into Y0, the four accumulators summed
+// as (Y0+Y1)+(Y2+Y3), HSUM, then the last elements one FMA at a time
+// through the fp16 table at R8; its arguments are its labels.
+#define F16DOTEND(t8, red, t1, done) \
+t8: \
+	CMPQ        CX, $8 \
+	JLT         red \
+	VCVTPH2PS   (SI), Y4 \
+	VCVTPH2PS   (DI), Y8 \
+	VFMADD231PS Y8, Y4, Y0 \
+	ADDQ        $16, SI \
+	ADDQ        $16, DI \
+	SUBQ        $8, CX \
+	JMP         t8 \
+red: \
+	VADDPS Y1, Y0, Y0 \
+	VADDPS Y3, Y2, Y2 \
+	VADDPS Y2, Y0, Y0 \
+	HSUM \
+t1: \
+	TESTQ       CX, CX \
+	JEQ         done \
+	MOVWLZX     (SI), AX \
+	MOVWLZX     (DI), BX \
+	VMOVSS      (R8)(AX*4), X1 \
+	VFMADD231SS (R8)(BX*4), X1, X0 \
+	ADDQ        $2, SI \
+	ADDQ        $2, DI \
+	DECQ        CX \
+	JMP         t1 \
+done: \
+	VMOVSS X0, ret+32(FP) \
+	VZEROUPPER \
+	RET
+
 // func dotF32AVX(a, b *float32, n int) float32
 //
 //	for i := 0; i < n; i++ { s += a[i] * b[i] }
@@ -102,42 +138,6 @@ f32tail1:
 f32done:
 	VMOVSS X0, ret+24(FP)
 	VZEROUPPER
-	RET
-
-// F16DOTEND ends the F16 row kernels (dotF16AVX, dotF16QAVX): the octets
-// left (CX elements at SI and DI) into Y0, the four accumulators summed
-// as (Y0+Y1)+(Y2+Y3), HSUM, then the last elements one FMA at a time
-// through the fp16 table at R8; its arguments are its labels.
-#define F16DOTEND(t8, red, t1, done) \
-t8: \
-	CMPQ        CX, $8 \
-	JLT         red \
-	VCVTPH2PS   (SI), Y4 \
-	VCVTPH2PS   (DI), Y8 \
-	VFMADD231PS Y8, Y4, Y0 \
-	ADDQ        $16, SI \
-	ADDQ        $16, DI \
-	SUBQ        $8, CX \
-	JMP         t8 \
-red: \
-	VADDPS Y1, Y0, Y0 \
-	VADDPS Y3, Y2, Y2 \
-	VADDPS Y2, Y0, Y0 \
-	HSUM \
-t1: \
-	TESTQ       CX, CX \
-	JEQ         done \
-	MOVWLZX     (SI), AX \
-	MOVWLZX     (DI), BX \
-	VMOVSS      (R8)(AX*4), X1 \
-	VFMADD231SS (R8)(BX*4), X1, X0 \
-	ADDQ        $2, SI \
-	ADDQ        $2, DI \
-	DECQ        CX \
-	JMP         t1 \
-done: \
-	VMOVSS X0, ret+32(FP) \
-	VZEROUPPER \
 	RET
 
 // func dotF16AVX(a, b *uint16, n int, tab *float32) float32
