@@ -253,7 +253,9 @@ func TestAMXDispatch(t *testing.T) {
 			t.Fatalf("%v: Rows4Row does not read the tile layout", tp)
 		}
 		var alone []float32
-		for _, cols := range []int{1, 3, 16, 33} {
+		var reused Act // holds the widest batch's columns past the narrower ones'
+		reused.Prepare(tp, n, g.x, 33)
+		for _, cols := range []int{1, 3, 16, 17, 33} {
 			sub := g
 			sub.cols, sub.x = cols, g.x[:cols*Q8_0.RowSize(n)]
 			var a Act
@@ -262,6 +264,7 @@ func TestAMXDispatch(t *testing.T) {
 			got := nanSlice(cols * ldd)
 			MatMulActRows4(tp, n, w16, rows, &a, got, ldd)
 			checkGemm(t, fmt.Sprintf("%v tile layout, %d columns", tp, cols), got, sub.want(tp, amxTwin[tp], ldd), rows, ldd)
+			checkTilesOnly(t, tp, n, w16, g.w, rows, &reused, sub.x, cols, got, ldd)
 			if alone == nil {
 				alone = got[:rows]
 			}

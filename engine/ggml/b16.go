@@ -161,7 +161,8 @@ func b16Off(t Type) int32 {
 	return -128
 }
 
-// fillB16 writes column c's (zeros past the last column) d_x and
+// fillB16 writes column c's (zeros past the last column, which only the
+// tiles read: Fill pads only for them) d_x and
 // correction off·Σx per block at ((c/16)·nb + b)·16 + c%16 of bdx and
 // bcorr: for one column, 16 apart block after block (the decode kernels),
 // for a group of 16, the block's 16 columns together (the tiles' d_x).
@@ -184,11 +185,7 @@ func (a *Act) fillB16(c int) {
 		}
 		blk := a.x[c*a.xs+34*b:][:34]
 		copy(q, blk[2:])
-		s := int32(0)
-		for j := 2; j < 34; j++ {
-			s += int32(int8(blk[j]))
-		}
-		a.bdx[i], a.bcorr[i] = f16(blk), off*s
+		a.bdx[i], a.bcorr[i] = f16(blk), off*blockSum(blk[2:])
 	}
 }
 

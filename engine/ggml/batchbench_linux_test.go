@@ -127,19 +127,29 @@ func benchBatchCPU(b *testing.B, tp Type, rows, n, T int, set []byte, wlen int) 
 
 // BenchmarkActPrepare is the activation preparation of a batched decode
 // step's matrix product (Act.Prepare of T Q8_0 columns for Q4_0 weights),
-// to set against BenchmarkBatchDecode's time per matrix.
+// to set against BenchmarkBatchDecode's time per matrix; tiles: through
+// BeginTiles, as the model prepares the input of interleaved matrices.
 func BenchmarkActPrepare(b *testing.B) {
-	for _, n := range []int{2048, 5632} {
-		for _, T := range []int{1, 2, 8, 16} {
-			b.Run(fmt.Sprintf("n%d/T%d", n, T), func(b *testing.B) {
-				r := rand.New(rand.NewPCG(3, 4))
-				var x []byte
-				for c := 0; c < T; c++ {
-					x = append(x, randomActivation(r, Q8_0, n)...)
-				}
-				var a Act
-				cpuTimed(b, func() { a.Prepare(Q4_0, n, x, T) })
-			})
+	for _, tiles := range []bool{false, true} {
+		for _, n := range []int{2048, 5632} {
+			for _, T := range []int{1, 2, 8, 16} {
+				b.Run(fmt.Sprintf("tiles=%v/n%d/T%d", tiles, n, T), func(b *testing.B) {
+					r := rand.New(rand.NewPCG(3, 4))
+					var x []byte
+					for c := 0; c < T; c++ {
+						x = append(x, randomActivation(r, Q8_0, n)...)
+					}
+					var a Act
+					cpuTimed(b, func() {
+						if tiles {
+							a.BeginTiles(Q4_0, n, x, T)
+						} else {
+							a.Begin(Q4_0, n, x, T)
+						}
+						a.Fill(0, T)
+					})
+				})
+			}
 		}
 	}
 }

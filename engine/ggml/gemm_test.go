@@ -1,6 +1,7 @@
 package ggml
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -275,5 +276,35 @@ func BenchmarkMatMulActF16Shapes(b *testing.B) {
 			})
 			b.ReportMetric(float64(n*rows*cols)/ns, "GMAC/s")
 		})
+	}
+}
+
+// TestBlockSums: quadSums and blockSum (eight bytes at a time) against
+// the int8 values summed one by one, for random blocks and the extremes
+// (all −128, all 127, alternating), where a carry between lanes would
+// show.
+func TestBlockSums(t *testing.T) {
+	r := rand.New(rand.NewPCG(32, 8))
+	blocks := [][]byte{bytes.Repeat([]byte{0x80}, 32), bytes.Repeat([]byte{0x7f}, 32), bytes.Repeat([]byte{0x80, 0x7f}, 16), make([]byte, 32)}
+	for i := 0; i < 1000; i++ {
+		q := make([]byte, 32)
+		for j := range q {
+			q[j] = byte(r.IntN(256))
+		}
+		blocks = append(blocks, q)
+	}
+	for _, q := range blocks {
+		var want [8]int32
+		total := int32(0)
+		for j, v := range q {
+			want[j/4] += int32(int8(v))
+			total += int32(int8(v))
+		}
+		if got := quadSums(q); got != want {
+			t.Fatalf("quadSums(% x) = %v, want %v", q, got, want)
+		}
+		if got := blockSum(q); got != total {
+			t.Fatalf("blockSum(% x) = %d, want %d", q, got, total)
+		}
 	}
 }

@@ -132,6 +132,8 @@ func TestR16Dispatch(t *testing.T) {
 		w16 := append([]byte(nil), g.w...)
 		InterleaveRows4(tp, n, w16, rows, nil)
 		var alone []float32
+		var reused Act // holds the widest batch's columns past the narrower ones'
+		reused.Prepare(tp, n, g.x, 17)
 		for _, cols := range []int{1, 2, 3, 4, 5, 8, 9, 13, 17} {
 			sub := g
 			sub.cols, sub.x = cols, g.x[:cols*Q8_0.RowSize(n)]
@@ -144,6 +146,7 @@ func TestR16Dispatch(t *testing.T) {
 			got := nanSlice(cols * ldd)
 			MatMulActRows4(tp, n, w16, rows, &a, got, ldd)
 			checkGemm(t, fmt.Sprintf("%v tile layout, %d columns", tp, cols), got, sub.want(tp, dot, ldd), rows, ldd)
+			checkTilesOnly(t, tp, n, w16, g.w, rows, &reused, sub.x, cols, got, ldd)
 			if alone == nil {
 				alone = got[:rows]
 			}
@@ -187,6 +190,40 @@ func BenchmarkR16(b *testing.B) {
 				})
 				b.ReportMetric(float64(n*rows*cols)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
 			})
+		}
+	}
+}
+
+// checkTilesOnly prepares cols columns x with BeginTiles in a, an Act
+// that held a wider batch (the tile operands past cols stale, the
+// row-major ones stale everywhere), and checks that MatMulActRows4 gives
+// want's bits, and that MatMulAct over the row-major matrix w, which must
+// not read the unfilled row-major operands, gives MatVec's.
+func checkTilesOnly(t *testing.T, tp Type, n int, w16, w []byte, rows int, a *Act, x []byte, cols int, want []float32, ldd int) {
+	t.Helper()
+	a.BeginTiles(tp, n, x, cols)
+	a.Fill(0, cols)
+	if !a.tilesOnly {
+		t.Fatalf("%v: BeginTiles left the row-major operands on", tp)
+	}
+	got := nanSlice(cols * ldd)
+	MatMulActRows4(tp, n, w16, rows, a, got, ldd)
+	for c := 0; c < cols; c++ {
+		for r := 0; r < rows; r++ {
+			if g, e := got[c*ldd+r], want[c*ldd+r]; math.Float32bits(g) != math.Float32bits(e) {
+				t.Fatalf("%v, %d columns from BeginTiles: row %d column %d is %v, %v from Prepare", tp, cols, r, c, g, e)
+			}
+		}
+	}
+	flat := nanSlice(cols * ldd)
+	MatMulAct(tp, n, w, rows, a, flat, ldd)
+	for c := 0; c < cols; c++ {
+		one := make([]float32, rows)
+		MatVec(tp, n, w, a.Column(c), one)
+		for r := 0; r < rows; r++ {
+			if g, e := flat[c*ldd+r], one[r]; math.Float32bits(g) != math.Float32bits(e) {
+				t.Fatalf("%v, %d columns from BeginTiles: MatMulAct row %d column %d is %v, MatVec %v", tp, cols, r, c, g, e)
+			}
 		}
 	}
 }

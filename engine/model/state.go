@@ -43,6 +43,7 @@ type State struct {
 	actSrc      *float32  // which buffer act holds, for reuse across Q/K/V
 	actType     ggml.Type // weight type act is prepared for
 	actT, actN  int
+	actTiles    bool        // act holds only the tile layout's operands (ggml.Act.BeginTiles)
 	scores      [][]float32 // per worker [nCtx]
 	blockScores [][]float32 // per worker [attnBlockRows × nCtx] (attn_block.go; nil when maxBatch is 1)
 	blockAttn   bool        // prompt attention in blocks of queries
@@ -720,12 +721,14 @@ func (s *State) linears(x []float32, T int, l0 Linear, d0 []float32, l1 Linear, 
 		d []float32
 	}{{l0, d0}, {l1, d1}, {l2, d2}}
 	s.mm = matmulTask{act: &s.act}
+	tiles := true
 	for _, p := range maps {
 		if p.l.W != nil && p.l.W.Type == l0.W.Type && p.l.W.Cols == l0.W.Cols {
 			s.mm.add(p.l.W, p.d, T, s.m.pool.Size())
+			tiles = tiles && p.l.W.Rows4
 		}
 	}
-	s.prepare(x, T, l0.W.Cols, l0.W.Type)
+	s.prepare(x, T, l0.W.Cols, l0.W.Type, tiles)
 	s.m.pool.Run(&s.mm, s.mm.tasks)
 	for _, p := range maps[1:] {
 		if p.l.W != nil && (p.l.W.Type != l0.W.Type || p.l.W.Cols != l0.W.Cols) {
@@ -745,9 +748,10 @@ func (s *State) linears(x []float32, T int, l0 Linear, d0 []float32, l1 Linear, 
 // prepare quantizes T rows of n floats to the vec-dot type of weights of
 // type wt and prepares them for the matrix kernels, reusing the previous
 // result when the same rows are asked for again (Q, K and V share one
-// input).
-func (s *State) prepare(x []float32, T, n int, wt ggml.Type) {
-	if s.actSrc == &x[0] && s.actType == wt && s.actT == T && s.actN == n {
+// input). tiles: only matrices interleaved by InterleaveRows4 will take
+// them (ggml.Act.BeginTiles).
+func (s *State) prepare(x []float32, T, n int, wt ggml.Type, tiles bool) {
+	if s.actSrc == &x[0] && s.actType == wt && s.actT == T && s.actN == n && (tiles || !s.actTiles) {
 		return
 	}
 	typ := wt.VecDotType()
@@ -759,10 +763,14 @@ func (s *State) prepare(x []float32, T, n int, wt ggml.Type) {
 		}
 		xq = s.actBuf[:T*stride]
 	}
-	s.act.Begin(wt, n, xq, T)
+	if tiles {
+		s.act.BeginTiles(wt, n, xq, T)
+	} else {
+		s.act.Begin(wt, n, xq, T)
+	}
 	s.rt = rowsTask{s: s, op: opQuant, T: T, x: x, n: n, typ: typ, stride: stride}
 	s.eachRow()
-	s.actSrc, s.actType, s.actT, s.actN = &x[0], wt, T, n
+	s.actSrc, s.actType, s.actT, s.actN, s.actTiles = &x[0], wt, T, n, tiles
 }
 
 // chunkRows picks how many weight rows one task covers: enough tasks for
