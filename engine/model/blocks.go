@@ -13,6 +13,15 @@ type Norm struct {
 
 // Forward normalizes one row x into dst.
 func (n *Norm) Forward(dst, x []float32) {
+	if n.RMS && n.W != nil && !n.BaseOne && n.B == nil && len(n.W) == len(x) {
+		// The common case in one pass, with the same two roundings.
+		scale := rmsScale(x, n.Eps)
+		dst, w := dst[:len(x)], n.W[:len(x)]
+		for i, v := range x {
+			dst[i] = v * scale * w[i]
+		}
+		return
+	}
 	if n.RMS {
 		rmsNorm(dst, x, n.Eps)
 	} else {

@@ -13,15 +13,32 @@ import (
 
 // rmsNorm writes x / sqrt(mean(x²) + eps) into dst.
 func rmsNorm(dst, x []float32, eps float32) {
-	var sum float64
-	for _, v := range x {
-		sum += float64(v * v)
-	}
-	mean := float32(sum / float64(len(x)))
-	scale := 1 / sqrtf(mean+eps)
+	scale := rmsScale(x, eps)
+	dst = dst[:len(x)]
 	for i, v := range x {
 		dst[i] = v * scale
 	}
+}
+
+// rmsScale is 1 / sqrt(mean(x²) + eps). The float64 sum runs in four
+// chains (GGML's in one): the same float32 mean but for a sum within
+// 2⁻²⁹ of a float32 rounding boundary. Decode runs every norm on one
+// thread while the others wait (two a layer), so its latency counts.
+func rmsScale(x []float32, eps float32) float32 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		v := x[i : i+4 : i+4]
+		s0 += float64(v[0] * v[0])
+		s1 += float64(v[1] * v[1])
+		s2 += float64(v[2] * v[2])
+		s3 += float64(v[3] * v[3])
+	}
+	for ; i < len(x); i++ {
+		s0 += float64(x[i] * x[i])
+	}
+	mean := float32(((s0 + s1) + (s2 + s3)) / float64(len(x)))
+	return 1 / sqrtf(mean+eps)
 }
 
 // layerNorm writes (x - mean) / sqrt(var + eps) into dst.
