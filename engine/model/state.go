@@ -783,9 +783,8 @@ func chunkRows(rows, T, threads, rowBytes int) int {
 	}
 	// Decode: small tasks (~16 per thread) keep the tail, where one thread
 	// waits for the other's last task, short; but not below minTaskBytes of
-	// weights, or claiming a task (a compare-and-swap on a line both cores
-	// write) costs as much as running it (the 288-wide matrices of
-	// stories15M).
+	// weights, or claiming a task costs as much as running it (the
+	// 288-wide matrices of stories15M).
 	per := 4
 	if T == 1 {
 		per = 16
@@ -800,8 +799,15 @@ func chunkRows(rows, T, threads, rowBytes int) int {
 	return min(c, rows)
 }
 
-// minTaskBytes is the least weight data a decode task covers.
-const minTaskBytes = 48 << 10
+// minTaskBytes is the least weight data a decode task covers. It was 48
+// KiB while every task added to the pool's one shared counter; since a
+// claim touches only the claimer's own line (parallel.Pool), 16 KiB.
+// TinyLlama at 2 threads never reaches it (its tasks are 80+ rows); at 16
+// threads it set the tasks of Q, K and V to 48 rows (~7.5 µs at 6.4 GB/s a
+// thread, about 3 a thread, so the tail averaged half a task), 16 now.
+// stories15M Q4_0 tg256 at 2 threads, five alternations: median 1963
+// against 1879 t/s with 48 KiB (same VM, within its noise).
+const minTaskBytes = 16 << 10
 
 // matmulTask multiplies chunks of weight rows by every batch row, for up
 // to three matrices of the same input and weight type: task i belongs to
