@@ -56,6 +56,19 @@ func accumulateRowsGo(out, w, v []float32, stride int) {
 	}
 }
 
+// Add adds x to dst element by element (the residual connections), through
+// AccumulateRows' kernel with the weight 1, whose products are exact.
+func Add(dst, x []float32) {
+	if len(x) < len(dst) {
+		panic("ggml: Add values too short")
+	}
+	if len(dst) > 0 {
+		accumulateRows(dst, addOne[:], x, 0)
+	}
+}
+
+var addOne = [1]float32{1}
+
 // Scale multiplies x by s in place.
 func Scale(x []float32, s float32) { scale(x, s) }
 

@@ -185,7 +185,7 @@ func (a *Act) fillB16(c int) {
 		}
 		blk := a.x[c*a.xs+34*b:][:34]
 		copy(q, blk[2:])
-		a.bdx[i], a.bcorr[i] = f16(blk), off*blockSum(blk[2:])
+		a.bdx[i], a.bcorr[i] = fp16ToFP32Normal(le16(blk)), off*blockSum(blk[2:])
 	}
 }
 

@@ -271,7 +271,7 @@ func (a *Act) fillQ8(c int) {
 		}
 		blk := a.x[c*a.xs+34*b:][:34]
 		copy(qs, blk[2:])
-		d := f16(blk)
+		d := fp16ToFP32Normal(le16(blk))
 		dh := d * hs
 		s := quadSums(blk[2:])
 		for l := 0; l < 4; l++ {

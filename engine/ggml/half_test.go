@@ -90,3 +90,13 @@ func TestFP32ToBF16(t *testing.T) {
 		}
 	}
 }
+
+// TestFP16ToFP32Normal: the bit-arithmetic conversion gives the table's
+// bits for every one of the 65536 half values.
+func TestFP16ToFP32Normal(t *testing.T) {
+	for h := 0; h < 1<<16; h++ {
+		if got, want := math.Float32bits(fp16ToFP32Normal(uint16(h))), math.Float32bits(fp16Table[h]); got != want {
+			t.Fatalf("%#04x: %#08x, table %#08x", h, got, want)
+		}
+	}
+}

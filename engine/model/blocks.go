@@ -1,6 +1,10 @@
 package model
 
-import "fmt"
+import (
+	"fmt"
+
+	"flowchat/engine/ggml"
+)
 
 // Norm is RMSNorm or LayerNorm with an optional gain W (times (1+W) when
 // baseOne) and bias B.
@@ -15,11 +19,7 @@ type Norm struct {
 func (n *Norm) Forward(dst, x []float32) {
 	if n.RMS && n.W != nil && !n.BaseOne && n.B == nil && len(n.W) == len(x) {
 		// The common case in one pass, with the same two roundings.
-		scale := rmsScale(x, n.Eps)
-		dst, w := dst[:len(x)], n.W[:len(x)]
-		for i, v := range x {
-			dst[i] = v * scale * w[i]
-		}
+		ggml.ScaleMul(dst[:len(x)], x, rmsScale(x, n.Eps), n.W)
 		return
 	}
 	if n.RMS {

@@ -6,10 +6,11 @@ import (
 	"testing"
 )
 
-// TestRMSNorm: rmsScale's four float64 chains give GGML's one-chain
-// float32 scale for random rows of decode's widths (and odd lengths for
-// the tail), and Norm.Forward's fused pass (scale then weight, in one
-// loop) gives the bits of rmsNorm followed by the weight multiply.
+// TestRMSNorm: rmsScale's 16 float64 chains (ggml.SumSquares) give
+// GGML's one-chain float32 scale for random rows of decode's widths (and
+// odd lengths for the tail), and Norm.Forward's fused pass (ggml.ScaleMul:
+// scale, then weight) gives the bits of rmsNorm followed by the weight
+// multiply.
 func TestRMSNorm(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 11))
 	for _, n := range []int{1, 3, 7, 64, 288, 2049, 2048, 5632} {

@@ -20,24 +20,13 @@ func rmsNorm(dst, x []float32, eps float32) {
 	}
 }
 
-// rmsScale is 1 / sqrt(mean(x²) + eps). The float64 sum runs in four
-// chains (GGML's in one): the same float32 mean but for a sum within
-// 2⁻²⁹ of a float32 rounding boundary. Decode runs every norm on one
-// thread while the others wait (two a layer), so its latency counts.
+// rmsScale is 1 / sqrt(mean(x²) + eps), the sum of squares by
+// ggml.SumSquares (16 float64 chains, GGML's in one: the same float32 mean
+// but for a sum within 2⁻²⁹ of a float32 rounding boundary). Decode runs
+// every norm on one thread while the others wait (two a layer), so its
+// latency counts.
 func rmsScale(x []float32, eps float32) float32 {
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		v := x[i : i+4 : i+4]
-		s0 += float64(v[0] * v[0])
-		s1 += float64(v[1] * v[1])
-		s2 += float64(v[2] * v[2])
-		s3 += float64(v[3] * v[3])
-	}
-	for ; i < len(x); i++ {
-		s0 += float64(x[i] * x[i])
-	}
-	mean := float32(((s0 + s1) + (s2 + s3)) / float64(len(x)))
+	mean := float32(ggml.SumSquares(x) / float64(len(x)))
 	return 1 / sqrtf(mean+eps)
 }
 
@@ -222,12 +211,7 @@ func axpy(dst []float32, a float32, x []float32) {
 	}
 }
 
-func add(dst, x []float32) {
-	x = x[:len(dst)]
-	for i := range dst {
-		dst[i] += x[i]
-	}
-}
+func add(dst, x []float32) { ggml.Add(dst, x) }
 
 // softcap squashes x into (−c, c): c·tanh(x/c) (Gemma 2's attention and
 // final logit soft-capping, as GGML computes it: scale, tanh, scale).
