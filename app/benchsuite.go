@@ -236,7 +236,7 @@ func benchSuiteFile(o suiteOptions, m suiteModel, stderr io.Writer) (suiteFile, 
 		}
 		r := suiteResult{m: m, threads: th, load: time.Since(t0)}
 		r.pp, r.ppSD = medianStd(benchRepeat(o.reps, benchPrompt(em, m.pp, o.kv)))
-		r.tg, r.tgSD = medianStd(benchRepeat(o.reps, benchGen(em, m.tg, o.kv)))
+		r.tg, r.tgSD = medianStd(benchRepeat(o.reps, benchGen(em, m.tg, o.kv, nil)))
 		r.rss = peakRSSBytes()
 		em.Close()
 		sf.results = append(sf.results, r)

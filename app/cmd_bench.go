@@ -128,7 +128,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		return runBenchSuite(suiteOptions{name: *suite, dir: *dir, report: *report, only: *only, threads: ths,
 			reps: *reps, keep: *keep, quietWait: *quietWait, kv: kv, llama: *llamaBench, llamaArgs: *llamaArgs}, stdout, stderr)
 	}
-	var loads []string
+	var loads, serial []string
 	var fileSize int64
 	for _, th := range ths {
 		mf.threads = th
@@ -159,13 +159,31 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		}
 		for _, n := range tgs {
 			if n > 0 {
-				row("tg"+strconv.Itoa(n), measure(*reps, func() func() float64 { return benchGen(m, n, kv) }))
+				var g gapCount
+				row("tg"+strconv.Itoa(n), measure(*reps, func() func() float64 { return benchGen(m, n, kv, &g) }))
+				if g.tokens > 0 {
+					serial = append(serial, g.String(n, th))
+				}
 			}
 		}
 		m.Close()
 	}
 	fmt.Fprintf(stdout, "\nload: %s; peak RSS %s; file %s; %s kernels\n", strings.Join(loads, ", "), peakRSS(), humanBytes(fileSize), ggml.Kernels())
+	if len(serial) > 0 {
+		fmt.Fprintf(stdout, "serial part of a generated token (the caller's time between the worker pool's passes, where the other threads wait): %s\n", strings.Join(serial, "; "))
+	}
 	return nil
+}
+
+// gapCount sums a generation test's parallel.Gaps over its runs.
+type gapCount struct {
+	tokens, runs int64
+	between      time.Duration
+}
+
+func (g *gapCount) String(n, threads int) string {
+	per := g.between / time.Duration(g.tokens)
+	return fmt.Sprintf("tg%d at %d threads %.0f µs over %.1f passes", n, threads, float64(per)/float64(time.Microsecond), float64(g.runs)/float64(g.tokens))
 }
 
 // peakRSS is the process's peak resident set (VmHWM, Linux), "n/a"
@@ -245,7 +263,9 @@ func benchPrompt(m *engine.Model, n int, kv ggml.Type) func() float64 {
 
 // benchGen returns a run that generates n tokens one at a time from an
 // empty cache (the same State for every run, as benchPrompt).
-func benchGen(m *engine.Model, n int, kv ggml.Type) func() float64 {
+// benchGen measures generation; with g, it also sums the serial time
+// between the pool's passes (model.Model.MeasureGaps) over its runs.
+func benchGen(m *engine.Model, n int, kv ggml.Type, g *gapCount) func() float64 {
 	debug.FreeOSMemory() // the previous test's State (see benchPrompt)
 	st, err := m.Net.NewStateKV(n+1, 1, kv)
 	if err != nil {
@@ -257,6 +277,9 @@ func benchGen(m *engine.Model, n int, kv ggml.Type) func() float64 {
 	return func() float64 {
 		st.Reset()
 		runtime.GC()
+		if g != nil {
+			m.Net.MeasureGaps(true)
+		}
 		t0 := time.Now()
 		for _, id := range ids {
 			tok[0] = id
@@ -265,7 +288,13 @@ func benchGen(m *engine.Model, n int, kv ggml.Type) func() float64 {
 				return 0
 			}
 		}
-		return float64(n) / time.Since(t0).Seconds()
+		d := time.Since(t0)
+		if g != nil {
+			c := m.Net.Gaps()
+			m.Net.MeasureGaps(false)
+			g.tokens, g.runs, g.between = g.tokens+int64(n), g.runs+c.Runs, g.between+c.Between
+		}
+		return float64(n) / d.Seconds()
 	}
 }
 

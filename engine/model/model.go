@@ -137,6 +137,14 @@ func (m *Model) ShareWorkers(from *Model) {
 // Threads is the number of goroutines used by the forward pass.
 func (m *Model) Threads() int { return m.pool.Size() }
 
+// MeasureGaps turns on (from zero) or off the count of the forward pass's
+// serial time between its parallel passes (parallel.Pool.MeasureGaps), for
+// flowchat bench; call it between forward passes.
+func (m *Model) MeasureGaps(on bool) { m.pool.MeasureGaps(on) }
+
+// Gaps returns the counts since MeasureGaps(true).
+func (m *Model) Gaps() parallel.Gaps { return m.pool.Gaps() }
+
 func (m *Model) bind(src Source) error {
 	n := &m.Spec.Network
 	b := &binder{src: src}

@@ -72,7 +72,32 @@ type Pool struct {
 	mu       sync.Mutex
 	cond     *sync.Cond
 	sleepers atomic.Int32
+
+	// The caller's own fields (MeasureGaps).
+	gapsOn  bool
+	gaps    Gaps
+	lastEnd time.Time
 }
+
+// Gaps is what MeasureGaps counts: Runs, the passes since it was turned
+// on, and Between, the caller's time from the end of one to the start of
+// the next. That is the serial part of a decode step (norms, activation
+// preparation, residual adds, the sampler), where the workers only wait:
+// at t threads a step takes at least Between/steps plus its parallel work
+// over t, however many threads there are.
+type Gaps struct {
+	Runs    int64
+	Between time.Duration
+}
+
+// MeasureGaps turns the count of Gaps on (from zero) or off. Like Run, it
+// belongs to the one caller.
+func (p *Pool) MeasureGaps(on bool) {
+	p.gapsOn, p.gaps, p.lastEnd = on, Gaps{}, time.Time{}
+}
+
+// Gaps returns the counts since MeasureGaps(true).
+func (p *Pool) Gaps() Gaps { return p.gaps }
 
 // paddedRange keeps each range word on its own cache line: the owner
 // writes it at every claim.
@@ -121,6 +146,20 @@ func (p *Pool) publish(gen uint64) {
 
 // Run calls t.Run(i, w) for every i in [0, n) and returns when all are done.
 func (p *Pool) Run(t Task, n int) {
+	if p.gapsOn {
+		now := time.Now()
+		if !p.lastEnd.IsZero() {
+			p.gaps.Between += now.Sub(p.lastEnd)
+		}
+		p.gaps.Runs++
+		p.run(t, n)
+		p.lastEnd = time.Now()
+		return
+	}
+	p.run(t, n)
+}
+
+func (p *Pool) run(t Task, n int) {
 	if n <= 0 {
 		return
 	}

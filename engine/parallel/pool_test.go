@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 type countTask struct {
@@ -103,5 +104,29 @@ func TestRunFromLockedThread(t *testing.T) {
 				t.Fatalf("index %d ran %d times", i, c.hits[i].Load())
 			}
 		}
+	}
+}
+
+// TestMeasureGaps: the pool counts its passes and the caller's time
+// between them, from zero when turned on, and nothing when off.
+func TestMeasureGaps(t *testing.T) {
+	p := New(2)
+	defer p.Close()
+	task := &spinTask{d: 10}
+	p.Run(task, 4)
+	p.MeasureGaps(true)
+	for i := 0; i < 3; i++ {
+		p.Run(task, 4)
+		time.Sleep(2 * time.Millisecond)
+	}
+	p.Run(task, 4)
+	g := p.Gaps()
+	if g.Runs != 4 || g.Between < 6*time.Millisecond || g.Between > time.Second {
+		t.Fatalf("gaps %+v, want 4 runs and at least 6 ms between them", g)
+	}
+	p.MeasureGaps(false)
+	p.Run(task, 4)
+	if g := p.Gaps(); g != (Gaps{}) {
+		t.Fatalf("gaps %+v after turning them off", g)
 	}
 }
