@@ -54,3 +54,41 @@ func scaleMulGo(dst, x []float32, s float32, w []float32) {
 		dst[i] = v * s * w[i]
 	}
 }
+
+// RopePairs rotates the pairs (x[2i], x[2i+1]) by the angles whose cosines
+// and sines are cos[i] and sin[i], for i < len(cos) (GGML's normal RoPE):
+// x0·c − x1·s and x0·s + x1·c, each product rounded, then the sum.
+func RopePairs(x, cos, sin []float32) {
+	if len(x) < 2*len(cos) || len(sin) < len(cos) {
+		panic("ggml: RopePairs operands too short")
+	}
+	ropePairs(x[:2*len(cos)], cos, sin[:len(cos)])
+}
+
+// RopeHalves rotates the pairs (x[i], x[i+n]), n = len(cos), as RopePairs
+// does (GGML's NeoX RoPE).
+func RopeHalves(x, cos, sin []float32) {
+	if len(x) < 2*len(cos) || len(sin) < len(cos) {
+		panic("ggml: RopeHalves operands too short")
+	}
+	ropeHalves(x[:2*len(cos)], cos, sin[:len(cos)])
+}
+
+var ropePairs, ropeHalves = ropePairsGo, ropeHalvesGo
+
+func ropePairsGo(x, cos, sin []float32) {
+	for i, c := range cos {
+		s, x0, x1 := sin[i], x[2*i], x[2*i+1]
+		x[2*i] = x0*c - x1*s
+		x[2*i+1] = x0*s + x1*c
+	}
+}
+
+func ropeHalvesGo(x, cos, sin []float32) {
+	n := len(cos)
+	for i, c := range cos {
+		s, x0, x1 := sin[i], x[i], x[i+n]
+		x[i] = x0*c - x1*s
+		x[i+n] = x0*s + x1*c
+	}
+}

@@ -8,9 +8,39 @@ func sumSqAVX(x *float32, n int) float64
 //go:noescape
 func scaleMulAVX(dst, x *float32, n int, s float32, w *float32)
 
+//go:noescape
+func ropePairsAVX(x, cos, sin *float32, n int)
+
+//go:noescape
+func ropeHalvesAVX(x, cos, sin *float32, n int)
+
 func init() {
 	if hasAVX2 {
 		sumSquares, scaleMul = sumSquaresAsm, scaleMulAsm
+		ropePairs, ropeHalves = ropePairsAsm, ropeHalvesAsm
+	}
+}
+
+// ropePairsAsm rotates 4 pairs a step, the rest through the twin.
+func ropePairsAsm(x, cos, sin []float32) {
+	n := len(cos) &^ 3
+	if n > 0 {
+		ropePairsAVX(&x[0], &cos[0], &sin[0], n)
+	}
+	ropePairsGo(x[2*n:], cos[n:], sin[n:])
+}
+
+// ropeHalvesAsm rotates 8 pairs a step, the rest as the twin does.
+func ropeHalvesAsm(x, cos, sin []float32) {
+	half := len(cos)
+	n := half &^ 7
+	if n > 0 {
+		ropeHalvesAVX(&x[0], &cos[0], &sin[0], half)
+	}
+	for i := n; i < half; i++ {
+		c, s, x0, x1 := cos[i], sin[i], x[i], x[i+half]
+		x[i] = x0*c - x1*s
+		x[i+half] = x0*s + x1*c
 	}
 }
 

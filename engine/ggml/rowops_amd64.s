@@ -71,3 +71,75 @@ smloop:
 smdone:
 	VZEROUPPER
 	RET
+
+// func ropePairsAVX(x, cos, sin *float32, n int)
+// n pairs, a multiple of 4: P = x·C and Q = swap(x)·S with C and S each
+// angle's value twice, then VADDSUBPS: x0·c − x1·s in the even lanes,
+// x1·c + x0·s in the odd ones.
+TEXT ·ropePairsAVX(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), DI
+	MOVQ cos+8(FP), SI
+	MOVQ sin+16(FP), DX
+	MOVQ n+24(FP), CX
+	SHRQ $2, CX
+	JEQ  rpdone
+
+rploop:
+	VMOVUPS     (DI), Y0
+	VMOVUPS     (SI), X1
+	VMOVUPS     (DX), X2
+	VUNPCKLPS   X1, X1, X3
+	VUNPCKHPS   X1, X1, X4
+	VINSERTF128 $1, X4, Y3, Y3
+	VUNPCKLPS   X2, X2, X5
+	VUNPCKHPS   X2, X2, X6
+	VINSERTF128 $1, X6, Y5, Y5
+	VMULPS      Y3, Y0, Y7
+	VPERMILPS   $0xB1, Y0, Y8
+	VMULPS      Y5, Y8, Y8
+	VADDSUBPS   Y8, Y7, Y7
+	VMOVUPS     Y7, (DI)
+	ADDQ        $32, DI
+	ADDQ        $16, SI
+	ADDQ        $16, DX
+	DECQ        CX
+	JNZ         rploop
+
+rpdone:
+	VZEROUPPER
+	RET
+
+// func ropeHalvesAVX(x, cos, sin *float32, n int)
+// n pairs (x[i], x[i+n]); the whole groups of 8 of them.
+TEXT ·ropeHalvesAVX(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), DI
+	MOVQ cos+8(FP), SI
+	MOVQ sin+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ CX, R8
+	SHLQ $2, R8
+	SHRQ $3, CX
+	JEQ  rhdone
+
+rhloop:
+	VMOVUPS (DI), Y0
+	VMOVUPS (DI)(R8*1), Y1
+	VMOVUPS (SI), Y2
+	VMOVUPS (DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y3, Y0, Y6
+	VMULPS  Y2, Y1, Y7
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y4, (DI)
+	VMOVUPS Y6, (DI)(R8*1)
+	ADDQ    $32, DI
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	DECQ    CX
+	JNZ     rhloop
+
+rhdone:
+	VZEROUPPER
+	RET

@@ -45,3 +45,52 @@ func TestRowOps(t *testing.T) {
 		}
 	}
 }
+
+// TestRope: RopePairs and RopeHalves as installed give their twins' bits
+// for 0 to 40 pairs and a few head sizes, over real angles' cosines and
+// sines, and a rotation keeps each pair's length.
+func TestRope(t *testing.T) {
+	r := rand.New(rand.NewPCG(6, 10))
+	for _, n := range append([]int{64, 80, 128}, seq(41)...) {
+		cs, sn := make([]float32, n), make([]float32, n)
+		for i := range cs {
+			a := r.Float64() * 1000
+			cs[i], sn[i] = float32(math.Cos(a)), float32(math.Sin(a))
+		}
+		x := make([]float32, 2*n+3)
+		for i := range x {
+			x[i] = float32(r.NormFloat64() * 4)
+		}
+		for name, f := range map[string][2]func(x, c, s []float32){
+			"pairs":  {RopePairs, ropePairsGo},
+			"halves": {RopeHalves, ropeHalvesGo},
+		} {
+			got, want := append([]float32(nil), x...), append([]float32(nil), x...)
+			f[0](got, cs, sn)
+			f[1](want[:2*n], cs, sn)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%s, %d pairs: element %d is %v, twin %v", name, n, i, got[i], want[i])
+				}
+			}
+			for i := 0; i < n; i++ {
+				a, b := 2*i, 2*i+1
+				if name == "halves" {
+					a, b = i, i+n
+				}
+				l0 := math.Hypot(float64(x[a]), float64(x[b]))
+				if l1 := math.Hypot(float64(got[a]), float64(got[b])); math.Abs(l1-l0) > 1e-5*(l0+1) {
+					t.Fatalf("%s, %d pairs: pair %d's length %v became %v", name, n, i, l0, l1)
+				}
+			}
+		}
+	}
+}
+
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}

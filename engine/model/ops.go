@@ -155,20 +155,11 @@ func (r *ropeTable) fill(pos int, base float64, freqScale float32) {
 // rope rotates the first nRot dims of one head vector x. half selects the
 // rotate-half (NEOX) pairing (i, i+nRot/2); otherwise pairs are (2i, 2i+1).
 func rope(x []float32, r *ropeTable, half bool) {
-	n := len(r.cos)
 	if half {
-		for i := 0; i < n; i++ {
-			x0, x1 := x[i], x[i+n]
-			x[i] = x0*r.cos[i] - x1*r.sin[i]
-			x[i+n] = x0*r.sin[i] + x1*r.cos[i]
-		}
+		ggml.RopeHalves(x, r.cos, r.sin)
 		return
 	}
-	for i := 0; i < n; i++ {
-		x0, x1 := x[2*i], x[2*i+1]
-		x[2*i] = x0*r.cos[i] - x1*r.sin[i]
-		x[2*i+1] = x0*r.sin[i] + x1*r.cos[i]
-	}
+	ggml.RopePairs(x, r.cos, r.sin)
 }
 
 // alibiSlopes returns ALiBi's per-head slopes as GGML computes them.
