@@ -243,6 +243,39 @@ func (a *Act) Fill(c0, c1 int) {
 	}
 }
 
+// FillFrom quantizes columns [c0, c1) of x, rows of n float32 values, to
+// the vec-dot type into the buffer given to Begin (QuantizeActivation) and
+// prepares them (Fill). Where only the tile layout's operands are asked for
+// (BeginTiles) and the AMX tiles do not take the columns, it does both in
+// one pass (quantTile), with the same bytes and operands. Like Fill, calls
+// for disjoint ranges may run concurrently.
+func (a *Act) FillFrom(x []float32, c0, c1 int) {
+	vt := a.wt.VecDotType()
+	if vt == F32 {
+		a.Fill(c0, c1) // the columns are x's own bytes
+		return
+	}
+	n := a.n
+	if quantTile != nil && vt == Q8_0 && a.kind == prepKindQ8 && a.b16 && a.tilesOnly && len(a.bqs) == 0 {
+		nb, off := n/32, b16Off(a.wt)
+		for c := c0; c < c1; c++ {
+			i := (c/16)*nb*16 + c%16
+			quantTile(x[c*n:(c+1)*n], a.x[c*a.xs:(c+1)*a.xs], nb, a.bdx[i:], a.bcorr[i:], off)
+		}
+		return
+	}
+	for c := c0; c < c1; c++ {
+		QuantizeActivation(vt, x[c*n:(c+1)*n], a.x[c*a.xs:(c+1)*a.xs])
+	}
+	a.Fill(c0, c1)
+}
+
+// quantTile, where set, quantizes one column's nb blocks of 32 floats to
+// Q8_0 at y, as QuantizeActivation does, and writes the column's tile
+// operands d_x and off·Σx into dx and corr, 16 apart, as fillB16 does
+// below the AMX tiles: one pass instead of two.
+var quantTile func(x []float32, y []byte, nb int, dx []float32, corr []int32, off int32)
+
 // fillQ8 unpacks column c (zeros past the last column). With group g the
 // columns are interleaved per block in groups of g: the 32-byte slot of
 // column c, block b is ((c/g)·nb + b)·g + c%g (g = 1: column after column).

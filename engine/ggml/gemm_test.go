@@ -308,3 +308,76 @@ func TestBlockSums(t *testing.T) {
 		}
 	}
 }
+
+// TestFillFrom: Act.FillFrom writes the bytes and operands of
+// QuantizeActivation followed by Fill, for Q4_0 and Q8_0 (fused in one
+// pass where the tile layout's operands alone are asked for, below the
+// AMX tiles), a K-quant and F16, one column range at a time as the model's
+// row split does; and MatMulAct over the result is the same.
+func TestFillFrom(t *testing.T) {
+	if quantTile == nil || !b16On[Q4_0] {
+		t.Log("no fused kernel or no tile layout on this CPU: FillFrom checked on its two-pass path only")
+	}
+	r := rand.New(rand.NewPCG(40, 2))
+	for _, tp := range []Type{Q4_0, Q8_0, Q4_K, F16} {
+		for _, n := range []int{256, 2048} {
+			for _, cols := range []int{1, 2, 3, 17} {
+				x := make([]float32, n*cols)
+				for i := range x {
+					x[i] = float32(r.NormFloat64() * math.Exp2(float64(r.IntN(9)-4)))
+				}
+				x[5] = 0
+				clear(x[n-32 : n]) // an all-zero block: d = 0
+				vt := tp.VecDotType()
+				xs := vt.RowSize(n)
+				for _, tiles := range []bool{false, true} {
+					var want, got Act
+					wb, gb := make([]byte, xs*cols), make([]byte, xs*cols)
+					for c := 0; c < cols; c++ {
+						QuantizeActivation(vt, x[c*n:(c+1)*n], wb[c*xs:(c+1)*xs])
+					}
+					begin := func(a *Act, b []byte) {
+						if tiles {
+							a.BeginTiles(tp, n, b, cols)
+						} else {
+							a.Begin(tp, n, b, cols)
+						}
+					}
+					begin(&want, wb)
+					want.Fill(0, cols)
+					begin(&got, gb)
+					got.FillFrom(x, 0, 1)
+					got.FillFrom(x, 1, cols)
+					name := fmt.Sprintf("%v n=%d cols=%d tiles=%v", tp, n, cols, tiles)
+					if !bytes.Equal(gb, wb) {
+						t.Fatalf("%s: quantized bytes differ", name)
+					}
+					if got.b16 {
+						nb := n / 32
+						for c := 0; c < cols; c++ {
+							for b := 0; b < nb; b++ {
+								i := ((c/16)*nb+b)*16 + c%16
+								if math.Float32bits(got.bdx[i]) != math.Float32bits(want.bdx[i]) || got.bcorr[i] != want.bcorr[i] {
+									t.Fatalf("%s: column %d block %d: d_x %v corr %d, want %v %d", name, c, b, got.bdx[i], got.bcorr[i], want.bdx[i], want.bcorr[i])
+								}
+							}
+						}
+					}
+					rows := 24
+					var w []byte
+					for range rows {
+						w = append(w, randomRow(r, tp, n)...)
+					}
+					dw, dg := nanSlice(cols*rows), nanSlice(cols*rows)
+					MatMulAct(tp, n, w, rows, &want, dw, rows)
+					MatMulAct(tp, n, w, rows, &got, dg, rows)
+					for i := range dw {
+						if math.Float32bits(dw[i]) != math.Float32bits(dg[i]) {
+							t.Fatalf("%s: product %d is %v, want %v", name, i, dg[i], dw[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -19,7 +19,20 @@ func init() {
 		quantActQ8Rows = quantActQ8Asm
 		fp32ToFP16Row = fp32ToFP16Asm
 		quantActQ8K = quantActQ8KAsm
+		quantTile = quantTileAsm
 	}
+}
+
+//go:noescape
+func quantQ8TileAVX(x *float32, y *byte, nb int, dx *float32, corr *int32, off int32)
+
+// quantTileAsm runs quantQ8TileAVX after checking its operands' extent.
+func quantTileAsm(x []float32, y []byte, nb int, dx []float32, corr []int32, off int32) {
+	if nb == 0 {
+		return
+	}
+	_, _, _, _ = x[32*nb-1], y[34*nb-1], dx[16*(nb-1)], corr[16*(nb-1)]
+	quantQ8TileAVX(&x[0], &y[0], nb, &dx[0], &corr[0], off)
 }
 
 //go:noescape

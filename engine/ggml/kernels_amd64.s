@@ -1147,6 +1147,52 @@ DATA permq8<>+24(SB)/4, $3
 DATA permq8<>+28(SB)/4, $7
 GLOBL permq8<>(SB), RODATA|NOPTR, $32
 
+// Q8BLOCK quantizes the block of 32 floats at SI as ggml-cpu's AVX2
+// quantize_row_q8_0: X6 = d = amax/127 (float32), X7 = fp16(d), also
+// stored at (DI), and Y0-Y3 the 32 values round-half-even(x·127/amax) as
+// int32. It takes X13 = 127 and Y15 the abs mask, and uses AX, X4, X5
+// and X8. (qa8zero: a label of the function that expands it.)
+#define Q8BLOCK \
+	VMOVUPS      (SI), Y0 \
+	VMOVUPS      32(SI), Y1 \
+	VMOVUPS      64(SI), Y2 \
+	VMOVUPS      96(SI), Y3 \
+	VANDPS       Y15, Y0, Y4 \
+	VANDPS       Y15, Y1, Y5 \
+	VMAXPS       Y5, Y4, Y4 \
+	VANDPS       Y15, Y2, Y5 \
+	VMAXPS       Y5, Y4, Y4 \
+	VANDPS       Y15, Y3, Y5 \
+	VMAXPS       Y5, Y4, Y4 \
+	VEXTRACTF128 $1, Y4, X5 \
+	VMAXPS       X5, X4, X4 \
+	VMOVHLPS     X4, X4, X5 \
+	VMAXPS       X5, X4, X4 \
+	VMOVSHDUP    X4, X5 \
+	VMAXSS       X5, X4, X4 \
+	VDIVSS       X13, X4, X6 \
+	VCVTPS2PH    $0, X6, X7 \
+	VPEXTRW      $0, X7, AX \
+	MOVW         AX, (DI) \
+	VXORPS       X8, X8, X8 \
+	VUCOMISS     X8, X4 \
+	JEQ          qa8zero \
+	VDIVSS       X4, X13, X8 \
+qa8zero: \
+	VBROADCASTSS X8, Y8 \
+	VMULPS       Y8, Y0, Y0 \
+	VMULPS       Y8, Y1, Y1 \
+	VMULPS       Y8, Y2, Y2 \
+	VMULPS       Y8, Y3, Y3 \
+	VROUNDPS     $0, Y0, Y0 \
+	VROUNDPS     $0, Y1, Y1 \
+	VROUNDPS     $0, Y2, Y2 \
+	VROUNDPS     $0, Y3, Y3 \
+	VCVTPS2DQ    Y0, Y0 \
+	VCVTPS2DQ    Y1, Y1 \
+	VCVTPS2DQ    Y2, Y2 \
+	VCVTPS2DQ    Y3, Y3
+
 // func quantQ8AVX(x *float32, y *byte, nb int, stride int, withSum bool)
 //
 // ggml-cpu's AVX2 quantize_row_q8_0 (stride 34) / quantize_row_q8_1
@@ -1167,46 +1213,7 @@ TEXT ·quantQ8AVX(SB), NOSPLIT, $0-33
 	LEAQ         4(DI), R11
 
 qa8loop:
-	VMOVUPS      (SI), Y0
-	VMOVUPS      32(SI), Y1
-	VMOVUPS      64(SI), Y2
-	VMOVUPS      96(SI), Y3
-	VANDPS       Y15, Y0, Y4
-	VANDPS       Y15, Y1, Y5
-	VMAXPS       Y5, Y4, Y4
-	VANDPS       Y15, Y2, Y5
-	VMAXPS       Y5, Y4, Y4
-	VANDPS       Y15, Y3, Y5
-	VMAXPS       Y5, Y4, Y4
-	VEXTRACTF128 $1, Y4, X5
-	VMAXPS       X5, X4, X4
-	VMOVHLPS     X4, X4, X5
-	VMAXPS       X5, X4, X4
-	VMOVSHDUP    X4, X5
-	VMAXSS       X5, X4, X4
-	VDIVSS       X13, X4, X6
-	VCVTPS2PH    $0, X6, X7
-	VPEXTRW      $0, X7, AX
-	MOVW         AX, (DI)
-	VXORPS       X8, X8, X8
-	VUCOMISS     X8, X4
-	JEQ          qa8zero
-	VDIVSS       X4, X13, X8
-
-qa8zero:
-	VBROADCASTSS X8, Y8
-	VMULPS       Y8, Y0, Y0
-	VMULPS       Y8, Y1, Y1
-	VMULPS       Y8, Y2, Y2
-	VMULPS       Y8, Y3, Y3
-	VROUNDPS     $0, Y0, Y0
-	VROUNDPS     $0, Y1, Y1
-	VROUNDPS     $0, Y2, Y2
-	VROUNDPS     $0, Y3, Y3
-	VCVTPS2DQ    Y0, Y0
-	VCVTPS2DQ    Y1, Y1
-	VCVTPS2DQ    Y2, Y2
-	VCVTPS2DQ    Y3, Y3
+	Q8BLOCK
 	TESTQ        R10, R10
 	JEQ          qa8pack
 	VPADDD       Y1, Y0, Y9
@@ -1233,6 +1240,50 @@ qa8pack:
 	ADDQ      R9, R11
 	DECQ      CX
 	JNZ       qa8loop
+	VZEROUPPER
+	RET
+
+// func quantQ8TileAVX(x *float32, y *byte, nb int, dx *float32, corr *int32, off int32)
+//
+// quantQ8AVX's Q8_0 blocks (stride 34) of one column and, for each block
+// b, the tile layout's operands of that column (Act.fillB16 below the AMX
+// tiles): dx[16b] = float32(fp16(d)), corr[16b] = off·Σq.
+TEXT ·quantQ8TileAVX(SB), NOSPLIT, $0-44
+	MOVQ         x+0(FP), SI
+	MOVQ         y+8(FP), DI
+	MOVQ         nb+16(FP), CX
+	MOVQ         dx+24(FP), R13
+	MOVQ         corr+32(FP), R14
+	MOVL         off+40(FP), R12
+	VBROADCASTSS absmask<>(SB), Y15
+	VMOVDQU      permq8<>(SB), Y14
+	VMOVSS       f127<>(SB), X13
+
+qa8loop:
+	Q8BLOCK
+	VCVTPH2PS    X7, X9
+	VMOVSS       X9, (R13)
+	VPADDD       Y1, Y0, Y9
+	VPADDD       Y3, Y2, Y10
+	VPADDD       Y10, Y9, Y9
+	VEXTRACTI128 $1, Y9, X10
+	VPADDD       X10, X9, X9
+	VPHADDD      X9, X9, X9
+	VPHADDD      X9, X9, X9
+	VMOVD        X9, AX
+	IMULL        R12, AX
+	MOVL         AX, (R14)
+	VPACKSSDW    Y1, Y0, Y0
+	VPACKSSDW    Y3, Y2, Y2
+	VPACKSSWB    Y2, Y0, Y0
+	VPERMD       Y0, Y14, Y0
+	VMOVDQU      Y0, 2(DI)
+	ADDQ         $128, SI
+	ADDQ         $34, DI
+	ADDQ         $64, R13
+	ADDQ         $64, R14
+	DECQ         CX
+	JNZ          qa8loop
 	VZEROUPPER
 	RET
 

@@ -78,7 +78,13 @@ var typeTraits = map[Type]traits{
 }
 
 // Known reports whether t is a type this package implements.
-func (t Type) Known() bool { _, ok := typeTraits[t]; return ok }
+func (t Type) Known() bool {
+	if t < Type(len(geometry)) && geometry[t][0] != 0 { // no map lookup on the hot paths
+		return true
+	}
+	_, ok := typeTraits[t]
+	return ok
+}
 
 func (t Type) String() string {
 	if tr, ok := typeTraits[t]; ok {

@@ -6,8 +6,10 @@ import "fmt"
 // t must have (ggml's type_traits_cpu vec_dot_type): llama.cpp quantizes
 // the activation row to it before each product.
 func (t Type) VecDotType() Type {
-	if e := external[t]; e != nil {
-		return e.VecDotType
+	if len(external) > 0 { // no map lookup on the hot paths
+		if e := external[t]; e != nil {
+			return e.VecDotType
+		}
 	}
 	switch t {
 	case Q4_0, Q5_0, Q8_0, IQ4_NL:

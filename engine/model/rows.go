@@ -37,10 +37,7 @@ type rowsTask struct {
 	ffn   *FFN // opGLU
 	up, h []float32
 
-	x      []float32 // opQuant: rows of n floats into s.actBuf
-	n      int
-	typ    ggml.Type
-	stride int
+	x []float32 // opQuant: the rows prepare was given, into s.actBuf
 }
 
 func (r *rowsTask) Run(i, worker int) {
@@ -58,12 +55,7 @@ func (r *rowsTask) Run(i, worker int) {
 	case opGLU:
 		r.s.gluRows(r.ffn, r.up, r.h, t0, t1)
 	case opQuant:
-		if r.typ != ggml.F32 {
-			for t := t0; t < t1; t++ {
-				ggml.QuantizeActivation(r.typ, r.x[t*r.n:(t+1)*r.n], r.s.actBuf[t*r.stride:(t+1)*r.stride])
-			}
-		}
-		r.s.act.Fill(t0, t1)
+		r.s.act.FillFrom(r.x, t0, t1) // quantizes into s.actBuf (prepare's Begin), then prepares
 	}
 }
 

@@ -768,7 +768,7 @@ func (s *State) prepare(x []float32, T, n int, wt ggml.Type, tiles bool) {
 	} else {
 		s.act.Begin(wt, n, xq, T)
 	}
-	s.rt = rowsTask{s: s, op: opQuant, T: T, x: x, n: n, typ: typ, stride: stride}
+	s.rt = rowsTask{s: s, op: opQuant, T: T, x: x}
 	s.eachRow()
 	s.actSrc, s.actType, s.actT, s.actN, s.actTiles = &x[0], wt, T, n, tiles
 }
