@@ -270,6 +270,27 @@ func (a *Act) FillFrom(x []float32, c0, c1 int) {
 	a.Fill(c0, c1)
 }
 
+// Blockwise reports whether FillSpan may prepare the columns block range
+// by block range: FillFrom's one-pass case (tile operands only, below the
+// AMX tiles, with the fused kernel).
+func (a *Act) Blockwise() bool {
+	return quantTile != nil && a.kind == prepKindQ8 && a.b16 && a.tilesOnly && len(a.bqs) == 0 && a.wt.VecDotType() == Q8_0
+}
+
+// FillSpan quantizes and prepares elements [i0, i1) of column c from x,
+// those elements' floats, as FillFrom does the whole column: i0 and i1
+// multiples of 32 (or i1 the column's end). For Blockwise columns only;
+// disjoint spans may run concurrently, so the threads that computed a
+// column's parts can prepare them where they are in cache.
+func (a *Act) FillSpan(x []float32, c, i0, i1 int) {
+	if !a.Blockwise() || i0%32 != 0 || i1%32 != 0 || i1 > a.n || len(x) < i1-i0 {
+		panic(fmt.Sprintf("ggml: FillSpan [%d, %d) of %d over columns that are not Blockwise (%v)", i0, i1, a.n, a.Blockwise()))
+	}
+	nb, b0 := a.n/32, i0/32
+	i := ((c/16)*nb+b0)*16 + c%16
+	quantTile(x[:i1-i0], a.x[c*a.xs+34*b0:c*a.xs+34*(i1/32)], (i1-i0)/32, a.bdx[i:], a.bcorr[i:], b16Off(a.wt))
+}
+
 // quantTile, where set, quantizes one column's nb blocks of 32 floats to
 // Q8_0 at y, as QuantizeActivation does, and writes the column's tile
 // operands d_x and off·Σx into dx and corr, 16 apart, as fillB16 does

@@ -36,13 +36,18 @@ type rowsTask struct {
 
 	ffn   *FFN // opGLU
 	up, h []float32
+	prep  bool // opGLU with span: each span also prepares s.act (spanPrepared)
 
 	x []float32 // opQuant: the rows prepare was given, into s.actBuf
 }
 
 func (r *rowsTask) Run(i, worker int) {
 	if r.span {
-		r.s.gluSpan(r.ffn, r.up, r.h, i*r.per, min((i+1)*r.per, r.ffn.width()))
+		i0, i1 := i*r.per, min((i+1)*r.per, r.ffn.width())
+		r.s.gluSpan(r.ffn, r.up, r.h, i0, i1)
+		if r.prep {
+			r.s.act.FillSpan(r.h[i0:i1], 0, i0, i1)
+		}
 		return
 	}
 	t0 := i * r.per
@@ -63,13 +68,19 @@ func (r *rowsTask) Run(i, worker int) {
 // thread, else in ranges over the pool.
 func (s *State) eachRow() {
 	r, threads := &s.rt, s.m.pool.Size()
-	if r.op == opGLU && r.T == 1 && threads > 1 && r.ffn.width() >= minParallelSpan {
-		// Decode: split the one row (SiLU's exp is ~10 ns a value).
+	if r.op == opGLU && r.T == 1 && s.spanSplit(r.ffn) {
+		// Decode: split the one row (SiLU's exp is ~10 ns a value), in
+		// whole blocks of 32 where the spans prepare the next product's
+		// input.
 		nff := r.ffn.width()
 		r.span, r.per = true, (nff+2*threads-1)/(2*threads)
+		if r.prep {
+			r.per = (r.per + 31) / 32 * 32
+		}
 		s.m.pool.Run(r, (nff+r.per-1)/r.per)
 		return
 	}
+	r.prep = false
 	if r.T < minParallelRows || threads == 1 {
 		r.per = r.T
 		r.Run(0, 0)
@@ -77,6 +88,12 @@ func (s *State) eachRow() {
 	}
 	r.per = max(1, (r.T+4*threads-1)/(4*threads))
 	s.m.pool.Run(r, (r.T+r.per-1)/r.per)
+}
+
+// spanSplit reports whether a decode step's gated activation of f runs
+// split in spans over the pool.
+func (s *State) spanSplit(f *FFN) bool {
+	return s.m.pool.Size() > 1 && f.width() >= minParallelSpan
 }
 
 // normRows applies n to the T rows of d in src, into dst; a nil norm

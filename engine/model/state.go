@@ -44,6 +44,7 @@ type State struct {
 	actType     ggml.Type // weight type act is prepared for
 	actT, actN  int
 	actTiles    bool        // act holds only the tile layout's operands (ggml.Act.BeginTiles)
+	spanPreps   int         // decode steps' FFN inputs prepared by the spans (spanPrepared), for tests
 	scores      [][]float32 // per worker [nCtx]
 	blockScores [][]float32 // per worker [attnBlockRows × nCtx] (attn_block.go; nil when maxBatch is 1)
 	blockAttn   bool        // prompt attention in blocks of queries
@@ -684,7 +685,14 @@ func (s *State) ffnBlock(f *FFN, T int, xn, out []float32) {
 		s.linear(up, f.Up, xn, T)
 	}
 	s.rt = rowsTask{s: s, op: opGLU, T: T, ffn: f, up: up, h: h}
+	if T == 1 && s.spanSplit(f) {
+		s.rt.prep = s.spanPrepared(f.Down.W, h, nff)
+	}
 	s.eachRow()
+	if s.rt.prep {
+		s.actSrc, s.actType, s.actT, s.actN, s.actTiles = &h[0], f.Down.W.Type, 1, nff, true
+		s.spanPreps++
+	}
 	s.linear(out, f.Down, h, T)
 }
 
@@ -754,6 +762,15 @@ func (s *State) prepare(x []float32, T, n int, wt ggml.Type, tiles bool) {
 	if s.actSrc == &x[0] && s.actType == wt && s.actT == T && s.actN == n && (tiles || !s.actTiles) {
 		return
 	}
+	s.beginAct(x, T, n, wt, tiles)
+	s.rt = rowsTask{s: s, op: opQuant, T: T, x: x}
+	s.eachRow()
+	s.actSrc, s.actType, s.actT, s.actN, s.actTiles = &x[0], wt, T, n, tiles
+}
+
+// beginAct sizes s.actBuf for T rows of n values quantized for weights of
+// type wt and begins s.act over them (prepare's first half).
+func (s *State) beginAct(x []float32, T, n int, wt ggml.Type, tiles bool) {
 	typ := wt.VecDotType()
 	stride := typ.RowSize(n)
 	xq := ggml.F32Bytes(x[:T*n])
@@ -768,9 +785,19 @@ func (s *State) prepare(x []float32, T, n int, wt ggml.Type, tiles bool) {
 	} else {
 		s.act.Begin(wt, n, xq, T)
 	}
-	s.rt = rowsTask{s: s, op: opQuant, T: T, x: x}
-	s.eachRow()
-	s.actSrc, s.actType, s.actT, s.actN, s.actTiles = &x[0], wt, T, n, tiles
+}
+
+// spanPrepared begins s.act for the down projection's input h (one decode
+// row of nff values) when the gated activation's spans can prepare it as
+// they compute it (ggml.Act.FillSpan): in each worker's cache, where the
+// caller would otherwise read every line from the other cores' before the
+// product. It reports whether they will; prepare then finds h prepared.
+func (s *State) spanPrepared(down *Weight, h []float32, nff int) bool {
+	if down == nil || !down.Rows4 || down.Cols != nff || nff%32 != 0 {
+		return false
+	}
+	s.beginAct(h, 1, nff, down.Type, true)
+	return s.act.Blockwise()
 }
 
 // chunkRows picks how many weight rows one task covers: enough tasks for
