@@ -143,6 +143,9 @@ func (s *State) attend(l, T int, q, out []float32) {
 // attendTokens computes the attention one task per (token, head).
 func (s *State) attendTokens(l, T int, q, out []float32) {
 	s.attn = attnTask{s: s, l: l, T: T, q: q, out: out}
+	if T == 1 && s.attnPrep != nil {
+		s.attn.prep, s.attnPrepped = s.attnPrep, true
+	}
 	s.m.pool.Run(&s.attn, T*s.m.NHead)
 }
 

@@ -8,12 +8,13 @@ import (
 	"flowchat/engine/quant"
 )
 
-// TestSpanPrepared: where a decode step's gated activation is split over
-// the pool (an FFN of 1024 or more at 2 threads) and the down projection
-// is in the tile layout, the spans prepare its input (ggml.Act.FillSpan)
-// instead of the caller: the logits token by token at 2 threads must have
-// the bits of the same model's at 1 thread (no span split) and of one
-// prompt batch, for Q4_0 and Q8_0.
+// TestSpanPrepared: where a decode step's attention runs one task per
+// head and its gated activation is split over the pool (an FFN of 1024 or
+// more at 2 threads), with the output and down projections in the tile
+// layout, the heads and the spans prepare those products' inputs
+// (ggml.Act.FillSpan) instead of the caller: the logits token by token at
+// 2 threads must have the bits of the same model's at 1 thread (no span
+// split) and of one prompt batch, for Q4_0 and Q8_0.
 func TestSpanPrepared(t *testing.T) {
 	if !ggml.Rows4(ggml.Q4_0) || ggml.InterleaveGroup(ggml.Q4_0) != 16 {
 		t.Skip("skipping: no Q4_0 tile layout on this CPU (no AVX2)")
@@ -37,7 +38,7 @@ func TestSpanPrepared(t *testing.T) {
 			s := m.NewState(64, 1)
 			step := promptLogits(t, s, prompt)
 			if threads == 2 {
-				if s.spanPreps != 2*len(prompt) { // every layer of every step
+				if s.spanPreps != 2*2*len(prompt) { // O and down, in every layer of every step
 					t.Fatalf("%v: the spans did not prepare the down projection's input", typ)
 				}
 				batch := promptLogits(t, m.NewState(64, 32), prompt)

@@ -44,7 +44,9 @@ type State struct {
 	actType     ggml.Type // weight type act is prepared for
 	actT, actN  int
 	actTiles    bool        // act holds only the tile layout's operands (ggml.Act.BeginTiles)
-	spanPreps   int         // decode steps' FFN inputs prepared by the spans (spanPrepared), for tests
+	spanPreps   int         // decode steps' inputs of O and FFN down prepared by the workers (spanPrepared), for tests
+	attnPrep    *ggml.Act   // set by the driver: attendTokens' heads of a decode row prepare their output there
+	attnPrepped bool        // attendTokens did so
 	scores      [][]float32 // per worker [nCtx]
 	blockScores [][]float32 // per worker [attnBlockRows × nCtx] (attn_block.go; nil when maxBatch is 1)
 	blockAttn   bool        // prompt attention in blocks of queries
@@ -513,6 +515,11 @@ func (s *State) attention(l, T int, xn []float32) {
 	out := s.attnOut[:T*c.NHead*c.HeadDimV]
 	qd, kd, vd, od := c.qDim(), c.kvDim(), c.vDim(), c.NHead*c.HeadDimV
 	s.rowAttn = s.rowAttn[:0]
+	var headPrep *State // the one decode row's sequence, when its heads prepare out for O
+	if T == 1 && len(s.segs) == 1 && c.HeadDimV%32 == 0 && s.spanPrepared(a.O.W, out, od) {
+		headPrep = s.segs[0].Seq
+		headPrep.attnPrep, headPrep.attnPrepped = &s.act, false
+	}
 	for i := range s.segs {
 		g := &s.segs[i]
 		r0, r1 := g.row0, g.row0+len(g.Tokens)
@@ -526,6 +533,13 @@ func (s *State) attention(l, T int, xn []float32) {
 	if len(s.rowAttn) > 0 {
 		s.ra = rowsAttnTask{d: s, l: l, q: q, out: out}
 		m.pool.Run(&s.ra, len(s.rowAttn)*m.NHead)
+	}
+	if headPrep != nil {
+		if headPrep.attnPrepped { // else a split attention ran: prepare finds act unfilled and fills it
+			s.actSrc, s.actType, s.actT, s.actN, s.actTiles = &out[0], a.O.W.Type, 1, od, true
+			s.spanPreps++
+		}
+		headPrep.attnPrep, headPrep.attnPrepped = nil, false
 	}
 	s.linear(s.tmp[:T*c.NEmbd], a.O, out, T)
 }
@@ -557,9 +571,22 @@ type attnTask struct {
 	s      *State
 	l, T   int
 	q, out []float32
+	// prep, for one decode row, is the output projection's activation:
+	// each head quantizes and prepares its output there as it finishes it
+	// (ggml.Act.FillSpan, the same bytes as the caller's pass after).
+	prep *ggml.Act
 }
 
 func (a *attnTask) Run(i, worker int) {
+	a.run(i, worker)
+	if a.prep != nil {
+		hdv := a.s.m.HeadDimV
+		h := i % a.s.m.NHead
+		a.prep.FillSpan(a.out[h*hdv:(h+1)*hdv], 0, h*hdv, (h+1)*hdv)
+	}
+}
+
+func (a *attnTask) run(i, worker int) {
 	s, m := a.s, a.s.m
 	t, h := i/m.NHead, i%m.NHead
 	hd, hdv := m.HeadDim, m.HeadDimV
@@ -787,16 +814,18 @@ func (s *State) beginAct(x []float32, T, n int, wt ggml.Type, tiles bool) {
 	}
 }
 
-// spanPrepared begins s.act for the down projection's input h (one decode
-// row of nff values) when the gated activation's spans can prepare it as
-// they compute it (ggml.Act.FillSpan): in each worker's cache, where the
+// spanPrepared begins s.act for x, one decode row of n values that the
+// workers compute in parts (the gated activation's spans, the attention's
+// heads), as the input of w, when those parts can quantize and prepare it
+// as they finish it (ggml.Act.FillSpan): in each worker's cache, where the
 // caller would otherwise read every line from the other cores' before the
-// product. It reports whether they will; prepare then finds h prepared.
-func (s *State) spanPrepared(down *Weight, h []float32, nff int) bool {
-	if down == nil || !down.Rows4 || down.Cols != nff || nff%32 != 0 {
+// product. It reports whether they can; the caller then records x as
+// prepared, and prepare finds it so.
+func (s *State) spanPrepared(w *Weight, x []float32, n int) bool {
+	if w == nil || !w.Rows4 || w.Cols != n || n%32 != 0 {
 		return false
 	}
-	s.beginAct(h, 1, nff, down.Type, true)
+	s.beginAct(x, 1, n, w.Type, true)
 	return s.act.Blockwise()
 }
 
