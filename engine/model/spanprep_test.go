@@ -17,7 +17,7 @@ import (
 // split) and of one prompt batch, for Q4_0 and Q8_0.
 func TestSpanPrepared(t *testing.T) {
 	if !ggml.Rows4(ggml.Q4_0) || ggml.InterleaveGroup(ggml.Q4_0) != 16 {
-		t.Skip("skipping: no Q4_0 tile layout on this CPU (no AVX2)")
+		t.Skip("skipping: no Q4_0 tile layout here (it needs AVX2 and a build without noasm)")
 	}
 	path := writeBenchModel(t, benchShape{"span", 256, 2, 4, 2, 1024, 64})
 	for _, typ := range []ggml.Type{ggml.Q4_0, ggml.Q8_0} {
