@@ -116,7 +116,7 @@ func (a *Act) Begin(t Type, n int, x []byte, cols int) {
 // layout is the tile layout (Q4_0 and Q8_0 on every amd64 tier), Fill then
 // prepares only its operands and skips the row-major kernels' (qs, dx8,
 // corr): a decode step prepares each matrix's input on one thread while
-// the others wait, and this halves that. MatMulAct over such columns is
+// the others wait, and this cuts that work by more than half. MatMulAct over such columns is
 // still right, column by column through MatVec, only slower.
 func (a *Act) BeginTiles(t Type, n int, x []byte, cols int) {
 	a.Begin(t, n, x, cols)
@@ -256,7 +256,7 @@ func (a *Act) FillFrom(x []float32, c0, c1 int) {
 		return
 	}
 	n := a.n
-	if quantTile != nil && vt == Q8_0 && a.kind == prepKindQ8 && a.b16 && a.tilesOnly && len(a.bqs) == 0 {
+	if a.Blockwise() {
 		nb, off := n/32, b16Off(a.wt)
 		for c := c0; c < c1; c++ {
 			i := (c/16)*nb*16 + c%16
@@ -279,7 +279,7 @@ func (a *Act) Blockwise() bool {
 
 // FillSpan quantizes and prepares elements [i0, i1) of column c from x,
 // those elements' floats, as FillFrom does the whole column: i0 and i1
-// multiples of 32 (or i1 the column's end). For Blockwise columns only;
+// multiples of 32. For Blockwise columns only;
 // disjoint spans may run concurrently, so the threads that computed a
 // column's parts can prepare them where they are in cache.
 func (a *Act) FillSpan(x []float32, c, i0, i1 int) {
@@ -336,11 +336,10 @@ func (a *Act) fillQ8(c int) {
 }
 
 // quadSums returns the sums of the eight groups of 4 int8 values at
-// q[0:32] (sum4 of each), eight bytes at a time: each byte biased by 128
-// to unsigned, then neighbours added in 16-bit and 32-bit lanes that cannot
-// carry into each other (at most 4·255). Decode prepares every matrix's
-// input on one thread while the others wait, so this runs ~10× faster than
-// byte by byte counts at 16 threads.
+// q[0:32], eight bytes at a time: each byte biased by 128 to unsigned,
+// then neighbours added in 16-bit and 32-bit lanes that cannot carry into
+// each other (at most 4·255). Decode prepares a matrix's input on one
+// thread while the others wait, so its speed counts at high thread counts.
 func quadSums(q []byte) (s [8]int32) {
 	q = q[:32]
 	for k := 0; k < 4; k++ {

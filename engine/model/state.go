@@ -826,6 +826,7 @@ func (s *State) spanPrepared(w *Weight, x []float32, n int) bool {
 		return false
 	}
 	s.beginAct(x, 1, n, w.Type, true)
+	s.actSrc = nil // act no longer holds what prepare recorded
 	return s.act.Blockwise()
 }
 
