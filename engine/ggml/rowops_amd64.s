@@ -143,3 +143,25 @@ rhloop:
 rhdone:
 	VZEROUPPER
 	RET
+
+// func fp16ToF32Y(x *uint16, y *float32, n int)
+// y[i] = fp32(x[i]) for n a multiple of 8 (exact): fp16ToF32Z at 256 bits,
+// for the AVX2 tier.
+TEXT ·fp16ToF32Y(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	JEQ  h2ydone
+
+h2yloop:
+	VCVTPH2PS (SI), Y0
+	VMOVUPS   Y0, (DI)
+	ADDQ      $16, SI
+	ADDQ      $32, DI
+	DECQ      CX
+	JNZ       h2yloop
+
+h2ydone:
+	VZEROUPPER
+	RET

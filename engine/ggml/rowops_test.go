@@ -94,3 +94,29 @@ func seq(n int) []int {
 	}
 	return s
 }
+
+// TestWidenF16: the installed widenF16 (assembly on AVX2 and AVX-512
+// CPUs) gives the table's bits for every half value, at lengths with and
+// without a tail, but for signaling NaNs, which VCVTPH2PS quiets (a NaN
+// either way; no activation is one).
+func TestWidenF16(t *testing.T) {
+	h := make([]uint16, 1<<16+5)
+	for i := range h {
+		h[i] = uint16(i)
+	}
+	for _, n := range []int{0, 7, 8, 13, 1 << 16, len(h)} {
+		f := make([]float32, n)
+		widenF16(h[:n], f)
+		for i, v := range f {
+			if h[i]&0x7e00 == 0x7c00 && h[i]&0x3ff != 0 { // signaling NaN
+				if !math.IsNaN(float64(v)) {
+					t.Fatalf("n=%d: %#04x widened to %v", n, h[i], v)
+				}
+				continue
+			}
+			if math.Float32bits(v) != math.Float32bits(fp16Table[h[i]]) {
+				t.Fatalf("n=%d: %#04x widened to %#08x, table %#08x", n, h[i], math.Float32bits(v), math.Float32bits(fp16Table[h[i]]))
+			}
+		}
+	}
+}

@@ -6,7 +6,7 @@ import "fmt"
 // t must have (ggml's type_traits_cpu vec_dot_type): llama.cpp quantizes
 // the activation row to it before each product.
 func (t Type) VecDotType() Type {
-	if len(external) > 0 { // no map lookup on the hot paths
+	if t >= 1000 { // a registered type (RegisterType); no map lookup on the hot paths
 		if e := external[t]; e != nil {
 			return e.VecDotType
 		}
