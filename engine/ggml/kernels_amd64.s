@@ -1193,6 +1193,24 @@ qa8zero: \
 	VCVTPS2DQ    Y2, Y2 \
 	VCVTPS2DQ    Y3, Y3
 
+// Q8SUM puts Σq of Q8BLOCK's Y0-Y3 in X9's low lane (int32), using Y10.
+#define Q8SUM \
+	VPADDD       Y1, Y0, Y9 \
+	VPADDD       Y3, Y2, Y10 \
+	VPADDD       Y10, Y9, Y9 \
+	VEXTRACTI128 $1, Y9, X10 \
+	VPADDD       X10, X9, X9 \
+	VPHADDD      X9, X9, X9 \
+	VPHADDD      X9, X9, X9
+
+// Q8PACK stores Q8BLOCK's Y0-Y3 as 32 int8 at dst (Y14 = permq8).
+#define Q8PACK(dst) \
+	VPACKSSDW Y1, Y0, Y0 \
+	VPACKSSDW Y3, Y2, Y2 \
+	VPACKSSWB Y2, Y0, Y0 \
+	VPERMD    Y0, Y14, Y0 \
+	VMOVDQU   Y0, dst
+
 // func quantQ8AVX(x *float32, y *byte, nb int, stride int, withSum bool)
 //
 // ggml-cpu's AVX2 quantize_row_q8_0 (stride 34) / quantize_row_q8_1
@@ -1216,13 +1234,7 @@ qa8loop:
 	Q8BLOCK
 	TESTQ        R10, R10
 	JEQ          qa8pack
-	VPADDD       Y1, Y0, Y9
-	VPADDD       Y3, Y2, Y10
-	VPADDD       Y10, Y9, Y9
-	VEXTRACTI128 $1, Y9, X10
-	VPADDD       X10, X9, X9
-	VPHADDD      X9, X9, X9
-	VPHADDD      X9, X9, X9
+	Q8SUM
 	VCVTDQ2PS    X9, X9
 	VMULSS       X9, X6, X9
 	VCVTPS2PH    $0, X9, X9
@@ -1230,11 +1242,7 @@ qa8loop:
 	MOVW         AX, 2(DI)
 
 qa8pack:
-	VPACKSSDW Y1, Y0, Y0
-	VPACKSSDW Y3, Y2, Y2
-	VPACKSSWB Y2, Y0, Y0
-	VPERMD    Y0, Y14, Y0
-	VMOVDQU   Y0, (R11)
+	Q8PACK((R11))
 	ADDQ      $128, SI
 	ADDQ      R9, DI
 	ADDQ      R9, R11
@@ -1263,21 +1271,11 @@ qa8loop:
 	Q8BLOCK
 	VCVTPH2PS    X7, X9
 	VMOVSS       X9, (R13)
-	VPADDD       Y1, Y0, Y9
-	VPADDD       Y3, Y2, Y10
-	VPADDD       Y10, Y9, Y9
-	VEXTRACTI128 $1, Y9, X10
-	VPADDD       X10, X9, X9
-	VPHADDD      X9, X9, X9
-	VPHADDD      X9, X9, X9
+	Q8SUM
 	VMOVD        X9, AX
 	IMULL        R12, AX
 	MOVL         AX, (R14)
-	VPACKSSDW    Y1, Y0, Y0
-	VPACKSSDW    Y3, Y2, Y2
-	VPACKSSWB    Y2, Y0, Y0
-	VPERMD       Y0, Y14, Y0
-	VMOVDQU      Y0, 2(DI)
+	Q8PACK(2(DI))
 	ADDQ         $128, SI
 	ADDQ         $34, DI
 	ADDQ         $64, R13
