@@ -262,9 +262,9 @@ func benchPrompt(m *engine.Model, n int, kv ggml.Type) func() float64 {
 }
 
 // benchGen returns a run that generates n tokens one at a time from an
-// empty cache (the same State for every run, as benchPrompt).
-// benchGen measures generation; with g, it also sums the serial time
-// between the pool's passes (model.Model.MeasureGaps) over its runs.
+// empty cache (the same State for every run, as benchPrompt); with g, each
+// run also adds its serial time between the pool's passes
+// (model.Model.MeasureGaps) to g.
 func benchGen(m *engine.Model, n int, kv ggml.Type, g *gapCount) func() float64 {
 	debug.FreeOSMemory() // the previous test's State (see benchPrompt)
 	st, err := m.Net.NewStateKV(n+1, 1, kv)

@@ -84,10 +84,13 @@ func ropePairsGo(x, cos, sin []float32) {
 	}
 }
 
-func ropeHalvesGo(x, cos, sin []float32) {
+func ropeHalvesGo(x, cos, sin []float32) { ropeHalvesFrom(x, cos, sin, 0) }
+
+// ropeHalvesFrom rotates the pairs (x[i], x[i+n]) for i from i0 on.
+func ropeHalvesFrom(x, cos, sin []float32, i0 int) {
 	n := len(cos)
-	for i, c := range cos {
-		s, x0, x1 := sin[i], x[i], x[i+n]
+	for i := i0; i < n; i++ {
+		c, s, x0, x1 := cos[i], sin[i], x[i], x[i+n]
 		x[i] = x0*c - x1*s
 		x[i+n] = x0*s + x1*c
 	}

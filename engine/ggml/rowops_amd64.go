@@ -56,11 +56,7 @@ func ropeHalvesAsm(x, cos, sin []float32) {
 	if n > 0 {
 		ropeHalvesAVX(&x[0], &cos[0], &sin[0], half)
 	}
-	for i := n; i < half; i++ {
-		c, s, x0, x1 := cos[i], sin[i], x[i], x[i+half]
-		x[i] = x0*c - x1*s
-		x[i+half] = x0*s + x1*c
-	}
+	ropeHalvesFrom(x, cos, sin, n)
 }
 
 // sumSquaresAsm runs the whole groups of 16 through the kernel (its four
