@@ -45,8 +45,9 @@ func BenchmarkF16Stream(b *testing.B) {
 
 // BenchmarkF16StreamRows measures the two F16 row kernels' decode streaming
 // a set larger than the last-level cache, row after row, alternated:
-// dotF16AVX (the AVX-512 tier's order: one stream a row) and dotF16QAVX
-// (the AVX2 tier's: four streams a row, each prefetched 512 bytes ahead).
+// dotF16AVX (the AVX-512 tier's order: one stream a row, no software
+// prefetch) and dotF16QAVX (the AVX2 tier's: four streams a row, and a
+// prefetch of the next row, line by line).
 func BenchmarkF16StreamRows(b *testing.B) {
 	if !hasAVX2 {
 		b.Skip("no AVX2")
