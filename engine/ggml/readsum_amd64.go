@@ -1,0 +1,12 @@
+//go:build amd64 && !noasm
+
+package ggml
+
+//go:noescape
+func readSumAVX(p *byte, n int) uint32
+
+func init() {
+	if hasAVX2 {
+		readSum = func(p []byte) uint32 { return readSumAVX(&p[0], len(p)) }
+	}
+}
