@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -180,4 +181,72 @@ func BenchmarkReadBandwidth(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkModelStream streams a TinyLlama-sized set of 5632×2048 matrices
+// through decode as a model runs it: each type in the layout the model
+// loads it in here (interleaved where Rows4 says so), one prepared column,
+// on 1 and 2 goroutines (each its own half), in wall-clock GB/s of weights
+// next to the read probe (BenchmarkReadBandwidth), alternated twice.
+func BenchmarkModelStream(b *testing.B) {
+	rows, n := 5632, 2048
+	for rep := 0; rep < 2; rep++ {
+		for _, tp := range streamTypes() {
+			for _, th := range []int{1, 2} {
+				b.Run(fmt.Sprintf("%v/threads=%d/%d", tp, th, rep), func(b *testing.B) {
+					set, w, x := streamSet(b, tp, rows, n, th)
+					il := Rows4(tp)
+					if il {
+						for off := 0; off < len(set); off += len(w) {
+							InterleaveRows4(tp, n, set[off:off+len(w)], rows, nil)
+						}
+					}
+					b.SetBytes(int64(len(set)))
+					b.ResetTimer()
+					for i := 0; i < b.N; i++ {
+						var wg sync.WaitGroup
+						for t := 0; t < th; t++ {
+							wg.Add(1)
+							go func(part []byte) {
+								defer wg.Done()
+								var a Act
+								if il {
+									a.BeginTiles(tp, n, x, 1)
+								} else {
+									a.Begin(tp, n, x, 1)
+								}
+								a.Fill(0, 1)
+								dst := make([]float32, rows)
+								for off := 0; off < len(part); off += len(w) {
+									if il {
+										MatMulActRows4(tp, n, part[off:off+len(w)], rows, &a, dst, rows)
+									} else {
+										MatMulAct(tp, n, part[off:off+len(w)], rows, &a, dst, rows)
+									}
+								}
+							}(set[t*len(set)/th : (t+1)*len(set)/th])
+						}
+						wg.Wait()
+					}
+				})
+			}
+		}
+	}
+}
+
+// streamTypes is BenchmarkModelStream's types: FLOWCHAT_STREAM_TYPES (names,
+// comma-separated) or the issue-18 suite's and the float ones.
+func streamTypes() []Type {
+	ts := []Type{Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, F16, BF16, F32}
+	if v := os.Getenv("FLOWCHAT_STREAM_TYPES"); v != "" {
+		ts = ts[:0]
+		for _, name := range strings.Split(v, ",") {
+			for t := Type(0); t < 64; t++ {
+				if t.Known() && strings.EqualFold(t.String(), name) {
+					ts = append(ts, t)
+				}
+			}
+		}
+	}
+	return ts
 }
