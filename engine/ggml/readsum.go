@@ -7,11 +7,14 @@ import "encoding/binary"
 // reader (BenchmarkReadBandwidth, flowchat bench's bandwidth column):
 // decode's figures are compared with the best rate a core reads at, so the
 // reader must be at least as good at streaming as the kernels are. On amd64
-// it reads with AVX2 integer adds and a software prefetch 4 KiB ahead: the
-// 2-vCPU Xeon VM read 11.5–13.3 GB/s on one core and 22.2–23.2 on two this
-// way, against 10.1–10.9 and 19.6–19.9 with no prefetch (2026-11-27; 512 B
-// ahead read no better than none). Integer adds, not float: the words are
-// arbitrary bits, and denormal floats can take a slow path.
+// it reads with AVX2 integer adds and a software prefetch into L2
+// (PREFETCHT1) 4 KiB ahead. On the 2-vCPU Xeon VM (2026-11-27) a prefetch
+// into L1 4 KiB ahead read 11.5–13.3 GB/s on one core and 22.2–23.2 on
+// two, against 10.1–10.9 and 19.6–19.9 with none (512 B ahead read no
+// better than none); into L2, five alternations read 12.5–13.8 and
+// 21.5–26.2 against the L1 hint's 12.0–12.7 and 22.2–23.7. Integer adds,
+// not float: the words are arbitrary bits, and denormal floats can take a
+// slow path.
 func ReadSum(p []byte) uint32 {
 	n := len(p) &^ 127
 	var s uint32

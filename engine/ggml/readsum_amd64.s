@@ -6,7 +6,7 @@
 //
 // The 32-bit words of n bytes (n a positive multiple of 128) summed mod 2³²
 // in four 8-lane accumulators, each pass prefetching the two lines 4 KiB
-// ahead (ReadSum).
+// ahead into L2 (ReadSum).
 TEXT ·readSumAVX(SB), NOSPLIT, $0-20
 	MOVQ   p+0(FP), SI
 	MOVQ   n+8(FP), CX
@@ -16,8 +16,8 @@ TEXT ·readSumAVX(SB), NOSPLIT, $0-20
 	VPXOR  Y3, Y3, Y3
 
 loop:
-	PREFETCHT0 4096(SI)
-	PREFETCHT0 4160(SI)
+	PREFETCHT1 4096(SI)
+	PREFETCHT1 4160(SI)
 	VPADDD     (SI), Y0, Y0
 	VPADDD     32(SI), Y1, Y1
 	VPADDD     64(SI), Y2, Y2

@@ -17,6 +17,13 @@ A("""//go:build amd64 && !noasm
 // Z12-Z15 the sub-block sums v of sub-blocks 2i and 2i+1; Z16-Z20 and
 // Z25-Z27 scratch; Z21/Z22 the scales of sub-blocks 0-3/4-7 as bytes
 // (128-bit lane j: sub-block j's 16 rows), Z23/Z24 the mins.
+//
+// Prefetch hints: the one-column kernel (decode, each line read once)
+// prefetches two super-blocks ahead into L2 (PREFETCHT1), the others into
+// L1 (PREFETCHT0). On the 2-vCPU Xeon VM (2026-11-27) the L2 hint raised
+// TinyLlama Q4_K_M generation 16.3–16.8 → 18.0–20.2 t/s at 1 thread and
+// Q6_K 21.9–22.5 → 24.1–26.5 at 2, and cost the wide kernels' prompts up
+// to 20%, so those keep the L1 hint.
 
 // K16UNPACK makes Z21-Z24 from the layout's scLo, mLo and hi bytes.
 #define K16UNPACK \\
@@ -43,9 +50,9 @@ A("""//go:build amd64 && !noasm
 
 // K16NIB loads dword k of sub-blocks 2i, 2i+1 (qs line 8i+k) into Z17
 // (low nibbles) and Z18 (high), prefetching the line two super-blocks on.
-#define K16NIB(off) \\
+#define K16NIB(off, pf) \\
 	VMOVDQU64  (256+off)(SI), Z16 \\
-	PREFETCHT0 (256+2*2304+off)(SI) \\
+	pf (256+2*2304+off)(SI) \\
 	VPSRLW     $4, Z16, Z18 \\
 	VPANDD     Z31, Z16, Z17 \\
 	VPANDD     Z31, Z18, Z18
@@ -91,11 +98,11 @@ A("""//go:build amd64 && !noasm
 	VMOVD        BX, X30 \\
 	VPBROADCASTD X30, Z30
 
-#define K16HEAD \\
-	PREFETCHT0 (2*2304)(SI) \\
-	PREFETCHT0 (2*2304+64)(SI) \\
-	PREFETCHT0 (2*2304+128)(SI) \\
-	PREFETCHT0 (2*2304+192)(SI) \\
+#define K16HEAD(pf) \\
+	pf (2*2304)(SI) \\
+	pf (2*2304+64)(SI) \\
+	pf (2*2304+128)(SI) \\
+	pf (2*2304+192)(SI) \\
 	K16UNPACK
 """)
 # four columns
@@ -119,7 +126,7 @@ TEXT ·k16q4k4(SB), NOSPLIT, $0-48
 	VXORPS Z3, Z3, Z3
 
 k4loop:
-	K16HEAD
+	K16HEAD(PREFETCHT0)
 	VXORPS Z4, Z4, Z4
 	VXORPS Z5, Z5, Z5
 	VXORPS Z6, Z6, Z6
@@ -131,7 +138,7 @@ for i in range(4):
     for z in range(8,16):
         A("\tVPXORD Z%d, Z%d, Z%d\n"%(z,z,z))
     for k in range(8):
-        A("\tK16NIB(%d)\n" % (64*(8*i+k)))
+        A("\tK16NIB(%d, PREFETCHT0)\n" % (64*(8*i+k)))
         for c in range(4):
             A("\tK16DP(%d, %s, Z%d, Z%d)\n" % (4+64*i+4*k, xr[c], 8+c, 12+c))
     s,l0,l1=sregs[i]
@@ -177,13 +184,13 @@ TEXT ·k16q4k1(SB), NOSPLIT, $0-32
 	VXORPS Z0, Z0, Z0
 
 k1loop:
-	K16HEAD
+	K16HEAD(PREFETCHT1)
 	VXORPS Z4, Z4, Z4
 """)
 for i in range(4):
     A("\tVPXORD Z8, Z8, Z8\n\tVPXORD Z12, Z12, Z12\n")
     for k in range(8):
-        A("\tK16NIB(%d)\n" % (64*(8*i+k)))
+        A("\tK16NIB(%d, PREFETCHT1)\n" % (64*(8*i+k)))
         A("\tK16DP(%d, R8, Z8, Z12)\n" % (4+64*i+4*k))
     s,l0,l1=sregs[i]
     A("\tK16SC(%s, %d)\n\tK16S(Z8, Z4)\n\tK16SC(%s, %d)\n\tK16S(Z12, Z4)\n"%(s,l0,s,l1))
@@ -246,7 +253,7 @@ TEXT ·k16q4k8(SB), $768-48
 for c in range(8): A("\tVMOVUPS      Z28, %d(SP)\n" % (256+64*c))
 A("""
 k8loop:
-	K16HEAD
+	K16HEAD(PREFETCHT0)
 	VMOVDQU64 Z21, 0(SP)
 	VMOVDQU64 Z22, 64(SP)
 	VMOVDQU64 Z23, 128(SP)
