@@ -2495,7 +2495,12 @@ r16q40c1blk:
 // func r16q40d(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
 //
 // The whole group by one column: Y0/Y1 acc and Y4/Y5 the sums of rows
-// 0-7/8-15; the next blocks prefetched, as the decode kernels do.
+// 0-7/8-15; the next blocks prefetched, as the decode kernels do: Q8_0's
+// into L2 (TinyLlama Q8_0 generation on the AVX2 tier, 2-vCPU Xeon VM,
+// 2026-11-27: 11.2-11.6 t/s at 1 thread and 19.3-20.6 at 2 against
+// 9.1-10.0 and 18.0-19.4 into L1), Q4_0's into L1 (into L2 it read
+// 16.6-18.1 against 17.6-19.1 at 1 thread, 33.3-35.5 against 30.1-33.0
+// at 2: no clear gain).
 TEXT ·r16q40d(SB), NOSPLIT, $0-48
 	MOVQ         w+0(FP), SI
 	MOVQ         nb+8(FP), CX
@@ -3320,7 +3325,12 @@ r16q80c1blk:
 // func r16q80d(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
 //
 // The whole group by one column: Y0/Y1 acc and Y4/Y5 the sums of rows
-// 0-7/8-15; the next blocks prefetched, as the decode kernels do.
+// 0-7/8-15; the next blocks prefetched, as the decode kernels do: Q8_0's
+// into L2 (TinyLlama Q8_0 generation on the AVX2 tier, 2-vCPU Xeon VM,
+// 2026-11-27: 11.2-11.6 t/s at 1 thread and 19.3-20.6 at 2 against
+// 9.1-10.0 and 18.0-19.4 into L1), Q4_0's into L1 (into L2 it read
+// 16.6-18.1 against 17.6-19.1 at 1 thread, 33.3-35.5 against 30.1-33.0
+// at 2: no clear gain).
 TEXT ·r16q80d(SB), NOSPLIT, $0-48
 	MOVQ         w+0(FP), SI
 	MOVQ         nb+8(FP), CX
@@ -3337,15 +3347,15 @@ TEXT ·r16q80d(SB), NOSPLIT, $0-48
 	VXORPS       Y1, Y1, Y1
 
 r16q80dblk:
-	PREFETCHT0   (16*544+0)(SI)
-	PREFETCHT0   (16*544+64)(SI)
-	PREFETCHT0   (16*544+128)(SI)
-	PREFETCHT0   (16*544+192)(SI)
-	PREFETCHT0   (16*544+256)(SI)
-	PREFETCHT0   (16*544+320)(SI)
-	PREFETCHT0   (16*544+384)(SI)
-	PREFETCHT0   (16*544+448)(SI)
-	PREFETCHT0   (16*544+512)(SI)
+	PREFETCHT1   (16*544+0)(SI)
+	PREFETCHT1   (16*544+64)(SI)
+	PREFETCHT1   (16*544+128)(SI)
+	PREFETCHT1   (16*544+192)(SI)
+	PREFETCHT1   (16*544+256)(SI)
+	PREFETCHT1   (16*544+320)(SI)
+	PREFETCHT1   (16*544+384)(SI)
+	PREFETCHT1   (16*544+448)(SI)
+	PREFETCHT1   (16*544+512)(SI)
 	VMOVDQU      32(SI), Y8
 	VMOVDQU      64(SI), Y2
 	VPABSB       Y8, Y9
@@ -3940,7 +3950,12 @@ r16q40c1vblk:
 // func r16q40dv(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
 //
 // The whole group by one column: Y0/Y1 acc and Y4/Y5 the sums of rows
-// 0-7/8-15; the next blocks prefetched, as the decode kernels do.
+// 0-7/8-15; the next blocks prefetched, as the decode kernels do: Q8_0's
+// into L2 (TinyLlama Q8_0 generation on the AVX2 tier, 2-vCPU Xeon VM,
+// 2026-11-27: 11.2-11.6 t/s at 1 thread and 19.3-20.6 at 2 against
+// 9.1-10.0 and 18.0-19.4 into L1), Q4_0's into L1 (into L2 it read
+// 16.6-18.1 against 17.6-19.1 at 1 thread, 33.3-35.5 against 30.1-33.0
+// at 2: no clear gain).
 TEXT ·r16q40dv(SB), NOSPLIT, $0-48
 	MOVQ         w+0(FP), SI
 	MOVQ         nb+8(FP), CX
@@ -4528,7 +4543,12 @@ r16q80c1vblk:
 // func r16q80dv(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
 //
 // The whole group by one column: Y0/Y1 acc and Y4/Y5 the sums of rows
-// 0-7/8-15; the next blocks prefetched, as the decode kernels do.
+// 0-7/8-15; the next blocks prefetched, as the decode kernels do: Q8_0's
+// into L2 (TinyLlama Q8_0 generation on the AVX2 tier, 2-vCPU Xeon VM,
+// 2026-11-27: 11.2-11.6 t/s at 1 thread and 19.3-20.6 at 2 against
+// 9.1-10.0 and 18.0-19.4 into L1), Q4_0's into L1 (into L2 it read
+// 16.6-18.1 against 17.6-19.1 at 1 thread, 33.3-35.5 against 30.1-33.0
+// at 2: no clear gain).
 TEXT ·r16q80dv(SB), NOSPLIT, $0-48
 	MOVQ         w+0(FP), SI
 	MOVQ         nb+8(FP), CX
@@ -4545,15 +4565,15 @@ TEXT ·r16q80dv(SB), NOSPLIT, $0-48
 	VXORPS       Y1, Y1, Y1
 
 r16q80dvblk:
-	PREFETCHT0   (16*544+0)(SI)
-	PREFETCHT0   (16*544+64)(SI)
-	PREFETCHT0   (16*544+128)(SI)
-	PREFETCHT0   (16*544+192)(SI)
-	PREFETCHT0   (16*544+256)(SI)
-	PREFETCHT0   (16*544+320)(SI)
-	PREFETCHT0   (16*544+384)(SI)
-	PREFETCHT0   (16*544+448)(SI)
-	PREFETCHT0   (16*544+512)(SI)
+	PREFETCHT1   (16*544+0)(SI)
+	PREFETCHT1   (16*544+64)(SI)
+	PREFETCHT1   (16*544+128)(SI)
+	PREFETCHT1   (16*544+192)(SI)
+	PREFETCHT1   (16*544+256)(SI)
+	PREFETCHT1   (16*544+320)(SI)
+	PREFETCHT1   (16*544+384)(SI)
+	PREFETCHT1   (16*544+448)(SI)
+	PREFETCHT1   (16*544+512)(SI)
 	VPBROADCASTD (BX), Y4
 	VMOVDQA      Y4, Y5
 	VMOVDQU      32(SI), Y8
