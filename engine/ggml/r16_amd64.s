@@ -2497,7 +2497,7 @@ r16q40c1blk:
 // The whole group by one column: Y0/Y1 acc and Y4/Y5 the sums of rows
 // 0-7/8-15; the next blocks prefetched, as the decode kernels do: Q8_0's
 // into L2 (TinyLlama Q8_0 generation on the AVX2 tier, 2-vCPU Xeon VM,
-// 2026-11-27: 11.2-11.6 t/s at 1 thread and 19.3-20.6 at 2 against
+// 2026-11-27: 10.6-11.6 t/s at 1 thread and 19.3-20.8 at 2 against
 // 9.1-10.0 and 18.0-19.4 into L1), Q4_0's into L1 (into L2 it read
 // 16.6-18.1 against 17.6-19.1 at 1 thread, 33.3-35.5 against 30.1-33.0
 // at 2: no clear gain).
@@ -3327,7 +3327,7 @@ r16q80c1blk:
 // The whole group by one column: Y0/Y1 acc and Y4/Y5 the sums of rows
 // 0-7/8-15; the next blocks prefetched, as the decode kernels do: Q8_0's
 // into L2 (TinyLlama Q8_0 generation on the AVX2 tier, 2-vCPU Xeon VM,
-// 2026-11-27: 11.2-11.6 t/s at 1 thread and 19.3-20.6 at 2 against
+// 2026-11-27: 10.6-11.6 t/s at 1 thread and 19.3-20.8 at 2 against
 // 9.1-10.0 and 18.0-19.4 into L1), Q4_0's into L1 (into L2 it read
 // 16.6-18.1 against 17.6-19.1 at 1 thread, 33.3-35.5 against 30.1-33.0
 // at 2: no clear gain).
@@ -3952,7 +3952,7 @@ r16q40c1vblk:
 // The whole group by one column: Y0/Y1 acc and Y4/Y5 the sums of rows
 // 0-7/8-15; the next blocks prefetched, as the decode kernels do: Q8_0's
 // into L2 (TinyLlama Q8_0 generation on the AVX2 tier, 2-vCPU Xeon VM,
-// 2026-11-27: 11.2-11.6 t/s at 1 thread and 19.3-20.6 at 2 against
+// 2026-11-27: 10.6-11.6 t/s at 1 thread and 19.3-20.8 at 2 against
 // 9.1-10.0 and 18.0-19.4 into L1), Q4_0's into L1 (into L2 it read
 // 16.6-18.1 against 17.6-19.1 at 1 thread, 33.3-35.5 against 30.1-33.0
 // at 2: no clear gain).
@@ -4545,7 +4545,7 @@ r16q80c1vblk:
 // The whole group by one column: Y0/Y1 acc and Y4/Y5 the sums of rows
 // 0-7/8-15; the next blocks prefetched, as the decode kernels do: Q8_0's
 // into L2 (TinyLlama Q8_0 generation on the AVX2 tier, 2-vCPU Xeon VM,
-// 2026-11-27: 11.2-11.6 t/s at 1 thread and 19.3-20.6 at 2 against
+// 2026-11-27: 10.6-11.6 t/s at 1 thread and 19.3-20.8 at 2 against
 // 9.1-10.0 and 18.0-19.4 into L1), Q4_0's into L1 (into L2 it read
 // 16.6-18.1 against 17.6-19.1 at 1 thread, 33.3-35.5 against 30.1-33.0
 // at 2: no clear gain).
