@@ -13,12 +13,8 @@
 // 0x30 bytes, Z31 0x0f. Columns in R8-R11, R13, DI, BX, AX; SI the
 // group's super-block, CX super-blocks left, DX dst, R12 ldd·4.
 //
-// Prefetch hints: the one-column kernel (decode, each line read once)
-// prefetches two super-blocks ahead into L2 (PREFETCHT1), the others into
-// L1 (PREFETCHT0). On the 2-vCPU Xeon VM (2026-11-27) the L2 hint raised
-// TinyLlama Q4_K_M generation 16.3–16.8 → 18.0–20.2 t/s at 1 thread and
-// Q6_K 21.9–22.5 → 24.1–26.5 at 2, and cost the wide kernels' prompts up
-// to 20%, so those keep the L1 hint.
+// Prefetch hints as in k16_amd64.s: the one-column kernel into L2, the
+// others into L1.
 
 // func k16q6k8(w *byte, nb int, x *byte, xs int, dst *float32, ldd int)
 TEXT ·k16q6k8(SB), NOSPLIT, $512-48

@@ -21,9 +21,10 @@ A("""//go:build amd64 && !noasm
 // Prefetch hints: the one-column kernel (decode, each line read once)
 // prefetches two super-blocks ahead into L2 (PREFETCHT1), the others into
 // L1 (PREFETCHT0). On the 2-vCPU Xeon VM (2026-11-27) the L2 hint raised
-// TinyLlama Q4_K_M generation 16.3–16.8 → 18.0–20.2 t/s at 1 thread and
-// Q6_K 21.9–22.5 → 24.1–26.5 at 2, and cost the wide kernels' prompts up
-// to 20%, so those keep the L1 hint.
+// TinyLlama Q4_K_M generation 15.4–15.9 → 17.8–18.6 t/s at 1 thread and
+// Q6_K 20.9–22.3 → 25.3–25.8 at 2. In the wide kernels (prompts, batched
+// decode) it was no clear gain: Q6_K pp128 read 87–92 t/s against 105–112
+// in one pair of rounds, within the VM's noise in another.
 
 // K16UNPACK makes Z21-Z24 from the layout's scLo, mLo and hi bytes.
 #define K16UNPACK \\
