@@ -29,33 +29,35 @@ func measureBandwidth(threads []int) map[int]float64 {
 	}
 	x := make([]byte, chunk)
 	out := map[int]float64{}
+	readers := []func(p []byte) float32{
+		func(p []byte) float32 { return ggml.VecDot(ggml.F32, chunk/4, p, x) },
+		func(p []byte) float32 { return float32(ggml.ReadSum(p)) },
+	}
 	for _, th := range threads {
 		if th < 1 {
 			continue
 		}
 		best := 0.0
-		for pass := 0; pass < 12; pass++ { // passes 0 and 6 warm up; the dot, then ReadSum
-			var wg sync.WaitGroup
-			sums := make([]float32, th)
-			part := size / th &^ (chunk - 1)
-			t0 := time.Now()
-			for t := 0; t < th; t++ {
-				wg.Add(1)
-				go func(p []byte, sum *float32) {
-					defer wg.Done()
-					for off := 0; off+chunk <= len(p); off += chunk {
-						if pass < 6 {
-							*sum += ggml.VecDot(ggml.F32, chunk/4, p[off:off+chunk], x)
-						} else {
-							*sum += float32(ggml.ReadSum(p[off : off+chunk]))
+		for _, read := range readers {
+			for pass := 0; pass < 6; pass++ { // the first pass warms up
+				var wg sync.WaitGroup
+				sums := make([]float32, th)
+				part := size / th &^ (chunk - 1)
+				t0 := time.Now()
+				for t := 0; t < th; t++ {
+					wg.Add(1)
+					go func(p []byte, sum *float32) {
+						defer wg.Done()
+						for off := 0; off+chunk <= len(p); off += chunk {
+							*sum += read(p[off : off+chunk])
 						}
-					}
-				}(buf[t*part:(t+1)*part], &sums[t])
-			}
-			wg.Wait()
-			bwSink = sums[0]
-			if gbs := float64(part*th) / time.Since(t0).Seconds() / 1e9; pass%6 > 0 && gbs > best {
-				best = gbs
+					}(buf[t*part:(t+1)*part], &sums[t])
+				}
+				wg.Wait()
+				bwSink = sums[0]
+				if gbs := float64(part*th) / time.Since(t0).Seconds() / 1e9; pass > 0 && gbs > best {
+					best = gbs
+				}
 			}
 		}
 		out[th] = best

@@ -241,10 +241,8 @@ func streamTypes() []Type {
 	if v := os.Getenv("FLOWCHAT_STREAM_TYPES"); v != "" {
 		ts = ts[:0]
 		for _, name := range strings.Split(v, ",") {
-			for t := Type(0); t < 64; t++ {
-				if t.Known() && strings.EqualFold(t.String(), name) {
-					ts = append(ts, t)
-				}
+			if t, ok := ParseType(name); ok {
+				ts = append(ts, t)
 			}
 		}
 	}
