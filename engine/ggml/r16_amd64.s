@@ -24,6 +24,13 @@
 // Q8_0's w+128 as unsigned bytes into int32 sums that start at the
 // correction (−8·Σx, −128·Σx): the same integers.
 //
+// The one-column kernels (r16*d) prefetch Q8_0 into L2 and Q4_0 into L1:
+// on the AVX2 tier (2-vCPU Xeon VM, 2026-11-27) TinyLlama Q8_0 generation
+// read 10.6-11.6 t/s at 1 thread and 19.3-20.8 at 2 into L2 against
+// 9.1-10.0 and 18.0-19.4 into L1; Q4_0 into L2 read 16.6-18.1 against
+// 17.6-19.1 at 1 thread and 33.3-35.5 against 30.1-33.0 at 2, no clear
+// gain. The other kernels take several columns and prefetch into L1.
+//
 // Columns: x points at column c0's Q8_0 row, column c0+j at x + j·xs;
 // dx and corr at column c0's block-0 entries of Act.bdx and Act.bcorr
 // (column c0+j 4j bytes on, block b 64b on); dst at row 0 (8h for half h)
@@ -2495,12 +2502,8 @@ r16q40c1blk:
 // func r16q40d(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
 //
 // The whole group by one column: Y0/Y1 acc and Y4/Y5 the sums of rows
-// 0-7/8-15; the next blocks prefetched, as the decode kernels do: Q8_0's
-// into L2 (TinyLlama Q8_0 generation on the AVX2 tier, 2-vCPU Xeon VM,
-// 2026-11-27: 10.6-11.6 t/s at 1 thread and 19.3-20.8 at 2 against
-// 9.1-10.0 and 18.0-19.4 into L1), Q4_0's into L1 (into L2 it read
-// 16.6-18.1 against 17.6-19.1 at 1 thread, 33.3-35.5 against 30.1-33.0
-// at 2: no clear gain).
+// 0-7/8-15; the next blocks prefetched, as the decode kernels do
+// (Q8_0's into L2, Q4_0's into L1: see the file's top).
 TEXT ·r16q40d(SB), NOSPLIT, $0-48
 	MOVQ         w+0(FP), SI
 	MOVQ         nb+8(FP), CX
@@ -3325,12 +3328,8 @@ r16q80c1blk:
 // func r16q80d(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
 //
 // The whole group by one column: Y0/Y1 acc and Y4/Y5 the sums of rows
-// 0-7/8-15; the next blocks prefetched, as the decode kernels do: Q8_0's
-// into L2 (TinyLlama Q8_0 generation on the AVX2 tier, 2-vCPU Xeon VM,
-// 2026-11-27: 10.6-11.6 t/s at 1 thread and 19.3-20.8 at 2 against
-// 9.1-10.0 and 18.0-19.4 into L1), Q4_0's into L1 (into L2 it read
-// 16.6-18.1 against 17.6-19.1 at 1 thread, 33.3-35.5 against 30.1-33.0
-// at 2: no clear gain).
+// 0-7/8-15; the next blocks prefetched, as the decode kernels do
+// (Q8_0's into L2, Q4_0's into L1: see the file's top).
 TEXT ·r16q80d(SB), NOSPLIT, $0-48
 	MOVQ         w+0(FP), SI
 	MOVQ         nb+8(FP), CX
@@ -3950,12 +3949,8 @@ r16q40c1vblk:
 // func r16q40dv(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
 //
 // The whole group by one column: Y0/Y1 acc and Y4/Y5 the sums of rows
-// 0-7/8-15; the next blocks prefetched, as the decode kernels do: Q8_0's
-// into L2 (TinyLlama Q8_0 generation on the AVX2 tier, 2-vCPU Xeon VM,
-// 2026-11-27: 10.6-11.6 t/s at 1 thread and 19.3-20.8 at 2 against
-// 9.1-10.0 and 18.0-19.4 into L1), Q4_0's into L1 (into L2 it read
-// 16.6-18.1 against 17.6-19.1 at 1 thread, 33.3-35.5 against 30.1-33.0
-// at 2: no clear gain).
+// 0-7/8-15; the next blocks prefetched, as the decode kernels do
+// (Q8_0's into L2, Q4_0's into L1: see the file's top).
 TEXT ·r16q40dv(SB), NOSPLIT, $0-48
 	MOVQ         w+0(FP), SI
 	MOVQ         nb+8(FP), CX
@@ -4543,12 +4538,8 @@ r16q80c1vblk:
 // func r16q80dv(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
 //
 // The whole group by one column: Y0/Y1 acc and Y4/Y5 the sums of rows
-// 0-7/8-15; the next blocks prefetched, as the decode kernels do: Q8_0's
-// into L2 (TinyLlama Q8_0 generation on the AVX2 tier, 2-vCPU Xeon VM,
-// 2026-11-27: 10.6-11.6 t/s at 1 thread and 19.3-20.8 at 2 against
-// 9.1-10.0 and 18.0-19.4 into L1), Q4_0's into L1 (into L2 it read
-// 16.6-18.1 against 17.6-19.1 at 1 thread, 33.3-35.5 against 30.1-33.0
-// at 2: no clear gain).
+// 0-7/8-15; the next blocks prefetched, as the decode kernels do
+// (Q8_0's into L2, Q4_0's into L1: see the file's top).
 TEXT ·r16q80dv(SB), NOSPLIT, $0-48
 	MOVQ         w+0(FP), SI
 	MOVQ         nb+8(FP), CX

@@ -33,6 +33,13 @@ A("""//go:build amd64 && !noasm
 // Q8_0's w+128 as unsigned bytes into int32 sums that start at the
 // correction (−8·Σx, −128·Σx): the same integers.
 //
+// The one-column kernels (r16*d) prefetch Q8_0 into L2 and Q4_0 into L1:
+// on the AVX2 tier (2-vCPU Xeon VM, 2026-11-27) TinyLlama Q8_0 generation
+// read 10.6-11.6 t/s at 1 thread and 19.3-20.8 at 2 into L2 against
+// 9.1-10.0 and 18.0-19.4 into L1; Q4_0 into L2 read 16.6-18.1 against
+// 17.6-19.1 at 1 thread and 33.3-35.5 against 30.1-33.0 at 2, no clear
+// gain. The other kernels take several columns and prefetch into L1.
+//
 // Columns: x points at column c0's Q8_0 row, column c0+j at x + j·xs;
 // dx and corr at column c0's block-0 entries of Act.bdx and Act.bcorr
 // (column c0+j 4j bytes on, block b 64b on); dst at row 0 (8h for half h)
@@ -179,12 +186,8 @@ def dec(t, vnni=False):
     A("// func %s(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)" % name)
     A("//")
     A("// The whole group by one column: Y0/Y1 acc and Y4/Y5 the sums of rows")
-    A("// 0-7/8-15; the next blocks prefetched, as the decode kernels do: Q8_0's")
-    A("// into L2 (TinyLlama Q8_0 generation on the AVX2 tier, 2-vCPU Xeon VM,")
-    A("// 2026-11-27: 10.6-11.6 t/s at 1 thread and 19.3-20.8 at 2 against")
-    A("// 9.1-10.0 and 18.0-19.4 into L1), Q4_0's into L1 (into L2 it read")
-    A("// 16.6-18.1 against 17.6-19.1 at 1 thread, 33.3-35.5 against 30.1-33.0")
-    A("// at 2: no clear gain).")
+    A("// 0-7/8-15; the next blocks prefetched, as the decode kernels do")
+    A("// (Q8_0's into L2, Q4_0's into L1: see the file's top).")
     A("TEXT ·%s(SB), NOSPLIT, $0-48" % name)
     A("\tMOVQ         w+0(FP), SI")
     A("\tMOVQ         nb+8(FP), CX")
