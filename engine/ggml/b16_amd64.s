@@ -81,18 +81,25 @@ q8blk:
 	RET
 
 // B16Q4(k): chunk k's low nibbles (values 4k..4k+3) against the column's
-// dword k, its high nibbles (16+4k..) against dword 4+k.
+// dword k, its high nibbles (16+4k..) against dword 4+k. The high nibbles
+// stay in place (the bytes & 0xf0, 16 times the nibble): no shift, and
+// both masks take the chunk from memory, so a chunk is four µops, not
+// six; the block's high sum is divided by 16 (exactly: every term is a
+// multiple of 16) before the two chains are added.
 #define B16Q4(k) \
-	VMOVDQU32     (32+64*k)(SI), Z2 \
-	VPSRLW        $4, Z2, Z3        \
-	VPANDD        Z31, Z2, Z2       \
-	VPANDD        Z31, Z3, Z3       \
+	VPANDD        (32+64*k)(SI), Z31, Z2 \
+	VPANDD        (32+64*k)(SI), Z30, Z3 \
 	VPDPBUSD.BCST (2+4*k)(DI), Z2, Z1 \
 	VPDPBUSD.BCST (18+4*k)(DI), Z3, Z5
 
 // func b16q40(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
 //
-// b16q80 for Q4_0 (288 bytes a block and group).
+// b16q80 for Q4_0 (288 bytes a block and group). Besides b16q80's L2
+// prefetch 16 blocks ahead it prefetches into L1 6 blocks ahead, so the
+// block's loads find their lines there: with both, and the shift-free
+// nibbles above, one core's pass over a 600 MiB set of groups read 95–97%
+// of ReadSum's rate at 1 and 2 threads, against 90–93% before (2-vCPU
+// Xeon VM, 2026-11-27, 15 alternated passes a variant, medians).
 TEXT ·b16q40(SB), NOSPLIT, $0-48
 	MOVQ         w+0(FP), SI
 	MOVQ         nb+8(FP), CX
@@ -103,6 +110,9 @@ TEXT ·b16q40(SB), NOSPLIT, $0-48
 	MOVL         $0x0f0f0f0f, AX
 	VMOVD        AX, X31
 	VPBROADCASTD X31, Z31
+	MOVL         $0xf0f0f0f0, AX
+	VMOVD        AX, X30
+	VPBROADCASTD X30, Z30
 	VXORPS       Z0, Z0, Z0
 
 q4blk:
@@ -111,12 +121,18 @@ q4blk:
 	PREFETCHT1   (16*288+128)(SI)
 	PREFETCHT1   (16*288+192)(SI)
 	PREFETCHT1   (16*288+256)(SI)
+	PREFETCHT0   (6*288)(SI)
+	PREFETCHT0   (6*288+64)(SI)
+	PREFETCHT0   (6*288+128)(SI)
+	PREFETCHT0   (6*288+192)(SI)
+	PREFETCHT0   (6*288+256)(SI)
 	VPBROADCASTD (R10), Z1
 	VPXORD       Z5, Z5, Z5
 	B16Q4(0)
 	B16Q4(1)
 	B16Q4(2)
 	B16Q4(3)
+	VPSRAD       $4, Z5, Z5
 	B16FLOAT(288)
 	DECQ         CX
 	JNZ          q4blk
