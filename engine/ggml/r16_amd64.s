@@ -24,12 +24,19 @@
 // Q8_0's w+128 as unsigned bytes into int32 sums that start at the
 // correction (−8·Σx, −128·Σx): the same integers.
 //
-// The one-column kernels (r16*d) prefetch Q8_0 into L2 and Q4_0 into L1:
-// on the AVX2 tier (2-vCPU Xeon VM, 2026-11-27) TinyLlama Q8_0 generation
-// read 10.6-11.6 t/s at 1 thread and 19.3-20.8 at 2 into L2 against
-// 9.1-10.0 and 18.0-19.4 into L1; Q4_0 into L2 read 16.6-18.1 against
-// 17.6-19.1 at 1 thread and 33.3-35.5 against 30.1-33.0 at 2, no clear
-// gain. The other kernels take several columns and prefetch into L1.
+// The one-column kernels (r16*d) prefetch into L2 16 blocks ahead; Q4_0's
+// also into L1 6 blocks ahead. On the AVX2 tier (2-vCPU Xeon VM,
+// 2026-11-27) TinyLlama Q8_0 generation read 10.6-11.6 t/s at 1 thread
+// and 19.3-20.8 at 2 into L2 against 9.1-10.0 and 18.0-19.4 into L1.
+// Q4_0 into L2 alone was no clear gain over L1 (16.6-18.1 against
+// 17.6-19.1 t/s at 1 thread, 33.3-35.5 against 30.1-33.0 at 2); with
+// both, a 600 MiB set of Q4_0 groups streamed 4% (AVX2) and 4-10%
+// (AVX-VNNI) faster than L1 alone (BenchmarkModelStream, four
+// alternations), as the AVX-512 kernel b16q40 does. Q4_0's high nibbles
+// are masked before the shift (AVX2) or not shifted at all (AVX-VNNI:
+// 16 times the nibble, in sums of their own divided by 16 after the
+// block), so the masks take the chunk from memory. The other kernels
+// take several columns and prefetch into L1.
 //
 // Columns: x points at column c0's Q8_0 row, column c0+j at x + j·xs;
 // dx and corr at column c0's block-0 entries of Act.bdx and Act.bcorr
@@ -2516,23 +2523,29 @@ TEXT ·r16q40d(SB), NOSPLIT, $0-48
 	MOVL         $0x00010001, AX
 	VMOVD        AX, X14
 	VPBROADCASTD X14, Y14
+	MOVL         $0xf0f0f0f0, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
 	VXORPS       Y0, Y0, Y0
 	VXORPS       Y1, Y1, Y1
 
 r16q40dblk:
-	PREFETCHT0   (16*288+0)(SI)
-	PREFETCHT0   (16*288+64)(SI)
-	PREFETCHT0   (16*288+128)(SI)
-	PREFETCHT0   (16*288+192)(SI)
-	PREFETCHT0   (16*288+256)(SI)
-	VMOVDQU      32(SI), Y8
-	VMOVDQU      64(SI), Y2
-	VPSRLW       $4, Y8, Y9
-	VPSRLW       $4, Y2, Y3
-	VPAND        Y13, Y8, Y8
-	VPAND        Y13, Y9, Y9
-	VPAND        Y13, Y2, Y2
-	VPAND        Y13, Y3, Y3
+	PREFETCHT1   (16*288+0)(SI)
+	PREFETCHT1   (16*288+64)(SI)
+	PREFETCHT1   (16*288+128)(SI)
+	PREFETCHT1   (16*288+192)(SI)
+	PREFETCHT1   (16*288+256)(SI)
+	PREFETCHT0   (6*288+0)(SI)
+	PREFETCHT0   (6*288+64)(SI)
+	PREFETCHT0   (6*288+128)(SI)
+	PREFETCHT0   (6*288+192)(SI)
+	PREFETCHT0   (6*288+256)(SI)
+	VPAND        32(SI), Y13, Y8
+	VPAND        64(SI), Y13, Y2
+	VPAND        32(SI), Y15, Y9
+	VPAND        64(SI), Y15, Y3
+	VPSRLW       $4, Y9, Y9
+	VPSRLW       $4, Y3, Y3
 	VPBROADCASTD 2(R8), Y10
 	VPBROADCASTD 18(R8), Y6
 	VPMADDUBSW   Y10, Y8, Y4
@@ -2541,14 +2554,12 @@ r16q40dblk:
 	VPADDW       Y11, Y4, Y4
 	VPMADDUBSW   Y6, Y3, Y7
 	VPADDW       Y7, Y5, Y5
-	VMOVDQU      96(SI), Y8
-	VMOVDQU      128(SI), Y2
-	VPSRLW       $4, Y8, Y9
-	VPSRLW       $4, Y2, Y3
-	VPAND        Y13, Y8, Y8
-	VPAND        Y13, Y9, Y9
-	VPAND        Y13, Y2, Y2
-	VPAND        Y13, Y3, Y3
+	VPAND        96(SI), Y13, Y8
+	VPAND        128(SI), Y13, Y2
+	VPAND        96(SI), Y15, Y9
+	VPAND        128(SI), Y15, Y3
+	VPSRLW       $4, Y9, Y9
+	VPSRLW       $4, Y3, Y3
 	VPBROADCASTD 6(R8), Y10
 	VPBROADCASTD 22(R8), Y6
 	VPMADDUBSW   Y10, Y8, Y11
@@ -2559,14 +2570,12 @@ r16q40dblk:
 	VPADDW       Y11, Y4, Y4
 	VPMADDUBSW   Y6, Y3, Y7
 	VPADDW       Y7, Y5, Y5
-	VMOVDQU      160(SI), Y8
-	VMOVDQU      192(SI), Y2
-	VPSRLW       $4, Y8, Y9
-	VPSRLW       $4, Y2, Y3
-	VPAND        Y13, Y8, Y8
-	VPAND        Y13, Y9, Y9
-	VPAND        Y13, Y2, Y2
-	VPAND        Y13, Y3, Y3
+	VPAND        160(SI), Y13, Y8
+	VPAND        192(SI), Y13, Y2
+	VPAND        160(SI), Y15, Y9
+	VPAND        192(SI), Y15, Y3
+	VPSRLW       $4, Y9, Y9
+	VPSRLW       $4, Y3, Y3
 	VPBROADCASTD 10(R8), Y10
 	VPBROADCASTD 26(R8), Y6
 	VPMADDUBSW   Y10, Y8, Y11
@@ -2577,14 +2586,12 @@ r16q40dblk:
 	VPADDW       Y11, Y4, Y4
 	VPMADDUBSW   Y6, Y3, Y7
 	VPADDW       Y7, Y5, Y5
-	VMOVDQU      224(SI), Y8
-	VMOVDQU      256(SI), Y2
-	VPSRLW       $4, Y8, Y9
-	VPSRLW       $4, Y2, Y3
-	VPAND        Y13, Y8, Y8
-	VPAND        Y13, Y9, Y9
-	VPAND        Y13, Y2, Y2
-	VPAND        Y13, Y3, Y3
+	VPAND        224(SI), Y13, Y8
+	VPAND        256(SI), Y13, Y2
+	VPAND        224(SI), Y15, Y9
+	VPAND        256(SI), Y15, Y3
+	VPSRLW       $4, Y9, Y9
+	VPSRLW       $4, Y3, Y3
 	VPBROADCASTD 14(R8), Y10
 	VPBROADCASTD 30(R8), Y6
 	VPMADDUBSW   Y10, Y8, Y11
@@ -2601,14 +2608,14 @@ r16q40dblk:
 	VPADDD       Y11, Y4, Y4
 	VPADDD       Y11, Y5, Y5
 	VCVTPH2PS    (SI), Y12
-	VCVTPH2PS    16(SI), Y15
+	VCVTPH2PS    16(SI), Y7
 	VCVTDQ2PS    Y4, Y4
 	VCVTDQ2PS    Y5, Y5
 	VBROADCASTSS (DX), Y11
 	VMULPS       Y12, Y11, Y12
-	VMULPS       Y15, Y11, Y15
+	VMULPS       Y7, Y11, Y7
 	VFMADD231PS  Y12, Y4, Y0
-	VFMADD231PS  Y15, Y5, Y1
+	VFMADD231PS  Y7, Y5, Y1
 	ADDQ         $288, SI
 	ADDQ         $34, R8
 	ADDQ         $64, DX
@@ -3963,82 +3970,80 @@ TEXT ·r16q40dv(SB), NOSPLIT, $0-48
 	MOVL         $0x00010001, AX
 	VMOVD        AX, X14
 	VPBROADCASTD X14, Y14
+	MOVL         $0xf0f0f0f0, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
 	VXORPS       Y0, Y0, Y0
 	VXORPS       Y1, Y1, Y1
 
 r16q40dvblk:
-	PREFETCHT0   (16*288+0)(SI)
-	PREFETCHT0   (16*288+64)(SI)
-	PREFETCHT0   (16*288+128)(SI)
-	PREFETCHT0   (16*288+192)(SI)
-	PREFETCHT0   (16*288+256)(SI)
+	PREFETCHT1   (16*288+0)(SI)
+	PREFETCHT1   (16*288+64)(SI)
+	PREFETCHT1   (16*288+128)(SI)
+	PREFETCHT1   (16*288+192)(SI)
+	PREFETCHT1   (16*288+256)(SI)
+	PREFETCHT0   (6*288+0)(SI)
+	PREFETCHT0   (6*288+64)(SI)
+	PREFETCHT0   (6*288+128)(SI)
+	PREFETCHT0   (6*288+192)(SI)
+	PREFETCHT0   (6*288+256)(SI)
 	VPBROADCASTD (BX), Y4
 	VMOVDQA      Y4, Y5
-	VMOVDQU      32(SI), Y8
-	VMOVDQU      64(SI), Y2
-	VPSRLW       $4, Y8, Y9
-	VPSRLW       $4, Y2, Y3
-	VPAND        Y13, Y8, Y8
-	VPAND        Y13, Y9, Y9
-	VPAND        Y13, Y2, Y2
-	VPAND        Y13, Y3, Y3
+	VPXOR        Y12, Y12, Y12
+	VPXOR        Y7, Y7, Y7
+	VPAND        32(SI), Y13, Y8
+	VPAND        64(SI), Y13, Y2
+	VPAND        32(SI), Y15, Y9
+	VPAND        64(SI), Y15, Y3
 	VPBROADCASTD 2(R8), Y10
 	VPBROADCASTD 18(R8), Y6
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x6d; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm2, %ymm5
-	BYTE $0xc4; BYTE $0xe2; BYTE $0x35; BYTE $0x50; BYTE $0xe6 // {vex} vpdpbusd %ymm6, %ymm9, %ymm4
-	BYTE $0xc4; BYTE $0xe2; BYTE $0x65; BYTE $0x50; BYTE $0xee // {vex} vpdpbusd %ymm6, %ymm3, %ymm5
-	VMOVDQU      96(SI), Y8
-	VMOVDQU      128(SI), Y2
-	VPSRLW       $4, Y8, Y9
-	VPSRLW       $4, Y2, Y3
-	VPAND        Y13, Y8, Y8
-	VPAND        Y13, Y9, Y9
-	VPAND        Y13, Y2, Y2
-	VPAND        Y13, Y3, Y3
+	BYTE $0xc4; BYTE $0x62; BYTE $0x35; BYTE $0x50; BYTE $0xe6 // {vex} vpdpbusd %ymm6, %ymm9, %ymm12
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x65; BYTE $0x50; BYTE $0xfe // {vex} vpdpbusd %ymm6, %ymm3, %ymm7
+	VPAND        96(SI), Y13, Y8
+	VPAND        128(SI), Y13, Y2
+	VPAND        96(SI), Y15, Y9
+	VPAND        128(SI), Y15, Y3
 	VPBROADCASTD 6(R8), Y10
 	VPBROADCASTD 22(R8), Y6
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x6d; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm2, %ymm5
-	BYTE $0xc4; BYTE $0xe2; BYTE $0x35; BYTE $0x50; BYTE $0xe6 // {vex} vpdpbusd %ymm6, %ymm9, %ymm4
-	BYTE $0xc4; BYTE $0xe2; BYTE $0x65; BYTE $0x50; BYTE $0xee // {vex} vpdpbusd %ymm6, %ymm3, %ymm5
-	VMOVDQU      160(SI), Y8
-	VMOVDQU      192(SI), Y2
-	VPSRLW       $4, Y8, Y9
-	VPSRLW       $4, Y2, Y3
-	VPAND        Y13, Y8, Y8
-	VPAND        Y13, Y9, Y9
-	VPAND        Y13, Y2, Y2
-	VPAND        Y13, Y3, Y3
+	BYTE $0xc4; BYTE $0x62; BYTE $0x35; BYTE $0x50; BYTE $0xe6 // {vex} vpdpbusd %ymm6, %ymm9, %ymm12
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x65; BYTE $0x50; BYTE $0xfe // {vex} vpdpbusd %ymm6, %ymm3, %ymm7
+	VPAND        160(SI), Y13, Y8
+	VPAND        192(SI), Y13, Y2
+	VPAND        160(SI), Y15, Y9
+	VPAND        192(SI), Y15, Y3
 	VPBROADCASTD 10(R8), Y10
 	VPBROADCASTD 26(R8), Y6
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x6d; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm2, %ymm5
-	BYTE $0xc4; BYTE $0xe2; BYTE $0x35; BYTE $0x50; BYTE $0xe6 // {vex} vpdpbusd %ymm6, %ymm9, %ymm4
-	BYTE $0xc4; BYTE $0xe2; BYTE $0x65; BYTE $0x50; BYTE $0xee // {vex} vpdpbusd %ymm6, %ymm3, %ymm5
-	VMOVDQU      224(SI), Y8
-	VMOVDQU      256(SI), Y2
-	VPSRLW       $4, Y8, Y9
-	VPSRLW       $4, Y2, Y3
-	VPAND        Y13, Y8, Y8
-	VPAND        Y13, Y9, Y9
-	VPAND        Y13, Y2, Y2
-	VPAND        Y13, Y3, Y3
+	BYTE $0xc4; BYTE $0x62; BYTE $0x35; BYTE $0x50; BYTE $0xe6 // {vex} vpdpbusd %ymm6, %ymm9, %ymm12
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x65; BYTE $0x50; BYTE $0xfe // {vex} vpdpbusd %ymm6, %ymm3, %ymm7
+	VPAND        224(SI), Y13, Y8
+	VPAND        256(SI), Y13, Y2
+	VPAND        224(SI), Y15, Y9
+	VPAND        256(SI), Y15, Y3
 	VPBROADCASTD 14(R8), Y10
 	VPBROADCASTD 30(R8), Y6
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x6d; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm2, %ymm5
-	BYTE $0xc4; BYTE $0xe2; BYTE $0x35; BYTE $0x50; BYTE $0xe6 // {vex} vpdpbusd %ymm6, %ymm9, %ymm4
-	BYTE $0xc4; BYTE $0xe2; BYTE $0x65; BYTE $0x50; BYTE $0xee // {vex} vpdpbusd %ymm6, %ymm3, %ymm5
+	BYTE $0xc4; BYTE $0x62; BYTE $0x35; BYTE $0x50; BYTE $0xe6 // {vex} vpdpbusd %ymm6, %ymm9, %ymm12
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x65; BYTE $0x50; BYTE $0xfe // {vex} vpdpbusd %ymm6, %ymm3, %ymm7
+	VPSRAD       $4, Y12, Y12
+	VPSRAD       $4, Y7, Y7
+	VPADDD       Y12, Y4, Y4
+	VPADDD       Y7, Y5, Y5
 	VCVTPH2PS    (SI), Y12
-	VCVTPH2PS    16(SI), Y15
+	VCVTPH2PS    16(SI), Y7
 	VCVTDQ2PS    Y4, Y4
 	VCVTDQ2PS    Y5, Y5
 	VBROADCASTSS (DX), Y11
 	VMULPS       Y12, Y11, Y12
-	VMULPS       Y15, Y11, Y15
+	VMULPS       Y7, Y11, Y7
 	VFMADD231PS  Y12, Y4, Y0
-	VFMADD231PS  Y15, Y5, Y1
+	VFMADD231PS  Y7, Y5, Y1
 	ADDQ         $288, SI
 	ADDQ         $34, R8
 	ADDQ         $64, DX

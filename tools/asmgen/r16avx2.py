@@ -33,12 +33,19 @@ A("""//go:build amd64 && !noasm
 // Q8_0's w+128 as unsigned bytes into int32 sums that start at the
 // correction (−8·Σx, −128·Σx): the same integers.
 //
-// The one-column kernels (r16*d) prefetch Q8_0 into L2 and Q4_0 into L1:
-// on the AVX2 tier (2-vCPU Xeon VM, 2026-11-27) TinyLlama Q8_0 generation
-// read 10.6-11.6 t/s at 1 thread and 19.3-20.8 at 2 into L2 against
-// 9.1-10.0 and 18.0-19.4 into L1; Q4_0 into L2 read 16.6-18.1 against
-// 17.6-19.1 at 1 thread and 33.3-35.5 against 30.1-33.0 at 2, no clear
-// gain. The other kernels take several columns and prefetch into L1.
+// The one-column kernels (r16*d) prefetch into L2 16 blocks ahead; Q4_0's
+// also into L1 6 blocks ahead. On the AVX2 tier (2-vCPU Xeon VM,
+// 2026-11-27) TinyLlama Q8_0 generation read 10.6-11.6 t/s at 1 thread
+// and 19.3-20.8 at 2 into L2 against 9.1-10.0 and 18.0-19.4 into L1.
+// Q4_0 into L2 alone was no clear gain over L1 (16.6-18.1 against
+// 17.6-19.1 t/s at 1 thread, 33.3-35.5 against 30.1-33.0 at 2); with
+// both, a 600 MiB set of Q4_0 groups streamed 4% (AVX2) and 4-10%
+// (AVX-VNNI) faster than L1 alone (BenchmarkModelStream, four
+// alternations), as the AVX-512 kernel b16q40 does. Q4_0's high nibbles
+// are masked before the shift (AVX2) or not shifted at all (AVX-VNNI:
+// 16 times the nibble, in sums of their own divided by 16 after the
+// block), so the masks take the chunk from memory. The other kernels
+// take several columns and prefetch into L1.
 //
 // Columns: x points at column c0's Q8_0 row, column c0+j at x + j·xs;
 // dx and corr at column c0's block-0 entries of Act.bdx and Act.bcorr
@@ -195,48 +202,65 @@ def dec(t, vnni=False):
     A("\tMOVQ         dx+24(FP), DX")
     A("\tMOVQ         corr+32(FP), BX")
     consts(vnni, t)
+    if t == "q40":
+        A("\tMOVL         $0xf0f0f0f0, AX")
+        A("\tVMOVD        AX, X15")
+        A("\tVPBROADCASTD X15, Y15")
     A("\tVXORPS       Y0, Y0, Y0")
     A("\tVXORPS       Y1, Y1, Y1")
     A("")
     A("%sblk:" % name)
     for off in range(0, bs, 64):
-        A("\t%s   (16*%d+%d)(SI)" % ("PREFETCHT1" if t == "q80" else "PREFETCHT0", bs, off))
+        A("\tPREFETCHT1   (16*%d+%d)(SI)" % (bs, off))
+    if t == "q40":
+        for off in range(0, bs, 64):
+            A("\tPREFETCHT0   (6*%d+%d)(SI)" % (bs, off))
     if vnni:
         A("\tVPBROADCASTD (BX), Y4")
         A("\tVMOVDQA      Y4, Y5")
+        if t == "q40":
+            A("\tVPXOR        Y12, Y12, Y12")
+            A("\tVPXOR        Y7, Y7, Y7")
         for k in range(4 if t == "q40" else 8):
-            A("\tVMOVDQU      %d(SI), Y8" % (32 + 64 * k))
-            A("\tVMOVDQU      %d(SI), Y2" % (64 + 64 * k))
             if t == "q40":
-                A("\tVPSRLW       $4, Y8, Y9")
-                A("\tVPSRLW       $4, Y2, Y3")
-                A("\tVPAND        Y13, Y8, Y8")
-                A("\tVPAND        Y13, Y9, Y9")
-                A("\tVPAND        Y13, Y2, Y2")
-                A("\tVPAND        Y13, Y3, Y3")
+                # The high nibbles stay in place (bytes & 0xf0: 16 times
+                # the nibble) in sums of their own, divided by 16 after
+                # the block: no shift, and the masks load the chunk.
+                A("\tVPAND        %d(SI), Y13, Y8" % (32 + 64 * k))
+                A("\tVPAND        %d(SI), Y13, Y2" % (64 + 64 * k))
+                A("\tVPAND        %d(SI), Y15, Y9" % (32 + 64 * k))
+                A("\tVPAND        %d(SI), Y15, Y3" % (64 + 64 * k))
                 A("\tVPBROADCASTD %d(R8), Y10" % (2 + 4 * k))
                 A("\tVPBROADCASTD %d(R8), Y6" % (18 + 4 * k))
                 dpb(4, 8, 10)
                 dpb(5, 2, 10)
-                dpb(4, 9, 6)
-                dpb(5, 3, 6)
+                dpb(12, 9, 6)
+                dpb(7, 3, 6)
             else:
+                A("\tVMOVDQU      %d(SI), Y8" % (32 + 64 * k))
+                A("\tVMOVDQU      %d(SI), Y2" % (64 + 64 * k))
                 A("\tVPXOR        Y13, Y8, Y8")
                 A("\tVPXOR        Y13, Y2, Y2")
                 A("\tVPBROADCASTD %d(R8), Y10" % (2 + 4 * k))
                 dpb(4, 8, 10)
                 dpb(5, 2, 10)
+        if t == "q40":
+            A("\tVPSRAD       $4, Y12, Y12")
+            A("\tVPSRAD       $4, Y7, Y7")
+            A("\tVPADDD       Y12, Y4, Y4")
+            A("\tVPADDD       Y7, Y5, Y5")
     else:
         if t == "q40":
             for k in range(4):
-                A("\tVMOVDQU      %d(SI), Y8" % (32 + 64 * k))
-                A("\tVMOVDQU      %d(SI), Y2" % (64 + 64 * k))
-                A("\tVPSRLW       $4, Y8, Y9")
-                A("\tVPSRLW       $4, Y2, Y3")
-                A("\tVPAND        Y13, Y8, Y8")
-                A("\tVPAND        Y13, Y9, Y9")
-                A("\tVPAND        Y13, Y2, Y2")
-                A("\tVPAND        Y13, Y3, Y3")
+                # Masked before the shift ((bytes & 0xf0) >> 4 in 16-bit
+                # lanes leaves each byte its own high nibble), so the
+                # masks load the chunk and no mask follows the shift.
+                A("\tVPAND        %d(SI), Y13, Y8" % (32 + 64 * k))
+                A("\tVPAND        %d(SI), Y13, Y2" % (64 + 64 * k))
+                A("\tVPAND        %d(SI), Y15, Y9" % (32 + 64 * k))
+                A("\tVPAND        %d(SI), Y15, Y3" % (64 + 64 * k))
+                A("\tVPSRLW       $4, Y9, Y9")
+                A("\tVPSRLW       $4, Y3, Y3")
                 A("\tVPBROADCASTD %d(R8), Y10" % (2 + 4 * k))
                 A("\tVPBROADCASTD %d(R8), Y6" % (18 + 4 * k))
                 if k == 0:
@@ -275,15 +299,16 @@ def dec(t, vnni=False):
                     A("\tVPMADDWD     Y14, Y7, Y7")
                     A("\tVPADDD       Y11, Y4, Y4")
                     A("\tVPADDD       Y7, Y5, Y5")
+    d2 = 7 if t == "q40" else 15 # Q4_0's Y15 holds the 0xf0 bytes
     A("\tVCVTPH2PS    (SI), Y12")
-    A("\tVCVTPH2PS    16(SI), Y15")
+    A("\tVCVTPH2PS    16(SI), Y%d" % d2)
     A("\tVCVTDQ2PS    Y4, Y4")
     A("\tVCVTDQ2PS    Y5, Y5")
     A("\tVBROADCASTSS (DX), Y11")
     A("\tVMULPS       Y12, Y11, Y12")
-    A("\tVMULPS       Y15, Y11, Y15")
+    A("\tVMULPS       Y%d, Y11, Y%d" % (d2, d2))
     A("\tVFMADD231PS  Y12, Y4, Y0")
-    A("\tVFMADD231PS  Y15, Y5, Y1")
+    A("\tVFMADD231PS  Y%d, Y5, Y1" % d2)
     A("\tADDQ         $%d, SI" % bs)
     A("\tADDQ         $34, R8")
     A("\tADDQ         $64, DX")
