@@ -43,12 +43,8 @@ type State struct {
 	actSrc      *float32  // which buffer act holds, for reuse across Q/K/V
 	actType     ggml.Type // weight type act is prepared for
 	actT, actN  int
-	actTiles    bool     // act holds only the tile layout's operands (ggml.Act.BeginTiles)
-	spanPreps   int      // decode steps' inputs of O and FFN down prepared by the workers (spanPrepared), for tests
-	gluPasses   int      // decode steps' FFNs run as one pass (gluFused), for tests
-	actIn       ggml.Act // gluFused's input (act takes the down projection's)
-	actInBuf    []byte   // actIn's quantized row
-	gt          gluTask
+	actTiles    bool        // act holds only the tile layout's operands (ggml.Act.BeginTiles)
+	spanPreps   int         // decode steps' inputs of O and FFN down prepared by the workers (spanPrepared), for tests
 	attnPrep    *ggml.Act   // set by the driver: attendTokens' heads of a decode row prepare their output there
 	attnPrepped bool        // attendTokens did so
 	scores      [][]float32 // per worker [nCtx]
@@ -710,11 +706,6 @@ func (s *State) ffnBlock(f *FFN, T int, xn, out []float32) {
 	s.actSrc = nil // the arena's buffers change roles (withBuffers): no reuse across blocks
 	up := s.up[:T*f.Up.W.Rows]
 	h := s.gate[:T*nff]
-	if T == 1 && s.gluFusable(f) {
-		s.gluFused(f, xn, up, h)
-		s.linear(out, f.Down, h, T)
-		return
-	}
 	if f.Gate.W != nil && !f.FusedGate {
 		s.linears(xn, T, f.Up, up, f.Gate, h, Linear{}, nil)
 	} else {
