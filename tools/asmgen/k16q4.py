@@ -19,12 +19,16 @@ A("""//go:build amd64 && !noasm
 // (128-bit lane j: sub-block j's 16 rows), Z23/Z24 the mins.
 //
 // Prefetch hints: the one-column kernel (decode, each line read once)
-// prefetches two super-blocks ahead into L2 (PREFETCHT1), the others into
-// L1 (PREFETCHT0). On the 2-vCPU Xeon VM (2026-11-27) the L2 hint raised
+// prefetches two super-blocks ahead into L2 (PREFETCHT1) and 1664 bytes
+// ahead into L1, the others into L1 (PREFETCHT0). On the 2-vCPU Xeon VM (2026-11-27) the L2 hint raised
 // TinyLlama Q4_K_M generation 15.4–15.9 → 17.8–18.6 t/s at 1 thread and
 // Q6_K 20.9–22.3 → 25.3–25.8 at 2. In the wide kernels (prompts, batched
 // decode) it was no clear gain: Q6_K pp128 read 87–92 t/s against 105–112
-// in one pair of rounds, within the VM's noise in another.
+// in one pair of rounds, within the VM's noise in another. The one-column
+// kernels' L1 prefetch besides (sitting 12, as b16q40's): a 600 MiB set
+// of Q6_K groups streamed at 94% of ReadSum's rate at 1 and 2 threads
+// against 88-89% without it (throwaway benchmark, 11 alternated passes,
+// medians).
 
 // K16UNPACK makes Z21-Z24 from the layout's scLo, mLo and hi bytes.
 #define K16UNPACK \\
@@ -186,12 +190,17 @@ TEXT ·k16q4k1(SB), NOSPLIT, $0-32
 
 k1loop:
 	K16HEAD(PREFETCHT1)
+	PREFETCHT0 (1664)(SI)
+	PREFETCHT0 (1664+64)(SI)
+	PREFETCHT0 (1664+128)(SI)
+	PREFETCHT0 (1664+192)(SI)
 	VXORPS Z4, Z4, Z4
 """)
 for i in range(4):
     A("\tVPXORD Z8, Z8, Z8\n\tVPXORD Z12, Z12, Z12\n")
     for k in range(8):
         A("\tK16NIB(%d, PREFETCHT1)\n" % (64*(8*i+k)))
+        A("\tPREFETCHT0 (256+1664+%d)(SI)\n" % (64*(8*i+k)))
         A("\tK16DP(%d, R8, Z8, Z12)\n" % (4+64*i+4*k))
     s,l0,l1=sregs[i]
     A("\tK16SC(%s, %d)\n\tK16S(Z8, Z4)\n\tK16SC(%s, %d)\n\tK16S(Z12, Z4)\n"%(s,l0,s,l1))

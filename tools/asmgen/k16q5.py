@@ -19,7 +19,8 @@ A("""//go:build amd64 && !noasm
 // Columns in R8-R11, R13, DI, BX, AX; SI the group's super-block, CX
 // super-blocks left, DX dst, R12 ldd·4.
 //
-// Prefetch hints as in k16_amd64.s: the one-column kernel into L2, the
+// Prefetch hints as in k16_amd64.s: the one-column kernel into L2 (and
+// 1664 bytes ahead into L1), the
 // others into L1.
 
 """)
@@ -50,6 +51,7 @@ def kernel(name, nc):
     A("\n%sloop:\n" % name)
     for off in range(0, 256, 64):
         A("\t%s (2*%d+%d)(SI)\n" % (pf, SB, off))
+        if nc == 1: A("\tPREFETCHT0 (1664+%d)(SI)\n" % off)  # and into L1: see k16_amd64.s
     A("""\tVMOVDQU64 64(SI), Z25
 \tVMOVDQU64 192(SI), Z26
 \tVPANDD Z31, Z25, Z21
@@ -82,7 +84,10 @@ def kernel(name, nc):
         for k in range(8):
             q=256+64*(8*i+k); qh=2304+64*k
             A("\tVMOVDQU64 %d(SI), Z24\n\t%s (2*%d+%d)(SI)\n" % (q, pf, SB, q))
-            if i==0: A("\t%s (2*%d+%d)(SI)\n" % (pf, SB, qh))
+            if nc == 1: A("\tPREFETCHT0 (1664+%d)(SI)\n" % q)
+            if i==0:
+                A("\t%s (2*%d+%d)(SI)\n" % (pf, SB, qh))
+                if nc == 1: A("\tPREFETCHT0 (1664+%d)(SI)\n" % qh)
             A("\tVPANDD Z31, Z24, Z25\n\tVPSRLW $4, Z24, Z26\n\tVPANDD Z31, Z26, Z26\n")
             A(shift(4-2*i, "%d(SI)" % qh, "Z27"))
             A("\tVPTERNLOGD $0xf8, Z30, Z27, Z25\n")

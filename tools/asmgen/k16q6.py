@@ -17,7 +17,8 @@ A("""//go:build amd64 && !noasm
 // 0x30 bytes, Z31 0x0f. Columns in R8-R11, R13, DI, BX, AX; SI the
 // group's super-block, CX super-blocks left, DX dst, R12 ldd·4.
 //
-// Prefetch hints as in k16_amd64.s: the one-column kernel into L2, the
+// Prefetch hints as in k16_amd64.s: the one-column kernel into L2 (and
+// 1664 bytes ahead into L1), the
 // others into L1.
 
 """)
@@ -40,6 +41,7 @@ def kernel(name, nc):
     A("\n%sloop:\n" % name)
     for off in range(0, 288, 64):
         A("\t%s (2*3360+%d)(SI)\n" % (pf, off))
+        if nc == 1: A("\tPREFETCHT0 (1664+%d)(SI)\n" % off)  # and into L1: see k16_amd64.s
     for c in range(nc): A("\tVXORPS Z%d, Z%d, Z%d\n" % (8+c,8+c,8+c))
     for h in range(2):
         for kk in range(2):
@@ -51,6 +53,8 @@ def kernel(name, nc):
                     ql0=288+64*(16*h+k); ql1=288+64*(16*h+8+k); qh=2336+64*(8*h+k)
                     if g==0:
                         A("\t%s (2*3360+%d)(SI)\n\t%s (2*3360+%d)(SI)\n\t%s (2*3360+%d)(SI)\n" % (pf, ql0, pf, ql1, pf, qh))
+                        if nc == 1:
+                            A("\tPREFETCHT0 (1664+%d)(SI)\n\tPREFETCHT0 (1664+%d)(SI)\n\tPREFETCHT0 (1664+%d)(SI)\n" % (ql0, ql1, qh))
                         A("\tVPANDD %d(SI), Z31, Z19\n\tVPSLLW $4, %d(SI), Z20\n" % (ql0, qh))
                     elif g==1:
                         A("\tVPANDD %d(SI), Z31, Z19\n\tVPSLLW $2, %d(SI), Z20\n" % (ql1, qh))
