@@ -10,7 +10,8 @@
 # 1,2 -p 0 -n 64 -r 3` (the file evicted from the page cache first); one
 # last probe after the last round. GB/s of a run = t/s × the weights a
 # token reads (the file less its token embedding: TinyLlama Q4_0 0.600
-# GB, Q8_0 1.10).
+# GB, Q8_0 1.10, Q4_K_M 0.631, Q6_K 0.850, F16 2.07; other files get
+# their t/s only).
 #
 # Environment: FC (the flowchat binary), ROUNDS (default 5), SUITE (the
 # `flowchat synth` files), FILES (names without .gguf), OUT (the log's
@@ -43,7 +44,8 @@ probe
 echo "#### end $(date -u +%T) $(uptime)" >> "$log"
 # Summary: each run against the mean of the probes before and after it.
 awk '
-  function gb(f) { return f ~ /Q4_0/ ? 0.600 : f ~ /Q8_0/ ? 1.10 : 0 }
+  BEGIN { gb["tinyllama-Q4_0"] = 0.600; gb["tinyllama-Q8_0"] = 1.10; gb["tinyllama-Q4_K_M"] = 0.631
+          gb["tinyllama-Q6_K"] = 0.850; gb["tinyllama-F16"] = 2.07 }
   /^== probe/ { np++; next }
   /ReadBandwidth\/prefetch\/threads=1/ { p1[np] = $(NF-1) / 1000 }
   /ReadBandwidth\/prefetch\/threads=2/ { p2[np] = $(NF-1) / 1000 }
@@ -53,7 +55,8 @@ awk '
   END {
     for (i = 1; i <= runs; i++) {
       k = rp[i]; pr = rt[i] == 1 ? (p1[k] + p1[k+1]) / 2 : (p2[k] + p2[k+1]) / 2
-      g = rs[i] * gb(rf[i])
+      if (!(rf[i] in gb)) { printf "%s t=%d %.2f t/s (weights a token not known here)\n", rf[i], rt[i], rs[i]; continue }
+      g = rs[i] * gb[rf[i]]
       printf "%s t=%d %.2f t/s %.1f GB/s probe %.1f %.0f%%\n", rf[i], rt[i], rs[i], g, pr, 100 * g / pr
     }
   }' "$log" > "$OUT/summary"
