@@ -17,6 +17,9 @@ func f16t43Z(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int)
 func f16h43Z(w *byte, rs int, x *uint16, cs int, ng int, out *float32, ldo int)
 
 //go:noescape
+func f16t46Z(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int, s *float32)
+
+//go:noescape
 func fp16ToF32Z(x *uint16, y *float32, n int)
 
 //go:noescape
@@ -81,14 +84,37 @@ func (k *floatTiles) run(n int, w []byte, rows int, a *Act, dst []float32, ldd i
 // GMAC/s), the F16 ones at n = 5632 (81–87 against 55–69).
 const f16ColsL1 = 32 << 10
 
-// runF16 walks 4x3 tiles of F16 rows w (widened in registers), columns in
-// groups of 3 over all rows, so the chunk's rows stream from L2 while the
-// three columns stay in L1; leftover rows go through the row kernel and
-// leftover columns through the 4-row strips.
+// runF16 walks 4x6 tiles of F16 rows w (widened in registers), columns in
+// groups of 6 over all rows, so the chunk's rows stream from L2 while the
+// columns stay in L1 as far as they fit; then 4x3 tiles for a group of 3
+// left over; leftover rows go through the row kernel and leftover columns
+// through the 4-row strips.
+//
+// The 4x6 tile (two passes, one per half of each group: f16t46Z) widens
+// half as many weights per FMA as the 4x3 one. One core, TinyLlama's
+// shapes in 64-row chunks against 128 columns (BenchmarkMatMulActF16Shapes,
+// Xeon AMX VM, four alternations, GMAC/s): 2048x2048 33.7–42.2 → 37.4–48.1,
+// 5632x2048 35.6–41.1 → 37.0–49.5, 2048x5632 29.8–34.3 → 31.4–38.5 with
+// F16 columns. It always reads float32 columns: at n = 5632 a pass's
+// half of six of them (66 KiB) leaves L1, yet eight alternations read
+// 22.7–42.8 GMAC/s (median 34.6) against 22.3–38.5 (31.7) with F16 ones,
+// which cost 6 more widenings per 24 FMAs.
 func (k *floatTiles) runF16(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 	rs := 2 * n
 	half := 12*n > f16ColsL1
+	var s [384]float32
 	c := 0
+	for ; c+6 <= a.cols; c += 6 {
+		r := 0
+		for ; r+4 <= rows; r += 4 {
+			f16t46Z(&w[r*rs], rs, &a.xf[c*n], 4*n, n/32, &dst[c*ldd+r], 4*ldd, &s[0])
+		}
+		for ; r < rows; r++ {
+			for cc := c; cc < c+6; cc++ {
+				dst[cc*ldd+r] = dotImpl[F16](n, w[r*rs:(r+1)*rs], a.Column(cc))
+			}
+		}
+	}
 	for ; c+3 <= a.cols; c += 3 {
 		r := 0
 		for ; r+4 <= rows; r += 4 {

@@ -123,6 +123,188 @@ label: \
 	VZEROUPPER \
 	RET
 
+// f16t46Z: 4 F16 weight rows by 6 columns in two passes over the row
+// range, the first over each group's elements 0-15, the second over
+// 16-31. A pass keeps one accumulator per pair, so the 24 pairs fit
+// Z8-Z31 beside 4 weight and 1 column register: per group-half 4
+// widenings and 6 column loads per 24 FMAs, where f16t43Z's 12 pairs
+// take 8 widenings and 6 loads per 24 FMAs. Each pair's two accumulators
+// run over the same elements in the same order as f16t43Z's (and the
+// row kernel's), so every value is VecDot's bit for bit. The first pass's
+// accumulators wait in s (384 floats) for the reduction. Pair (r, c) is
+// Z(8+4c+r); columns 0-2 are read at DI, 3-5 at R12 = DI + 3·cs.
+// The columns are float32 (runF16 says why).
+#define COL46(loadc, addr, zc, a0, a1, a2, a3) \
+	loadc       addr, zc \
+	VFMADD231PS zc, Z0, a0 \
+	VFMADD231PS zc, Z1, a1 \
+	VFMADD231PS zc, Z2, a2 \
+	VFMADD231PS zc, Z3, a3
+
+#define HALF46(loadc, ow, oc) \
+	VCVTPH2PS ow(SI), Z0 \
+	VCVTPH2PS ow(BX), Z1 \
+	VCVTPH2PS ow(R10), Z2 \
+	VCVTPH2PS ow(R11), Z3 \
+	COL46(loadc, oc(DI), Z4, Z8, Z9, Z10, Z11) \
+	COL46(loadc, oc(DI)(R13*1), Z5, Z12, Z13, Z14, Z15) \
+	COL46(loadc, oc(DI)(R13*2), Z4, Z16, Z17, Z18, Z19) \
+	COL46(loadc, oc(R12), Z5, Z20, Z21, Z22, Z23) \
+	COL46(loadc, oc(R12)(R13*1), Z4, Z24, Z25, Z26, Z27) \
+	COL46(loadc, oc(R12)(R13*2), Z5, Z28, Z29, Z30, Z31)
+#define ZERO46 \
+	VPXORD Z8, Z8, Z8 \
+	VPXORD Z9, Z9, Z9 \
+	VPXORD Z10, Z10, Z10 \
+	VPXORD Z11, Z11, Z11 \
+	VPXORD Z12, Z12, Z12 \
+	VPXORD Z13, Z13, Z13 \
+	VPXORD Z14, Z14, Z14 \
+	VPXORD Z15, Z15, Z15 \
+	VPXORD Z16, Z16, Z16 \
+	VPXORD Z17, Z17, Z17 \
+	VPXORD Z18, Z18, Z18 \
+	VPXORD Z19, Z19, Z19 \
+	VPXORD Z20, Z20, Z20 \
+	VPXORD Z21, Z21, Z21 \
+	VPXORD Z22, Z22, Z22 \
+	VPXORD Z23, Z23, Z23 \
+	VPXORD Z24, Z24, Z24 \
+	VPXORD Z25, Z25, Z25 \
+	VPXORD Z26, Z26, Z26 \
+	VPXORD Z27, Z27, Z27 \
+	VPXORD Z28, Z28, Z28 \
+	VPXORD Z29, Z29, Z29 \
+	VPXORD Z30, Z30, Z30 \
+	VPXORD Z31, Z31, Z31
+#define PARK46 \
+	VMOVUPS Z8, 0(R8) \
+	VMOVUPS Z9, 64(R8) \
+	VMOVUPS Z10, 128(R8) \
+	VMOVUPS Z11, 192(R8) \
+	VMOVUPS Z12, 256(R8) \
+	VMOVUPS Z13, 320(R8) \
+	VMOVUPS Z14, 384(R8) \
+	VMOVUPS Z15, 448(R8) \
+	VMOVUPS Z16, 512(R8) \
+	VMOVUPS Z17, 576(R8) \
+	VMOVUPS Z18, 640(R8) \
+	VMOVUPS Z19, 704(R8) \
+	VMOVUPS Z20, 768(R8) \
+	VMOVUPS Z21, 832(R8) \
+	VMOVUPS Z22, 896(R8) \
+	VMOVUPS Z23, 960(R8) \
+	VMOVUPS Z24, 1024(R8) \
+	VMOVUPS Z25, 1088(R8) \
+	VMOVUPS Z26, 1152(R8) \
+	VMOVUPS Z27, 1216(R8) \
+	VMOVUPS Z28, 1280(R8) \
+	VMOVUPS Z29, 1344(R8) \
+	VMOVUPS Z30, 1408(R8) \
+	VMOVUPS Z31, 1472(R8)
+// START46 loads the arguments and points SI, BX, R10, R11 at the 4 rows,
+// DI and R12 at columns 0 and 3, CX at the group count.
+#define START46 \
+	MOVQ w+0(FP), SI \
+	MOVQ rs+8(FP), R9 \
+	MOVQ x+16(FP), DI \
+	MOVQ cs+24(FP), R13 \
+	MOVQ ng+32(FP), CX \
+	LEAQ (SI)(R9*1), BX \
+	LEAQ (BX)(R9*1), R10 \
+	LEAQ (R10)(R9*1), R11 \
+	LEAQ (DI)(R13*2), R12 \
+	ADDQ R13, R12
+
+#define STEP46(cstep) \
+	ADDQ $64, SI \
+	ADDQ $64, BX \
+	ADDQ $64, R10 \
+	ADDQ $64, R11 \
+	ADDQ $cstep, DI \
+	ADDQ $cstep, R12 \
+	DECQ CX
+// RED46 reduces the 24 pairs (first halves in s at R8) to out at DI,
+// columns R13 bytes apart (R12 = DI + 3·R13).
+#define RED46 \
+	VMOVUPS 0(R8), Z0 \
+	REDF(Z0, Z8, Y0, Y8, (DI)) \
+	VMOVUPS 64(R8), Z0 \
+	REDF(Z0, Z9, Y0, Y9, 4(DI)) \
+	VMOVUPS 128(R8), Z0 \
+	REDF(Z0, Z10, Y0, Y10, 8(DI)) \
+	VMOVUPS 192(R8), Z0 \
+	REDF(Z0, Z11, Y0, Y11, 12(DI)) \
+	VMOVUPS 256(R8), Z0 \
+	REDF(Z0, Z12, Y0, Y12, (DI)(R13*1)) \
+	VMOVUPS 320(R8), Z0 \
+	REDF(Z0, Z13, Y0, Y13, 4(DI)(R13*1)) \
+	VMOVUPS 384(R8), Z0 \
+	REDF(Z0, Z14, Y0, Y14, 8(DI)(R13*1)) \
+	VMOVUPS 448(R8), Z0 \
+	REDF(Z0, Z15, Y0, Y15, 12(DI)(R13*1)) \
+	VMOVUPS 512(R8), Z0 \
+	REDF(Z0, Z16, Y0, Y16, (DI)(R13*2)) \
+	VMOVUPS 576(R8), Z0 \
+	REDF(Z0, Z17, Y0, Y17, 4(DI)(R13*2)) \
+	VMOVUPS 640(R8), Z0 \
+	REDF(Z0, Z18, Y0, Y18, 8(DI)(R13*2)) \
+	VMOVUPS 704(R8), Z0 \
+	REDF(Z0, Z19, Y0, Y19, 12(DI)(R13*2)) \
+	VMOVUPS 768(R8), Z0 \
+	REDF(Z0, Z20, Y0, Y20, (R12)) \
+	VMOVUPS 832(R8), Z0 \
+	REDF(Z0, Z21, Y0, Y21, 4(R12)) \
+	VMOVUPS 896(R8), Z0 \
+	REDF(Z0, Z22, Y0, Y22, 8(R12)) \
+	VMOVUPS 960(R8), Z0 \
+	REDF(Z0, Z23, Y0, Y23, 12(R12)) \
+	VMOVUPS 1024(R8), Z0 \
+	REDF(Z0, Z24, Y0, Y24, (R12)(R13*1)) \
+	VMOVUPS 1088(R8), Z0 \
+	REDF(Z0, Z25, Y0, Y25, 4(R12)(R13*1)) \
+	VMOVUPS 1152(R8), Z0 \
+	REDF(Z0, Z26, Y0, Y26, 8(R12)(R13*1)) \
+	VMOVUPS 1216(R8), Z0 \
+	REDF(Z0, Z27, Y0, Y27, 12(R12)(R13*1)) \
+	VMOVUPS 1280(R8), Z0 \
+	REDF(Z0, Z28, Y0, Y28, (R12)(R13*2)) \
+	VMOVUPS 1344(R8), Z0 \
+	REDF(Z0, Z29, Y0, Y29, 4(R12)(R13*2)) \
+	VMOVUPS 1408(R8), Z0 \
+	REDF(Z0, Z30, Y0, Y30, 8(R12)(R13*2)) \
+	VMOVUPS 1472(R8), Z0 \
+	REDF(Z0, Z31, Y0, Y31, 12(R12)(R13*2))
+// TILE46 is the whole 4x6 kernel; the columns are loaded by loadc, their
+// second half starts at ochi bytes and a group of them spans cstep bytes
+// (kept general, as TILE43, though only float32 columns use it).
+#define TILE46(loadc, ochi, cstep, lo, hi, red) \
+	MOVQ  s+56(FP), R8 \
+	START46 \
+	ZERO46 \
+	TESTQ CX, CX \
+	JZ    red \
+lo: \
+	HALF46(loadc, 0, 0) \
+	STEP46(cstep) \
+	JNZ   lo \
+	PARK46 \
+	START46 \
+	ZERO46 \
+hi: \
+	HALF46(loadc, 32, ochi) \
+	STEP46(cstep) \
+	JNZ   hi \
+red: \
+	MOVQ  out+40(FP), DI \
+	MOVQ  ldo+48(FP), R13 \
+	LEAQ  (DI)(R13*2), R12 \
+	ADDQ  R13, R12 \
+	RED46 \
+	VZEROUPPER \
+	RET
+
+
 // TILE33 is the 3-row by 3-column F32 kernel with both operands in
 // registers (6 loads per 18 FMAs: bound by the FMA ports, not the loads).
 // Accumulators Z14-Z31: pair (r, c) in Z(14+6c+2r), Z(15+6c+2r).
@@ -317,3 +499,7 @@ TEXT ·f16t43Z(SB), NOSPLIT, $0-56
 // func f16h43Z(w *byte, rs int, x *uint16, cs int, ng int, out *float32, ldo int)
 TEXT ·f16h43Z(SB), NOSPLIT, $0-56
 	TILE43(VCVTPH2PS, 32, 64, f16h43loop)
+
+// func f16t46Z(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int, s *float32)
+TEXT ·f16t46Z(SB), NOSPLIT, $0-64
+	TILE46(VMOVUPS, 64, 128, f16t46lo, f16t46hi, f16t46red)
