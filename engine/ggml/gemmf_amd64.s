@@ -134,24 +134,24 @@ label: \
 // accumulators wait in s (384 floats) for the reduction. Pair (r, c) is
 // Z(8+4c+r); columns 0-2 are read at DI, 3-5 at R12 = DI + 3·cs.
 // The columns are float32 (runF16 says why).
-#define COL46(loadc, addr, zc, a0, a1, a2, a3) \
-	loadc       addr, zc \
+#define COL46(addr, zc, a0, a1, a2, a3) \
+	VMOVUPS     addr, zc \
 	VFMADD231PS zc, Z0, a0 \
 	VFMADD231PS zc, Z1, a1 \
 	VFMADD231PS zc, Z2, a2 \
 	VFMADD231PS zc, Z3, a3
 
-#define HALF46(loadc, ow, oc) \
+#define HALF46(ow, oc) \
 	VCVTPH2PS ow(SI), Z0 \
 	VCVTPH2PS ow(BX), Z1 \
 	VCVTPH2PS ow(R10), Z2 \
 	VCVTPH2PS ow(R11), Z3 \
-	COL46(loadc, oc(DI), Z4, Z8, Z9, Z10, Z11) \
-	COL46(loadc, oc(DI)(R13*1), Z5, Z12, Z13, Z14, Z15) \
-	COL46(loadc, oc(DI)(R13*2), Z4, Z16, Z17, Z18, Z19) \
-	COL46(loadc, oc(R12), Z5, Z20, Z21, Z22, Z23) \
-	COL46(loadc, oc(R12)(R13*1), Z4, Z24, Z25, Z26, Z27) \
-	COL46(loadc, oc(R12)(R13*2), Z5, Z28, Z29, Z30, Z31)
+	COL46(oc(DI), Z4, Z8, Z9, Z10, Z11) \
+	COL46(oc(DI)(R13*1), Z5, Z12, Z13, Z14, Z15) \
+	COL46(oc(DI)(R13*2), Z4, Z16, Z17, Z18, Z19) \
+	COL46(oc(R12), Z5, Z20, Z21, Z22, Z23) \
+	COL46(oc(R12)(R13*1), Z4, Z24, Z25, Z26, Z27) \
+	COL46(oc(R12)(R13*2), Z5, Z28, Z29, Z30, Z31)
 #define ZERO46 \
 	VPXORD Z8, Z8, Z8 \
 	VPXORD Z9, Z9, Z9 \
@@ -216,84 +216,54 @@ label: \
 	LEAQ (DI)(R13*2), R12 \
 	ADDQ R13, R12
 
-#define STEP46(cstep) \
+#define STEP46 \
 	ADDQ $64, SI \
 	ADDQ $64, BX \
 	ADDQ $64, R10 \
 	ADDQ $64, R11 \
-	ADDQ $cstep, DI \
-	ADDQ $cstep, R12 \
+	ADDQ $128, DI \
+	ADDQ $128, R12 \
 	DECQ CX
-// RED46 reduces the 24 pairs (first halves in s at R8) to out at DI,
-// columns R13 bytes apart (R12 = DI + 3·R13).
+// RED4 reduces column c's 4 pairs: their first halves in s at R8 + o
+// (64 bytes apart), their second halves in z0-z3 (Y names y0-y3), to
+// base, 4(base), 8(base), 12(base).
+#define RED4(o, base, z0, y0, z1, y1, z2, y2, z3, y3) \
+	VMOVUPS o(R8), Z0 \
+	REDF(Z0, z0, Y0, y0, 0 base) \
+	VMOVUPS (o+64)(R8), Z0 \
+	REDF(Z0, z1, Y0, y1, 4 base) \
+	VMOVUPS (o+128)(R8), Z0 \
+	REDF(Z0, z2, Y0, y2, 8 base) \
+	VMOVUPS (o+192)(R8), Z0 \
+	REDF(Z0, z3, Y0, y3, 12 base)
+
+// RED46 reduces the 24 pairs to out at DI, columns R13 bytes apart
+// (R12 = DI + 3·R13).
 #define RED46 \
-	VMOVUPS 0(R8), Z0 \
-	REDF(Z0, Z8, Y0, Y8, (DI)) \
-	VMOVUPS 64(R8), Z0 \
-	REDF(Z0, Z9, Y0, Y9, 4(DI)) \
-	VMOVUPS 128(R8), Z0 \
-	REDF(Z0, Z10, Y0, Y10, 8(DI)) \
-	VMOVUPS 192(R8), Z0 \
-	REDF(Z0, Z11, Y0, Y11, 12(DI)) \
-	VMOVUPS 256(R8), Z0 \
-	REDF(Z0, Z12, Y0, Y12, (DI)(R13*1)) \
-	VMOVUPS 320(R8), Z0 \
-	REDF(Z0, Z13, Y0, Y13, 4(DI)(R13*1)) \
-	VMOVUPS 384(R8), Z0 \
-	REDF(Z0, Z14, Y0, Y14, 8(DI)(R13*1)) \
-	VMOVUPS 448(R8), Z0 \
-	REDF(Z0, Z15, Y0, Y15, 12(DI)(R13*1)) \
-	VMOVUPS 512(R8), Z0 \
-	REDF(Z0, Z16, Y0, Y16, (DI)(R13*2)) \
-	VMOVUPS 576(R8), Z0 \
-	REDF(Z0, Z17, Y0, Y17, 4(DI)(R13*2)) \
-	VMOVUPS 640(R8), Z0 \
-	REDF(Z0, Z18, Y0, Y18, 8(DI)(R13*2)) \
-	VMOVUPS 704(R8), Z0 \
-	REDF(Z0, Z19, Y0, Y19, 12(DI)(R13*2)) \
-	VMOVUPS 768(R8), Z0 \
-	REDF(Z0, Z20, Y0, Y20, (R12)) \
-	VMOVUPS 832(R8), Z0 \
-	REDF(Z0, Z21, Y0, Y21, 4(R12)) \
-	VMOVUPS 896(R8), Z0 \
-	REDF(Z0, Z22, Y0, Y22, 8(R12)) \
-	VMOVUPS 960(R8), Z0 \
-	REDF(Z0, Z23, Y0, Y23, 12(R12)) \
-	VMOVUPS 1024(R8), Z0 \
-	REDF(Z0, Z24, Y0, Y24, (R12)(R13*1)) \
-	VMOVUPS 1088(R8), Z0 \
-	REDF(Z0, Z25, Y0, Y25, 4(R12)(R13*1)) \
-	VMOVUPS 1152(R8), Z0 \
-	REDF(Z0, Z26, Y0, Y26, 8(R12)(R13*1)) \
-	VMOVUPS 1216(R8), Z0 \
-	REDF(Z0, Z27, Y0, Y27, 12(R12)(R13*1)) \
-	VMOVUPS 1280(R8), Z0 \
-	REDF(Z0, Z28, Y0, Y28, (R12)(R13*2)) \
-	VMOVUPS 1344(R8), Z0 \
-	REDF(Z0, Z29, Y0, Y29, 4(R12)(R13*2)) \
-	VMOVUPS 1408(R8), Z0 \
-	REDF(Z0, Z30, Y0, Y30, 8(R12)(R13*2)) \
-	VMOVUPS 1472(R8), Z0 \
-	REDF(Z0, Z31, Y0, Y31, 12(R12)(R13*2))
-// TILE46 is the whole 4x6 kernel; the columns are loaded by loadc, their
-// second half starts at ochi bytes and a group of them spans cstep bytes
-// (kept general, as TILE43, though only float32 columns use it).
-#define TILE46(loadc, ochi, cstep, lo, hi, red) \
+	RED4(0, (DI), Z8, Y8, Z9, Y9, Z10, Y10, Z11, Y11) \
+	RED4(256, (DI)(R13*1), Z12, Y12, Z13, Y13, Z14, Y14, Z15, Y15) \
+	RED4(512, (DI)(R13*2), Z16, Y16, Z17, Y17, Z18, Y18, Z19, Y19) \
+	RED4(768, (R12), Z20, Y20, Z21, Y21, Z22, Y22, Z23, Y23) \
+	RED4(1024, (R12)(R13*1), Z24, Y24, Z25, Y25, Z26, Y26, Z27, Y27) \
+	RED4(1280, (R12)(R13*2), Z28, Y28, Z29, Y29, Z30, Y30, Z31, Y31)
+
+// TILE46 is the whole 4x6 kernel (float32 columns, 128 bytes a group).
+#define TILE46(lo, hi, red) \
 	MOVQ  s+56(FP), R8 \
 	START46 \
 	ZERO46 \
 	TESTQ CX, CX \
 	JZ    red \
 lo: \
-	HALF46(loadc, 0, 0) \
-	STEP46(cstep) \
+	HALF46(0, 0) \
+	STEP46 \
 	JNZ   lo \
 	PARK46 \
 	START46 \
 	ZERO46 \
 hi: \
-	HALF46(loadc, 32, ochi) \
-	STEP46(cstep) \
+	HALF46(32, 64) \
+	STEP46 \
 	JNZ   hi \
 red: \
 	MOVQ  out+40(FP), DI \
@@ -502,4 +472,4 @@ TEXT ·f16h43Z(SB), NOSPLIT, $0-56
 
 // func f16t46Z(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int, s *float32)
 TEXT ·f16t46Z(SB), NOSPLIT, $0-64
-	TILE46(VMOVUPS, 64, 128, f16t46lo, f16t46hi, f16t46red)
+	TILE46(f16t46lo, f16t46hi, f16t46red)
