@@ -207,6 +207,60 @@ func TestF16TileA(t *testing.T) {
 	}
 }
 
+// TestF16TilesZ holds the AVX-512 tier's F16 prefill tiles to the row
+// kernel's plain-Go twin, bit for bit, with the 4-row tiles reading
+// float32 columns and F16 ones (f16Cols46 picks one by CPU; both run
+// here): every column count from 3 to 20 (6-, 4- and 3-column tiles and
+// the strips after them), leftover rows, n up to 5632.
+func TestF16TilesZ(t *testing.T) {
+	if !hasAVX512 {
+		t.Skip("skipping: no AVX-512 (the AVX2 tier's F16 tile is TestF16TileA's)")
+	}
+	defer func(v bool) { f16Cols46 = v }(f16Cols46)
+	r := rand.New(rand.NewPCG(16, 46))
+	k := &floatTiles{F16}
+	for _, h := range []bool{false, true} {
+		f16Cols46 = h
+		for cols := 3; cols <= 20; cols++ {
+			for _, sh := range [][2]int{{32, 4}, {96, 7}, {2048, 9}, {5632, 5}} {
+				n, rows := sh[0], sh[1]
+				g := newGemmCase(r, F16, n, rows, cols)
+				var a Act
+				a.prepare(F16, n, g.x, cols, prepKindF32, 0, 1)
+				ldd := rows + 1
+				got := nanSlice(cols * ldd)
+				k.runF16(n, g.w, rows, &a, got, ldd)
+				checkGemm(t, fmt.Sprintf("F16 avx512 F16 columns %v n=%d %dx%d", h, n, rows, cols), got, g.want(F16, goDot[F16], ldd), rows, ldd)
+			}
+		}
+	}
+}
+
+// TestF16Tail: f16Tail covers every column once, with tiles of 6, 4 and
+// 3, and leaves the strips nothing from 7 columns on.
+func TestF16Tail(t *testing.T) {
+	for cols := 3; cols <= 600; cols++ {
+		n6, tails, nt := f16Tail(cols)
+		tail := tails[:nt]
+		sum := 6 * n6
+		for _, w := range tail {
+			if w != 3 && w != 4 {
+				t.Fatalf("%d columns: tail %v", cols, tail)
+			}
+			sum += w
+		}
+		if sum > cols || (cols >= 7 && sum != cols) || cols-sum > 2 {
+			t.Fatalf("%d columns: %d×6 + %v leaves %d to the strips", cols, n6, tail, cols-sum)
+		}
+		if cols >= 12 && n6 < cols/6-1 {
+			t.Fatalf("%d columns: only %d tiles of 6", cols, n6)
+		}
+	}
+	if n6, tail, nt := f16Tail(128); n6 != 20 || nt != 2 || tail[0] != 4 || tail[1] != 4 {
+		t.Fatalf("128 columns: %d×6 + %v, want 20×6 + [4 4]", n6, tail[:nt])
+	}
+}
+
 // BenchmarkF16TileA runs the AVX2 F16 tile the way gemmF16A does on
 // TinyLlama's shapes (64-row chunks against 128 columns), and alone on 4
 // rows and 3 columns that stay in L1 (the kernel's ceiling). GMAC/s per

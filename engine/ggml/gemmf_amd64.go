@@ -20,6 +20,15 @@ func f16h43Z(w *byte, rs int, x *uint16, cs int, ng int, out *float32, ldo int)
 func f16t46Z(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int, s *float32)
 
 //go:noescape
+func f16h46Z(w *byte, rs int, x *uint16, cs int, ng int, out *float32, ldo int, s *float32)
+
+//go:noescape
+func f16t44Z(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int, s *float32)
+
+//go:noescape
+func f16h44Z(w *byte, rs int, x *uint16, cs int, ng int, out *float32, ldo int, s *float32)
+
+//go:noescape
 func fp16ToF32Z(x *uint16, y *float32, n int)
 
 //go:noescape
@@ -46,12 +55,24 @@ func cpuVendor() (b, d, c uint32)
 // 0.70–0.85× llama.cpp with the rows. Same bits either way.
 var f16RowStream bool
 
+// f16Cols46: the 4-row F16 tiles (4x6, 4x4) read the columns as F16,
+// widened in the tile (f16h46Z: 10 widenings per 24 FMAs instead of 4,
+// but half the L1 footprint), on AMD CPUs; Intel's keep float32 columns.
+// On the AMD EPYC VM (Zen 5, 48 KiB L1D; 2026-11-27) one core ran a 64-row
+// chunk against 6 columns at 89–94 GMAC/s with F16 columns against 68–81
+// with float32 ones at n = 2048, 71–84 against 62–67 at n = 5632, and
+// TinyLlama F16's pp128/pp512 rose 10–20% (docs/PERFORMANCE.md). On the
+// Xeon AMX VM, eight alternations at n = 5632 read 22.3–38.5 GMAC/s
+// (median 31.7) with F16 columns against 22.7–42.8 (34.6).
+var f16Cols46 bool
+
 func init() {
 	if !hasAVX512 {
 		return
 	}
 	b, d, c := cpuVendor()
 	f16RowStream = b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163 // "AuthenticAMD"
+	f16Cols46 = f16RowStream
 	for t, k := range avx512Float {
 		gemmImpl[t] = k.run
 		prepKinds[t] = prepKindF32
@@ -86,53 +107,80 @@ const f16ColsL1 = 32 << 10
 
 // runF16 walks 4x6 tiles of F16 rows w (widened in registers), columns in
 // groups of 6 over all rows, so the chunk's rows stream from L2 while the
-// columns stay in L1 as far as they fit; then 4x3 tiles for a group of 3
-// left over; leftover rows go through the row kernel and leftover columns
-// through the 4-row strips.
+// columns stay in L1 as far as they fit; then 4x4 and 4x3 tiles for the
+// columns left over (f16Tail), 4-row strips for a last one or two; the
+// rows left over go through the row kernel.
 //
 // The 4x6 tile (two passes, one per half of each group: f16t46Z) widens
 // half as many weights per FMA as the 4x3 one. One core, TinyLlama's
 // shapes in 64-row chunks against 128 columns (BenchmarkMatMulActF16Shapes,
 // Xeon AMX VM, four alternations, GMAC/s): 2048x2048 33.7–42.2 → 37.4–48.1,
-// 5632x2048 35.6–41.1 → 37.0–49.5, 2048x5632 29.8–34.3 → 31.4–38.5 with
-// F16 columns. It always reads float32 columns: at n = 5632 a pass's
-// half of six of them (66 KiB) leaves L1, yet eight alternations read
-// 22.7–42.8 GMAC/s (median 34.6) against 22.3–38.5 (31.7) with F16 ones,
-// which cost 6 more widenings per 24 FMAs.
+// 5632x2048 35.6–41.1 → 37.0–49.5, 2048x5632 29.8–34.3 → 31.4–38.5.
+//
+// Which columns the 4-row tiles read is f16Cols46's choice (float32 or
+// F16); the 4x3 tile reads F16 columns past f16ColsL1 either way.
 func (k *floatTiles) runF16(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 	rs := 2 * n
-	half := 12*n > f16ColsL1
+	half := f16Cols46 || 12*n > f16ColsL1
+	xh := bytesU16(a.x)
 	var s [384]float32
 	c := 0
-	for ; c+6 <= a.cols; c += 6 {
+	n6, tail, nt := f16Tail(a.cols)
+	for i := 0; i < n6+nt; i++ {
+		width := 6
+		if i >= n6 {
+			width = tail[i-n6]
+		}
 		r := 0
 		for ; r+4 <= rows; r += 4 {
-			f16t46Z(&w[r*rs], rs, &a.xf[c*n], 4*n, n/32, &dst[c*ldd+r], 4*ldd, &s[0])
+			wp, out := &w[r*rs], &dst[c*ldd+r]
+			switch {
+			case width == 6 && f16Cols46:
+				f16h46Z(wp, rs, &xh[c*n], 2*n, n/32, out, 4*ldd, &s[0])
+			case width == 6:
+				f16t46Z(wp, rs, &a.xf[c*n], 4*n, n/32, out, 4*ldd, &s[0])
+			case width == 4 && f16Cols46:
+				f16h44Z(wp, rs, &xh[c*n], 2*n, n/32, out, 4*ldd, &s[0])
+			case width == 4:
+				f16t44Z(wp, rs, &a.xf[c*n], 4*n, n/32, out, 4*ldd, &s[0])
+			case half:
+				f16h43Z(wp, rs, &xh[c*n], 2*n, n/32, out, 4*ldd)
+			default:
+				f16t43Z(wp, rs, &a.xf[c*n], 4*n, n/32, out, 4*ldd)
+			}
 		}
 		for ; r < rows; r++ {
-			for cc := c; cc < c+6; cc++ {
+			for cc := c; cc < c+width; cc++ {
 				dst[cc*ldd+r] = dotImpl[F16](n, w[r*rs:(r+1)*rs], a.Column(cc))
 			}
 		}
-	}
-	for ; c+3 <= a.cols; c += 3 {
-		r := 0
-		for ; r+4 <= rows; r += 4 {
-			if half {
-				f16h43Z(&w[r*rs], rs, &bytesU16(a.x)[c*n], 2*n, n/32, &dst[c*ldd+r], 4*ldd)
-			} else {
-				f16t43Z(&w[r*rs], rs, &a.xf[c*n], 4*n, n/32, &dst[c*ldd+r], 4*ldd)
-			}
-		}
-		for ; r < rows; r++ {
-			for cc := c; cc < c+3; cc++ {
-				dst[cc*ldd+r] = dotImpl[F16](n, w[r*rs:(r+1)*rs], a.Column(cc))
-			}
-		}
+		c += width
 	}
 	for ; c < a.cols; c++ {
 		k.strips(n, w, rows, a, c, dst[c*ldd:c*ldd+rows])
 	}
+}
+
+// f16Tail splits cols columns into n6 groups of 6 and the widths of the
+// tiles after them (4 and 3), giving up one group of 6 where that leaves
+// no column to the strips: 128 = 20·6 + 4 + 4, where 21·6 would leave 2
+// columns to the strips, each a pass over the rows (3% of TinyLlama's
+// F16 pp128). Whatever the tiles leave (at most 2 columns, only when cols
+// < 7) goes through the strips.
+func f16Tail(cols int) (n6 int, tail [3]int, nt int) {
+	n6 = cols / 6
+	rem := cols % 6
+	if n6 > 0 && (rem == 1 || rem == 2 || rem == 5) {
+		n6, rem = n6-1, rem+6
+	}
+	for ; rem >= 3; nt++ {
+		tail[nt] = 4
+		if rem == 3 || rem == 6 || rem == 9 {
+			tail[nt] = 3
+		}
+		rem -= tail[nt]
+	}
+	return n6, tail, nt
 }
 
 // runF32 walks 3x3 tiles of float32 rows w, columns in groups of 3 over all

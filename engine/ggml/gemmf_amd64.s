@@ -134,25 +134,27 @@ label: \
 // accumulators wait in s (384 floats) for the reduction. Pair (r, c) is
 // Z(8+4c+r); columns 0-2 are read at DI, 3-5 at R12 = DI + 3·cs.
 // The columns are float32 (runF16 says why).
-#define COL46(addr, zc, a0, a1, a2, a3) \
-	VMOVUPS     addr, zc \
+#define COL46(ld, addr, zc, a0, a1, a2, a3) \
+	ld          addr, zc \
 	VFMADD231PS zc, Z0, a0 \
 	VFMADD231PS zc, Z1, a1 \
 	VFMADD231PS zc, Z2, a2 \
 	VFMADD231PS zc, Z3, a3
 
-#define HALF46(ow, oc) \
+#define HALF44(ld, ow, oc) \
 	VCVTPH2PS ow(SI), Z0 \
 	VCVTPH2PS ow(BX), Z1 \
 	VCVTPH2PS ow(R10), Z2 \
 	VCVTPH2PS ow(R11), Z3 \
-	COL46(oc(DI), Z4, Z8, Z9, Z10, Z11) \
-	COL46(oc(DI)(R13*1), Z5, Z12, Z13, Z14, Z15) \
-	COL46(oc(DI)(R13*2), Z4, Z16, Z17, Z18, Z19) \
-	COL46(oc(R12), Z5, Z20, Z21, Z22, Z23) \
-	COL46(oc(R12)(R13*1), Z4, Z24, Z25, Z26, Z27) \
-	COL46(oc(R12)(R13*2), Z5, Z28, Z29, Z30, Z31)
-#define ZERO46 \
+	COL46(ld, oc(DI), Z4, Z8, Z9, Z10, Z11) \
+	COL46(ld, oc(DI)(R13*1), Z5, Z12, Z13, Z14, Z15) \
+	COL46(ld, oc(DI)(R13*2), Z4, Z16, Z17, Z18, Z19) \
+	COL46(ld, oc(R12), Z5, Z20, Z21, Z22, Z23)
+#define HALF46(ld, ow, oc) \
+	HALF44(ld, ow, oc) \
+	COL46(ld, oc(R12)(R13*1), Z4, Z24, Z25, Z26, Z27) \
+	COL46(ld, oc(R12)(R13*2), Z5, Z28, Z29, Z30, Z31)
+#define ZERO44 \
 	VPXORD Z8, Z8, Z8 \
 	VPXORD Z9, Z9, Z9 \
 	VPXORD Z10, Z10, Z10 \
@@ -168,7 +170,9 @@ label: \
 	VPXORD Z20, Z20, Z20 \
 	VPXORD Z21, Z21, Z21 \
 	VPXORD Z22, Z22, Z22 \
-	VPXORD Z23, Z23, Z23 \
+	VPXORD Z23, Z23, Z23
+#define ZERO46 \
+	ZERO44 \
 	VPXORD Z24, Z24, Z24 \
 	VPXORD Z25, Z25, Z25 \
 	VPXORD Z26, Z26, Z26 \
@@ -177,7 +181,7 @@ label: \
 	VPXORD Z29, Z29, Z29 \
 	VPXORD Z30, Z30, Z30 \
 	VPXORD Z31, Z31, Z31
-#define PARK46 \
+#define PARK44 \
 	VMOVUPS Z8, 0(R8) \
 	VMOVUPS Z9, 64(R8) \
 	VMOVUPS Z10, 128(R8) \
@@ -193,7 +197,9 @@ label: \
 	VMOVUPS Z20, 768(R8) \
 	VMOVUPS Z21, 832(R8) \
 	VMOVUPS Z22, 896(R8) \
-	VMOVUPS Z23, 960(R8) \
+	VMOVUPS Z23, 960(R8)
+#define PARK46 \
+	PARK44 \
 	VMOVUPS Z24, 1024(R8) \
 	VMOVUPS Z25, 1088(R8) \
 	VMOVUPS Z26, 1152(R8) \
@@ -216,13 +222,13 @@ label: \
 	LEAQ (DI)(R13*2), R12 \
 	ADDQ R13, R12
 
-#define STEP46 \
+#define STEP46(cb) \
 	ADDQ $64, SI \
 	ADDQ $64, BX \
 	ADDQ $64, R10 \
 	ADDQ $64, R11 \
-	ADDQ $128, DI \
-	ADDQ $128, R12 \
+	ADDQ $cb, DI \
+	ADDQ $cb, R12 \
 	DECQ CX
 // RED4 reduces column c's 4 pairs: their first halves in s at R8 + o
 // (64 bytes apart), their second halves in z0-z3 (Y names y0-y3), to
@@ -239,38 +245,43 @@ label: \
 
 // RED46 reduces the 24 pairs to out at DI, columns R13 bytes apart
 // (R12 = DI + 3·R13).
-#define RED46 \
+#define RED44 \
 	RED4(0, (DI), Z8, Y8, Z9, Y9, Z10, Y10, Z11, Y11) \
 	RED4(256, (DI)(R13*1), Z12, Y12, Z13, Y13, Z14, Y14, Z15, Y15) \
 	RED4(512, (DI)(R13*2), Z16, Y16, Z17, Y17, Z18, Y18, Z19, Y19) \
-	RED4(768, (R12), Z20, Y20, Z21, Y21, Z22, Y22, Z23, Y23) \
+	RED4(768, (R12), Z20, Y20, Z21, Y21, Z22, Y22, Z23, Y23)
+#define RED46 \
+	RED44 \
 	RED4(1024, (R12)(R13*1), Z24, Y24, Z25, Y25, Z26, Y26, Z27, Y27) \
 	RED4(1280, (R12)(R13*2), Z28, Y28, Z29, Y29, Z30, Y30, Z31, Y31)
 
-// TILE46 is the whole 4x6 kernel (float32 columns, 128 bytes a group).
-#define TILE46(lo, hi, red) \
+// TILE4X is the whole 4-row kernel over 6 columns (half, zero, park,
+// red = HALF46, ZERO46, PARK46, RED46) or 4 (the …44 macros); ld loads a
+// column's 16 values (VMOVUPS: float32 columns, cb = 128 bytes a group,
+// the second half at ochi = 64; VCVTPH2PS: F16 columns, 64 and 32).
+#define TILE4X(ld, cb, ochi, half, zero, park, red, lo, hi, redl) \
 	MOVQ  s+56(FP), R8 \
 	START46 \
-	ZERO46 \
+	zero \
 	TESTQ CX, CX \
-	JZ    red \
+	JZ    redl \
 lo: \
-	HALF46(0, 0) \
-	STEP46 \
+	half(ld, 0, 0) \
+	STEP46(cb) \
 	JNZ   lo \
-	PARK46 \
+	park \
 	START46 \
-	ZERO46 \
+	zero \
 hi: \
-	HALF46(32, 64) \
-	STEP46 \
+	half(ld, 32, ochi) \
+	STEP46(cb) \
 	JNZ   hi \
-red: \
+redl: \
 	MOVQ  out+40(FP), DI \
 	MOVQ  ldo+48(FP), R13 \
 	LEAQ  (DI)(R13*2), R12 \
 	ADDQ  R13, R12 \
-	RED46 \
+	red \
 	VZEROUPPER \
 	RET
 
@@ -472,4 +483,16 @@ TEXT ·f16h43Z(SB), NOSPLIT, $0-56
 
 // func f16t46Z(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int, s *float32)
 TEXT ·f16t46Z(SB), NOSPLIT, $0-64
-	TILE46(f16t46lo, f16t46hi, f16t46red)
+	TILE4X(VMOVUPS, 128, 64, HALF46, ZERO46, PARK46, RED46, f16t46lo, f16t46hi, f16t46red)
+
+// func f16h46Z(w *byte, rs int, x *uint16, cs int, ng int, out *float32, ldo int, s *float32)
+TEXT ·f16h46Z(SB), NOSPLIT, $0-64
+	TILE4X(VCVTPH2PS, 64, 32, HALF46, ZERO46, PARK46, RED46, f16h46lo, f16h46hi, f16h46red)
+
+// func f16t44Z(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int, s *float32)
+TEXT ·f16t44Z(SB), NOSPLIT, $0-64
+	TILE4X(VMOVUPS, 128, 64, HALF44, ZERO44, PARK44, RED44, f16t44lo, f16t44hi, f16t44red)
+
+// func f16h44Z(w *byte, rs int, x *uint16, cs int, ng int, out *float32, ldo int, s *float32)
+TEXT ·f16h44Z(SB), NOSPLIT, $0-64
+	TILE4X(VCVTPH2PS, 64, 32, HALF44, ZERO44, PARK44, RED44, f16h44lo, f16h44hi, f16h44red)
