@@ -211,7 +211,8 @@ func TestF16TileA(t *testing.T) {
 // kernel's plain-Go twin, bit for bit, with the 4-row tiles reading
 // float32 columns and F16 ones (f16Cols46 picks one by CPU; both run
 // here): every column count from 3 to 20 (6-, 4- and 3-column tiles and
-// the strips after them), leftover rows, n up to 5632.
+// the strips after them), leftover rows, n up to 5632 (K-blocked past
+// 2048 with F16 columns: f16h46K).
 func TestF16TilesZ(t *testing.T) {
 	if !hasAVX512 {
 		t.Skip("skipping: no AVX-512 (the AVX2 tier's F16 tile is TestF16TileA's)")
@@ -222,7 +223,7 @@ func TestF16TilesZ(t *testing.T) {
 	for _, h := range []bool{false, true} {
 		f16Cols46 = h
 		for cols := 3; cols <= 20; cols++ {
-			for _, sh := range [][2]int{{32, 4}, {96, 7}, {2048, 9}, {5632, 5}} {
+			for _, sh := range [][2]int{{32, 4}, {96, 7}, {2048, 9}, {2080, 9}, {5632, 5}, {5632, 37}} {
 				n, rows := sh[0], sh[1]
 				g := newGemmCase(r, F16, n, rows, cols)
 				var a Act

@@ -208,6 +208,33 @@ label: \
 	VMOVUPS Z29, 1344(R8) \
 	VMOVUPS Z30, 1408(R8) \
 	VMOVUPS Z31, 1472(R8)
+// LOAD46 loads the 24 accumulators from base (64 bytes apart).
+#define LOAD46(base) \
+	VMOVUPS 0(base), Z8 \
+	VMOVUPS 64(base), Z9 \
+	VMOVUPS 128(base), Z10 \
+	VMOVUPS 192(base), Z11 \
+	VMOVUPS 256(base), Z12 \
+	VMOVUPS 320(base), Z13 \
+	VMOVUPS 384(base), Z14 \
+	VMOVUPS 448(base), Z15 \
+	VMOVUPS 512(base), Z16 \
+	VMOVUPS 576(base), Z17 \
+	VMOVUPS 640(base), Z18 \
+	VMOVUPS 704(base), Z19 \
+	VMOVUPS 768(base), Z20 \
+	VMOVUPS 832(base), Z21 \
+	VMOVUPS 896(base), Z22 \
+	VMOVUPS 960(base), Z23 \
+	VMOVUPS 1024(base), Z24 \
+	VMOVUPS 1088(base), Z25 \
+	VMOVUPS 1152(base), Z26 \
+	VMOVUPS 1216(base), Z27 \
+	VMOVUPS 1280(base), Z28 \
+	VMOVUPS 1344(base), Z29 \
+	VMOVUPS 1408(base), Z30 \
+	VMOVUPS 1472(base), Z31
+
 // START46 loads the arguments and points SI, BX, R10, R11 at the 4 rows,
 // DI and R12 at columns 0 and 3, CX at the group count.
 #define START46 \
@@ -488,6 +515,48 @@ TEXT ·f16t46Z(SB), NOSPLIT, $0-64
 // func f16h46Z(w *byte, rs int, x *uint16, cs int, ng int, out *float32, ldo int, s *float32)
 TEXT ·f16h46Z(SB), NOSPLIT, $0-64
 	TILE4X(VCVTPH2PS, 64, 32, HALF46, ZERO46, PARK46, RED46, f16h46lo, f16h46hi, f16h46red)
+
+// func f16p46Z(w *byte, rs int, x *uint16, cs int, ng int, acc *float32, first int)
+//
+// f16p46Z is one pass of f16h46Z over ng groups of a K-block: the 24
+// accumulators start at zero (first ≠ 0) or from acc, and end in acc
+// (24 × 16 floats), for runF16's K-blocked walk; the caller points w and x
+// at the block's first group, plus 32 bytes for the second half of each
+// group. f16r46Z reduces a tile's two halves to out as f16h46Z does.
+TEXT ·f16p46Z(SB), NOSPLIT, $0-56
+	MOVQ  acc+40(FP), R8
+	START46
+	MOVQ  first+48(FP), AX
+	TESTQ AX, AX
+	JZ    f16p46load
+	ZERO46
+	JMP   f16p46run
+f16p46load:
+	LOAD46(R8)
+f16p46run:
+	TESTQ CX, CX
+	JZ    f16p46park
+f16p46lo:
+	HALF46(VCVTPH2PS, 0, 0)
+	STEP46(64)
+	JNZ   f16p46lo
+f16p46park:
+	PARK46
+	VZEROUPPER
+	RET
+
+// func f16r46Z(lo *float32, hi *float32, out *float32, ldo int)
+TEXT ·f16r46Z(SB), NOSPLIT, $0-32
+	MOVQ lo+0(FP), R8
+	MOVQ hi+8(FP), AX
+	LOAD46(AX)
+	MOVQ out+16(FP), DI
+	MOVQ ldo+24(FP), R13
+	LEAQ (DI)(R13*2), R12
+	ADDQ R13, R12
+	RED46
+	VZEROUPPER
+	RET
 
 // func f16t44Z(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int, s *float32)
 TEXT ·f16t44Z(SB), NOSPLIT, $0-64
