@@ -223,7 +223,7 @@ func TestF16TilesZ(t *testing.T) {
 	for _, h := range []bool{false, true} {
 		f16Cols46 = h
 		for cols := 3; cols <= 20; cols++ {
-			for _, sh := range [][2]int{{32, 4}, {96, 7}, {2048, 9}, {2080, 9}, {5632, 5}, {5632, 37}} {
+			for _, sh := range [][2]int{{32, 4}, {96, 7}, {2048, 9}, {2080, 9}, {2080, 33}, {5632, 5}, {5632, 37}} {
 				n, rows := sh[0], sh[1]
 				g := newGemmCase(r, F16, n, rows, cols)
 				var a Act

@@ -124,15 +124,18 @@ const f16ColsL1 = 32 << 10
 // 5632x2048 35.6–41.1 → 37.0–49.5, 2048x5632 29.8–34.3 → 31.4–38.5.
 //
 // Which columns the 4-row tiles read is f16Cols46's choice (float32 or
-// F16); the 4x3 tile reads F16 columns past f16ColsL1 either way.
+// F16); the 4x3 tile reads F16 columns past f16ColsL1 either way. With F16
+// columns, rows longer than a K-block and at least 32 rows (below, f16h46K's
+// 24 KiB of accumulators, zeroed each call, would cost more than a few per
+// cent), the groups of 6 go through f16h46K.
 func (k *floatTiles) runF16(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 	rs := 2 * n
-	half := f16Cols46 || 12*n > f16ColsL1
+	half := 12*n > f16ColsL1
 	xh := bytesU16(a.x)
 	var s [384]float32
 	c, i0 := 0, 0
 	n6, tail, nt := f16Tail(a.cols)
-	if f16Cols46 && n/32 > f16KBlock && n6 > 0 {
+	if f16Cols46 && n/32 > f16KBlock && n6 > 0 && rows >= 32 {
 		r := f16h46K(n, w, rows, xh, n6, dst, ldd)
 		for ; r < rows; r++ {
 			for cc := 0; cc < 6*n6; cc++ {
