@@ -43,37 +43,44 @@ func BenchmarkF16Stream(b *testing.B) {
 	}
 }
 
-// BenchmarkF16StreamRows measures the two F16 row kernels' decode streaming
-// a set larger than the last-level cache, row after row, alternated:
-// dotF16AVX (the AVX-512 tier's order: one stream a row, no software
-// prefetch) and dotF16QAVX (the AVX2 tier's: four streams a row, and a
-// prefetch of the next row, line by line).
+// BenchmarkF16StreamRows measures F16 decode streaming a set larger than
+// the last-level cache, alternated: dotF16AVX row after row (the AVX-512
+// tier's order: one stream a row, no software prefetch), dotF16QAVX row
+// after row (the AVX2 tier's order: four streams a row, and a prefetch of
+// the next row, line by line) and rows4Q (the AVX2 tier's decode: the
+// same order four rows at a time, each row one stream).
 func BenchmarkF16StreamRows(b *testing.B) {
 	if !hasAVX2 {
 		b.Skip("no AVX2")
 	}
-	rows, n := 5632, 2048
-	for rep := 0; rep < 3; rep++ {
-		for _, q := range []bool{false, true} {
-			name, dot := "dotF16AVX", dotF16Asm
-			if q {
-				name, dot = "dotF16QAVX", dotF16QAsm
-			}
-			b.Run(fmt.Sprintf("%s/%d", name, rep), func(b *testing.B) {
-				set, w, x := streamSet(b, F16, rows, n, 1)
-				var a Act
-				a.Prepare(F16, n, x, 1)
-				dst, rs := make([]float32, rows), 2*n
-				ns := cpuTimed(b, func() {
-					for off := 0; off < len(set); off += len(w) {
-						m, xc := set[off:off+len(w)], a.Column(0)
-						for r := range dst {
-							dst[r] = dot(n, m[r*rs:(r+1)*rs], xc)
+	for _, sh := range [][2]int{{5632, 2048}, {2048, 768}} {
+		rows, n := sh[0], sh[1]
+		for rep := 0; rep < 3; rep++ {
+			for _, name := range []string{"dotF16AVX", "dotF16QAVX", "rows4Q"} {
+				dot := dotF16Asm
+				if name != "dotF16AVX" {
+					dot = dotF16QAsm
+				}
+				b.Run(fmt.Sprintf("%dx%d/%s/%d", rows, n, name, rep), func(b *testing.B) {
+					set, w, x := streamSet(b, F16, rows, n, 1)
+					var a Act
+					a.Prepare(F16, n, x, 1)
+					dst, rs := make([]float32, rows), 2*n
+					ns := cpuTimed(b, func() {
+						for off := 0; off < len(set); off += len(w) {
+							m, xc := set[off:off+len(w)], a.Column(0)
+							if name == "rows4Q" {
+								rows4Q(n, m, rows, &a, 0, dst, rows)
+								continue
+							}
+							for r := range dst {
+								dst[r] = dot(n, m[r*rs:(r+1)*rs], xc)
+							}
 						}
-					}
+					})
+					b.ReportMetric(float64(len(set))/ns, "cpuGB/s")
 				})
-				b.ReportMetric(float64(len(set))/ns, "cpuGB/s")
-			})
+			}
 		}
 	}
 }

@@ -339,3 +339,46 @@ func TestF16QuartersAsm(t *testing.T) {
 		}
 	}
 }
+
+// TestF16Rows4Q holds the AVX2 tier's F16 decode (rows4Q: four rows at a
+// time through f16r4QAVX, the rest through dotF16QAVX) to dotF16QGo bit
+// for bit, on every multiple of 8 up to 400 and longer rows with and
+// without octets past the four ranges, 1–2 columns, row counts that do
+// and do not fill the last group of four, random and extreme values.
+func TestF16Rows4Q(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("skipping: no AVX2")
+	}
+	r := rand.New(rand.NewPCG(16, 6))
+	ns := []int{512, 768, 1000, 2048, 2088, 5632, 5640}
+	for n := 8; n <= 400; n += 8 {
+		ns = append(ns, n)
+	}
+	wx, xx := []uint16{0x7bff, 0xfbff, 0x0001, 0x8003, 0x3c00}, []uint16{0x3c00, 0xbc00, 0x7bff, 0x0200}
+	for _, n := range ns {
+		for _, extreme := range []bool{false, true} {
+			rows, cols := 4+r.IntN(7), 1+r.IntN(2)
+			w, x := randomRow(r, F16, rows*n), randomActivation(r, F16, cols*n)
+			if extreme {
+				for i := 0; i < rows*n; i++ {
+					bytesU16(w)[i] = wx[r.IntN(len(wx))]
+				}
+				for i := 0; i < cols*n; i++ {
+					bytesU16(x)[i] = xx[r.IntN(len(xx))]
+				}
+			}
+			var a Act
+			a.Prepare(F16, n, x, cols)
+			dst := make([]float32, cols*rows)
+			rows4Q(n, w, rows, &a, 0, dst, rows)
+			for c := 0; c < cols; c++ {
+				for m := 0; m < rows; m++ {
+					want := dotF16QGo(n, w[2*n*m:2*n*(m+1)], x[2*n*c:2*n*(c+1)])
+					if got := dst[c*rows+m]; math.Float32bits(got) != math.Float32bits(want) {
+						t.Fatalf("n=%d rows=%d extreme=%v: row %d column %d: rows4Q %v, dotF16QGo %v", n, rows, extreme, m, c, got, want)
+					}
+				}
+			}
+		}
+	}
+}

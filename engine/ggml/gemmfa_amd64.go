@@ -2,16 +2,25 @@
 
 package ggml
 
+import "unsafe"
+
 // The AVX2 tier's F16 matrix kernel (CPUs without AVX-512, whose F16
-// kernels are in gemmf_amd64.go): 4x3 tiles for prefill (f16t43A), the
-// row kernel (dotF16QAVX) for decode and the leftovers. Both keep the
-// tier's own order (dotF16QGo: four accumulators, each over a quarter of
-// the row), which lets the tile run straight through each quarter's bytes.
+// kernels are in gemmf_amd64.go): 4x3 tiles for prefill (f16t43A), four
+// rows at a time for decode (f16r4QAVX), the row kernel (dotF16QAVX) for
+// the leftovers. All keep the tier's own order (dotF16QGo: four
+// accumulators, each over a quarter of the row), which lets the tile run
+// straight through each quarter's bytes. Decode row after row through
+// dotF16QAVX read four quarter-row streams at once and streamed at
+// 18–24 GB/s on a Zen 5 core; four rows side by side, each one stream,
+// read 25–36 (BenchmarkF16StreamRows, docs/PERFORMANCE.md, sitting 15).
 // F16 prefill on AVX2 was first one row dot per (row, column), two
 // widenings per FMA (TinyLlama F16 pp128 0.54–0.61× llama.cpp's AVX2
 // build, docs/PERFORMANCE.md, sitting 5); then a tile over dotF16AVX's
 // order, four passes over each block of 16 groups (0.80–0.94×, sittings 5
 // and 6); with this one, 0.97–1.25× (sitting 9).
+
+//go:noescape
+func f16r4QAVX(w *uint16, rs int, x *uint16, n int, out *float32)
 
 //go:noescape
 func f16t43A(w *byte, rs int, x *float32, cs int, ng int, out *float32, ldo int, s *float32)
@@ -46,5 +55,26 @@ func gemmF16A(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 			}
 		}
 	}
-	rows16(dotF16QAsm, n, w, rows, a, c, dst, ldd)
+	rows4Q(n, w, rows, a, c, dst, ldd)
+}
+
+// rows4Q is the AVX2 tier's F16 decode: columns c0… against the rows,
+// four rows at a time through f16r4QAVX (rows n%8 == 0), the rest row by
+// row. Both give dotF16QGo's bits.
+func rows4Q(n int, w []byte, rows int, a *Act, c0 int, dst []float32, ldd int) {
+	if n%8 != 0 {
+		rows16(dotF16QAsm, n, w, rows, a, c0, dst, ldd)
+		return
+	}
+	rs := 2 * n
+	for c := c0; c < a.cols; c++ {
+		x, out := a.Column(c), dst[c*ldd:c*ldd+rows]
+		r := 0
+		for ; r+4 <= rows; r += 4 {
+			f16r4QAVX((*uint16)(unsafe.Pointer(&w[r*rs])), rs, (*uint16)(unsafe.Pointer(&x[0])), n, &out[r])
+		}
+		for ; r < rows; r++ {
+			out[r] = dotF16QAsm(n, w[r*rs:(r+1)*rs], x)
+		}
+	}
 }
