@@ -59,10 +59,11 @@ func gemmF16A(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 }
 
 // rows4Q is the AVX2 tier's F16 decode: columns c0… against the rows,
-// four rows at a time through f16r4QAVX (rows n%8 == 0), the rest row by
+// four rows at a time through f16r4QAVX (rows n%8 == 0, n > 0: the
+// kernel's prefetch distance is a multiple of the row), the rest row by
 // row. Both give dotF16QGo's bits.
 func rows4Q(n int, w []byte, rows int, a *Act, c0 int, dst []float32, ldd int) {
-	if n%8 != 0 {
+	if n <= 0 || n%8 != 0 {
 		rows16(dotF16QAsm, n, w, rows, a, c0, dst, ldd)
 		return
 	}
