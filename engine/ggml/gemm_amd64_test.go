@@ -310,6 +310,11 @@ func BenchmarkF16TileA(b *testing.B) {
 	}
 }
 
+// f16ExtremeW and f16ExtremeX are the F16 weights and column values the
+// AVX2 tier's F16 kernel tests draw from in their extreme runs: ±65504
+// against ±1 and 65504, subnormals, 1.
+var f16ExtremeW, f16ExtremeX = []uint16{0x7bff, 0xfbff, 0x0001, 0x8003, 0x3c00}, []uint16{0x3c00, 0xbc00, 0x7bff, 0x0200}
+
 // TestF16QuartersAsm holds the AVX2 tier's F16 row kernel (dotF16QAVX) to
 // its plain-Go twin bit for bit, on every length from 0 to 300 and longer
 // rows with and without octets and elements past the four ranges, on
@@ -323,7 +328,7 @@ func TestF16QuartersAsm(t *testing.T) {
 	for n := 0; n <= 300; n++ {
 		ns = append(ns, n)
 	}
-	wx, xx := []uint16{0x7bff, 0xfbff, 0x0001, 0x8003, 0x3c00}, []uint16{0x3c00, 0xbc00, 0x7bff, 0x0200}
+	wx, xx := f16ExtremeW, f16ExtremeX
 	for _, n := range ns {
 		for _, extreme := range []bool{false, true} {
 			w, x := randomRow(r, F16, n), randomActivation(r, F16, n)
@@ -354,7 +359,7 @@ func TestF16Rows4Q(t *testing.T) {
 	for n := 8; n <= 400; n += 8 {
 		ns = append(ns, n)
 	}
-	wx, xx := []uint16{0x7bff, 0xfbff, 0x0001, 0x8003, 0x3c00}, []uint16{0x3c00, 0xbc00, 0x7bff, 0x0200}
+	wx, xx := f16ExtremeW, f16ExtremeX
 	for _, n := range ns {
 		for _, extreme := range []bool{false, true} {
 			rows, cols := 4+r.IntN(7), 1+r.IntN(2)

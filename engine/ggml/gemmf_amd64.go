@@ -297,8 +297,9 @@ func widenF16Asm(h []uint16, f []float32) {
 }
 
 // rows16 runs columns [c0, a.cols) of F16 (decode: fewer than 3
-// columns) through the row kernel dot (the AVX-512 tier's dotF16Asm, the
-// AVX2 tier's dotF16QAsm) on the F16 columns, one row after the other:
+// columns) through the row kernel dot (the AVX-512 tier's dotF16Asm on
+// AMD; the AVX2 tier's dotF16QAsm only where rows4Q cannot take the rows)
+// on the F16 columns, one row after the other:
 // with dotF16Asm the rows are one
 // sequential stream, which the hardware prefetcher follows, where the
 // 4-row strip reads four streams with a software prefetch. One core, a
