@@ -43,7 +43,7 @@ if [ -f "$llama/CMakeLists.txt" ]; then
 else
 	echo "pack: no llama.cpp source at $llama (LLAMA_SRC): the session will run without llama-bench" >&2
 fi
-cp "$root"/tools/gpusession/{run,check,setup,cpu18}.sh "$out/"
+cp "$root"/tools/gpusession/{run,check,setup,cpu18,env18}.sh "$out/"
 echo "$root" > "$out/root.txt"
 size=$( (git ls-files -z | xargs -0 stat -c %s; find "$out" -type f -exec stat -c %s {} +) | awk '{s += $1} END {print s}')
 echo "pack: .devx ready; the tree and .devx are $((size >> 20)) MiB of the device tool's 64"
