@@ -36,16 +36,3 @@ func readSumGo(p []byte) uint32 {
 	copy(last[:], p)
 	return s + binary.LittleEndian.Uint32(last[:])
 }
-
-// PrefetchL2 asks the CPU to bring p's cache lines towards the core (into
-// L2 on amd64, PREFETCHT1; nothing elsewhere) without waiting for them. A
-// decode worker whose share of a matrix pass is done uses it on the start
-// of its share of the next pass (engine/model), so that the memory bus
-// keeps streaming weights through the caller's serial work between passes.
-func PrefetchL2(p []byte) {
-	if len(p) > 0 {
-		prefetchL2(p)
-	}
-}
-
-var prefetchL2 = func([]byte) {}

@@ -39,20 +39,3 @@ loop:
 	MOVL         AX, ret+16(FP)
 	VZEROUPPER
 	RET
-
-// func prefetchL2Asm(p *byte, n int)
-//
-// A PREFETCHT1 for each 64-byte line of the n > 0 bytes at p (PrefetchL2;
-// installed with AVX2, and ends with VZEROUPPER as every kernel here does).
-TEXT ·prefetchL2Asm(SB), NOSPLIT, $0-16
-	MOVQ p+0(FP), SI
-	MOVQ n+8(FP), CX
-	ADDQ SI, CX
-
-pfloop:
-	PREFETCHT1 (SI)
-	ADDQ       $64, SI
-	CMPQ       SI, CX
-	JB         pfloop
-	VZEROUPPER
-	RET

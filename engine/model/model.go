@@ -79,7 +79,6 @@ func Build(s *spec.Spec, c Config, src Source, opt Options) (*Model, error) {
 		return nil, fmt.Errorf("model %s (spec %s): %w", c.Arch, s.Family, err)
 	}
 	m.configure()
-	m.linkPasses()
 	if opt.Threads < 1 {
 		opt.Threads = 1
 	}

@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"flowchat/engine/ggml"
-	"flowchat/engine/parallel"
 )
 
 // State is one sequence being evaluated: its KV cache, its position, and
@@ -764,12 +763,6 @@ func (s *State) linears(x []float32, T int, l0 Linear, d0 []float32, l1 Linear, 
 			tiles = tiles && p.l.W.Rows4
 		}
 	}
-	if T <= maxPrefetchT && pfNextBytes > 0 {
-		s.mm.next = l0.W.next
-	}
-	if tracePasses != nil {
-		tracePasses(&s.mm)
-	}
 	s.prepare(x, T, l0.W.Cols, l0.W.Type, tiles)
 	s.m.pool.Run(&s.mm, s.mm.tasks)
 	for _, p := range maps[1:] {
@@ -877,16 +870,10 @@ const minTaskBytes = 16 << 10
 // to three matrices of the same input and weight type: task i belongs to
 // the last part whose first task is ≤ i.
 type matmulTask struct {
-	act     *ggml.Act
-	parts   [3]mmPart
-	n       int // parts in use
-	tasks   int // tasks of all parts
-	T       int
-	threads int
-	// next is the matrix pass decode runs after this one (Weight.next),
-	// whose share each worker prefetches once its own share here is done
-	// (prefetchNext); nil: none.
-	next []*Weight
+	act   *ggml.Act
+	parts [3]mmPart
+	n     int // parts in use
+	tasks int // tasks of all parts
 }
 
 type mmPart struct {
@@ -897,44 +884,26 @@ type mmPart struct {
 
 // add appends a matrix with its output to the task.
 func (mt *matmulTask) add(w *Weight, dst []float32, T, threads int) {
-	mt.addPart(w, T, threads)
-	mt.parts[mt.n-1].dst = dst[:T*w.Rows]
-}
-
-// addPart appends w's tasks: chunks of rows sized for T rows of input
-// on threads goroutines.
-func (mt *matmulTask) addPart(w *Weight, T, threads int) {
 	c := chunkRows(w.Rows, T, threads, w.Type.RowSize(w.Cols))
-	mt.parts[mt.n] = mmPart{w: w, chunk: c, first: mt.tasks}
+	mt.parts[mt.n] = mmPart{w: w, dst: dst[:T*w.Rows], chunk: c, first: mt.tasks}
 	mt.n++
 	mt.tasks += (w.Rows + c - 1) / c
-	mt.T, mt.threads = T, threads
-}
-
-// span returns task i's part and rows [r0, r1).
-func (mt *matmulTask) span(i int) (p *mmPart, r0, r1 int) {
-	p = &mt.parts[0]
-	for k := 1; k < mt.n && i >= mt.parts[k].first; k++ {
-		p = &mt.parts[k]
-	}
-	r0 = (i - p.first) * p.chunk
-	return p, r0, min(r0+p.chunk, p.w.Rows)
 }
 
 func (mt *matmulTask) Run(i, worker int) {
-	p, r0, r1 := mt.span(i)
+	p := &mt.parts[0]
+	for k := 1; k < mt.n && i >= mt.parts[k].first; k++ {
+		p = &mt.parts[k]
+	}
 	w, rows := p.w, p.w.Rows
+	r0 := (i - p.first) * p.chunk
+	r1 := min(r0+p.chunk, rows)
 	rs := w.Type.RowSize(w.Cols)
 	if w.Rows4 { // chunks start on groups of 4 rows (chunkRows: multiples of 16)
 		ggml.MatMulActRows4(w.Type, w.Cols, w.Data[r0*rs:r1*rs], r1-r0, mt.act, p.dst[r0:], rows)
-	} else {
-		ggml.MatMulAct(w.Type, w.Cols, w.Data[r0*rs:r1*rs], r1-r0, mt.act, p.dst[r0:], rows)
+		return
 	}
-	if mt.next != nil {
-		if lo, hi := parallel.Share(mt.tasks, mt.threads, worker); i == hi-1 && lo < hi {
-			ggml.PrefetchL2(nextShare(mt.next, mt.T, mt.threads, worker))
-		}
-	}
+	ggml.MatMulAct(w.Type, w.Cols, w.Data[r0*rs:r1*rs], r1-r0, mt.act, p.dst[r0:], rows)
 }
 
 func sqrt64(x float64) float64 { return math.Sqrt(x) }

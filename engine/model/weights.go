@@ -19,10 +19,6 @@ type Weight struct {
 	// (ggml.InterleaveRows4, Model.InterleaveRows4) for the decode kernels;
 	// Row and Plain give the rows row-major.
 	Rows4 bool
-	// next is the matrix pass a decode step runs after the one this
-	// weight leads (linkPasses): the weights of one pool pass, first one
-	// first. Set when the model is built, read-only after.
-	next []*Weight
 }
 
 // Row returns the bytes of row r (a copy when the rows are interleaved).

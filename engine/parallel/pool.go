@@ -159,20 +159,6 @@ func (p *Pool) Run(t Task, n int) {
 	p.run(t, n)
 }
 
-// Share returns the indices [lo, hi) of a Run of n on a pool of size that
-// goroutine w (0: the caller) owns: the ones it runs first, front to back,
-// unless another goroutine that ran out steals them from the back. A Run
-// of one index runs on the caller.
-func Share(n, size, w int) (lo, hi int) {
-	if n == 1 || size <= 1 {
-		if w == 0 {
-			return 0, n
-		}
-		return n, n
-	}
-	return w * n / size, (w + 1) * n / size
-}
-
 func (p *Pool) run(t Task, n int) {
 	if n <= 0 {
 		return
@@ -190,8 +176,8 @@ func (p *Pool) run(t Task, n int) {
 	p.done.Store(0)
 	gen := (p.gen.Load() + 1) & (1<<24 - 1)
 	for w := range p.ranges {
-		lo, hi := Share(n, p.size, w)
-		p.ranges[w].w.Store(pack(gen, uint64(lo), uint64(hi)))
+		lo, hi := uint64(w*n/p.size), uint64((w+1)*n/p.size)
+		p.ranges[w].w.Store(pack(gen, lo, hi))
 	}
 	p.publish(gen)
 	p.work(gen, 0)
