@@ -48,32 +48,9 @@ func measureBandwidth(threads []int) map[int]float64 {
 		for _, read := range readers {
 			for _, claimed := range []bool{false, true} {
 				for pass := 0; pass < 6; pass++ { // the first pass warms up
-					var wg sync.WaitGroup
-					var next atomic.Int64
-					sums := make([]float32, th)
-					part := size / th &^ (chunk - 1)
-					total := part * th
 					t0 := time.Now()
-					for t := 0; t < th; t++ {
-						wg.Add(1)
-						go func(p []byte, sum *float32) {
-							defer wg.Done()
-							if claimed {
-								for {
-									off := int(next.Add(1)-1) * chunk
-									if off+chunk > total {
-										return
-									}
-									*sum += read(buf[off : off+chunk])
-								}
-							}
-							for off := 0; off+chunk <= len(p); off += chunk {
-								*sum += read(p[off : off+chunk])
-							}
-						}(buf[t*part:(t+1)*part], &sums[t])
-					}
-					wg.Wait()
-					bwSink = sums[0]
+					total, sum := readPass(buf, th, chunk, claimed, read)
+					bwSink = sum
 					if gbs := float64(total) / time.Since(t0).Seconds() / 1e9; pass > 0 && gbs > best {
 						best = gbs
 					}
@@ -86,6 +63,42 @@ func measureBandwidth(threads []int) map[int]float64 {
 }
 
 var bwSink float32 // keeps the sums observable
+
+// readPass reads the first th·part bytes of buf once, part being buf's
+// share per goroutine rounded down to whole chunks, on th goroutines: each
+// its own part, or (claimed) chunks taken in turn from one counter. It
+// returns the bytes read and the sum of read over the chunks.
+func readPass(buf []byte, th, chunk int, claimed bool, read func([]byte) float32) (int, float32) {
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	sums := make([]float32, th)
+	part := len(buf) / th &^ (chunk - 1)
+	total := part * th
+	for t := 0; t < th; t++ {
+		wg.Add(1)
+		go func(p []byte, sum *float32) {
+			defer wg.Done()
+			if claimed {
+				for {
+					off := int(next.Add(1)-1) * chunk
+					if off+chunk > total {
+						return
+					}
+					*sum += read(buf[off : off+chunk])
+				}
+			}
+			for off := 0; off+chunk <= len(p); off += chunk {
+				*sum += read(p[off : off+chunk])
+			}
+		}(buf[t*part:(t+1)*part], &sums[t])
+	}
+	wg.Wait()
+	var s float32
+	for _, v := range sums {
+		s += v
+	}
+	return total, s
+}
 
 // waitQuiet waits up to limit for every CPU to have been ≥ 90% idle over a
 // 3-second window; it returns how long it waited and whether that happened.
