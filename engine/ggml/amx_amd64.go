@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"strconv"
 
 	"golang.org/x/sys/cpu"
 )
@@ -45,6 +46,28 @@ func xgetbv0() uint32
 func amxAsmTile(k *amxCall) {
 	k.bounds()
 	amxTileB(&k.cfg[0], &k.x[k.xoff], k.xs, k.xblk, &k.dx[k.dxoff], &k.b[k.boff], k.bblk, &k.ws[k.wsoff], k.wsblk, k.nb, &k.c[0], &k.dst[k.dstoff], k.ldd, k.nc)
+}
+
+// b16AheadQ4 is how many bytes ahead of the block it reads b16q40
+// prefetches its group into L2 (b16_amd64.s loads it at each call): 16
+// blocks (4.6 KiB), as sitting 12 tuned it on the Xeon, but 32 blocks
+// (9.2 KiB) on AMD, about b16q80's 16 blocks of 544 bytes. On the EPYC VM
+// (Zen 5, 2026-11-27), BenchmarkRows4Stream's 600 MiB of Q4_0 groups read
+// 23.1–26.0 cpuGB/s against 22.3–24.1 in six alternations (1.00–1.12×
+// pair by pair), and TinyLlama Q4_0 generation, 14 alternations of
+// `flowchat bench -t 1,2 -p 0 -n 64 -r 3`, read 0.85–1.19× (median
+// ~1.06×, 11 pairs of 14 above 1) at 1 thread and 0.87–1.25× (~1.06×,
+// 10 of 14) at 2. Q8_0 at 24 and 32 blocks read the same as at 16.
+// FLOWCHAT_Q4AHEAD (in blocks) overrides it, for measuring elsewhere.
+var b16AheadQ4 = 16 * 288
+
+func init() {
+	if b, d, c := cpuVendor(); b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163 { // "AuthenticAMD"
+		b16AheadQ4 = 32 * 288
+	}
+	if v, err := strconv.Atoi(os.Getenv("FLOWCHAT_Q4AHEAD")); err == nil && v >= 0 && v <= 256 {
+		b16AheadQ4 = v * 288
+	}
 }
 
 // b16AsmDec runs the decode kernel of t after checking its operands' extent.

@@ -94,9 +94,10 @@ q8blk:
 
 // func b16q40(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
 //
-// b16q80 for Q4_0 (288 bytes a block and group). Besides b16q80's L2
-// prefetch 16 blocks ahead it prefetches into L1 6 blocks ahead, so the
-// block's loads find their lines there: with both, and the shift-free
+// b16q80 for Q4_0 (288 bytes a block and group). Besides an L2 prefetch
+// b16AheadQ4 bytes ahead (16 blocks, 32 on AMD: amx_amd64.go) it
+// prefetches into L1 6 blocks ahead, so the block's loads find their
+// lines there: with both, and the shift-free
 // nibbles above, one core's pass over a 600 MiB set of groups read 95–97%
 // of ReadSum's rate at 1 and 2 threads, against 90–93% before (2-vCPU
 // Xeon VM, 2026-11-27, 15 alternated passes a variant, medians).
@@ -114,13 +115,15 @@ TEXT ·b16q40(SB), NOSPLIT, $0-48
 	VMOVD        AX, X30
 	VPBROADCASTD X30, Z30
 	VXORPS       Z0, Z0, Z0
+	MOVQ         ·b16AheadQ4(SB), R11
+	ADDQ         SI, R11
 
 q4blk:
-	PREFETCHT1   (16*288)(SI)
-	PREFETCHT1   (16*288+64)(SI)
-	PREFETCHT1   (16*288+128)(SI)
-	PREFETCHT1   (16*288+192)(SI)
-	PREFETCHT1   (16*288+256)(SI)
+	PREFETCHT1   (R11)
+	PREFETCHT1   64(R11)
+	PREFETCHT1   128(R11)
+	PREFETCHT1   192(R11)
+	PREFETCHT1   256(R11)
 	PREFETCHT0   (6*288)(SI)
 	PREFETCHT0   (6*288+64)(SI)
 	PREFETCHT0   (6*288+128)(SI)
@@ -134,6 +137,7 @@ q4blk:
 	B16Q4(3)
 	VPSRAD       $4, Z5, Z5
 	B16FLOAT(288)
+	ADDQ         $288, R11
 	DECQ         CX
 	JNZ          q4blk
 	VMOVUPS      Z0, (R12)
