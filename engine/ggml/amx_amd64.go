@@ -62,7 +62,7 @@ func amxAsmTile(k *amxCall) {
 var b16AheadQ4 = 16 * 288
 
 func init() {
-	if b, d, c := cpuVendor(); b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163 { // "AuthenticAMD"
+	if cpuIsAMD() {
 		b16AheadQ4 = 32 * 288
 	}
 	if v, err := strconv.Atoi(os.Getenv("FLOWCHAT_Q4AHEAD")); err == nil && v >= 0 && v <= 256 {

@@ -52,6 +52,12 @@ var avx512Float = map[Type]*floatTiles{F32: {F32}, F16: {F16}}
 
 func cpuVendor() (b, d, c uint32)
 
+// cpuIsAMD reports whether CPUID's vendor string is "AuthenticAMD".
+func cpuIsAMD() bool {
+	b, d, c := cpuVendor()
+	return b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163
+}
+
 // f16RowStream: F16 decode runs the row kernel row after row (rows16)
 // rather than 4-row strips with a software prefetch, on AMD CPUs only. One
 // core streaming a 5632x2048 matrix from a 600 MiB set (BenchmarkF16Stream,
@@ -76,8 +82,7 @@ func init() {
 	if !hasAVX512 {
 		return
 	}
-	b, d, c := cpuVendor()
-	f16RowStream = b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163 // "AuthenticAMD"
+	f16RowStream = cpuIsAMD()
 	f16Cols46 = f16RowStream
 	for t, k := range avx512Float {
 		gemmImpl[t] = k.run
