@@ -78,7 +78,7 @@ for round in 1 2; do
 	[ $round = 2 ] && break
 	# PROF=1: a CPU profile of TinyLlama Q4_0's generation at $THREADS threads.
 	if [ "${PROF:-0}" = 1 ] && [ -f $S/tinyllama-Q4_0.gguf ] && [ "$(left)" -gt 60 ]; then
-		echo "== profile tinyllama-Q4_0 tg"; timeout 60 $FC bench -m $S/tinyllama-Q4_0.gguf -t $THREADS -p 0 -n 128 -r 5 -cpuprofile "$O/q40-tg.prof" 2>&1 | grep -E "^\| |failed|rror"
+		echo "== profile tinyllama-Q4_0 tg"; timeout 60 $FC bench -m $S/tinyllama-Q4_0.gguf -t $THREADS -p 0 -n 128 -r 5 -cpuprofile "$O/q40-tg.prof" 2>&1 | grep -E "^\| |serial part|failed|rror"
 	fi
 	for f in stories110m-Q4_0 stories110m-Q8_0 stories110m-Q4_K_M stories110m-Q6_K stories110m-F16 \
 		stories15m-Q4_0 stories15m-Q8_0 stories15m-Q4_K_M stories15m-Q6_K stories15m-F16; do

@@ -7,7 +7,7 @@
 # llama.cpp source to send). The read probe (the smoke suite at $THREADS
 # threads) runs first. Everything lands in $OUT; BUDGET (s) bounds it.
 FILES=${FILES:-"tinyllama:Q4_0 tinyllama:Q8_0"}
-SETTINGS=${SETTINGS:-"FLOWCHAT_PFNEXT=0 -"}
+SETTINGS=${SETTINGS:-"FLOWCHAT_Q4AHEAD=16 FLOWCHAT_Q4AHEAD=32"}
 THREADS=${THREADS:-16}
 ROUNDS=${ROUNDS:-4}
 ARGS=${ARGS:-"-p 0 -n 128 -r 3"}
