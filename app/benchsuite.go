@@ -305,15 +305,22 @@ func runLlamaBench(o suiteOptions, path string, m suiteModel, sf *suiteFile) err
 }
 
 // weightBytes is the file size and the bytes of weights one generated token
-// reads: every tensor but the token embedding (one row of it is gathered).
+// reads: every tensor but the token embedding (one row of it is gathered),
+// which counts too where it is also the output head (no output.weight).
 func weightBytes(path string) (size, perToken int64, err error) {
 	f, err := gguf.Open(path)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer f.Close()
+	tied := true
 	for _, t := range f.Tensors {
-		if t.Name != "token_embd.weight" {
+		if t.Name == "output.weight" {
+			tied = false
+		}
+	}
+	for _, t := range f.Tensors {
+		if t.Name != "token_embd.weight" || tied {
 			perToken += int64(t.Size)
 		}
 	}

@@ -57,6 +57,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	specRounds := fs.Int("spec-rounds", 10, "with a drafter flag (--draft ngram, --draft-model, --draft-quant, --draft-layers): rounds of one plain and one speculative generation of -n tokens, alternated, with their ratio")
 	specPrompt := fs.String("prompt", specBenchPrompt, "with a drafter flag: the prompt of each generation (a round number is put in front)")
 	specTemp := fs.Float64("temp", 0, "with a drafter flag: sampling temperature (0: greedy)")
+	vsRead := fs.Bool("vs-read", false, "with -n: put a pass of the memory read probe (make bench's bandwidth figure) before each generation run and after the last, and report each run's weight stream (GB/s) against the mean of the probes on either side of it (Linux; the probe's 1 GiB counts in the peak RSS printed)")
 	serving := fs.Bool("serving", false, "measure the scheduler: time to first token while 8 queries stream, the prefix cache on a second chat turn, KV memory of 16 sequences")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -128,7 +129,18 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		return runBenchSuite(suiteOptions{name: *suite, dir: *dir, report: *report, only: *only, threads: ths,
 			reps: *reps, keep: *keep, quietWait: *quietWait, kv: kv, llama: *llamaBench, llamaArgs: *llamaArgs}, stdout, stderr)
 	}
-	var loads, serial []string
+	var probe *readProbe
+	var tokBytes int64
+	if *vsRead {
+		if _, tokBytes, err = weightBytes(*model); err != nil {
+			return fmt.Errorf("--vs-read needs a GGUF --model (to count the bytes a token reads): %w", err)
+		}
+		if probe, err = newReadProbe(); err != nil {
+			return fmt.Errorf("--vs-read: %w", err)
+		}
+		defer probe.Close()
+	}
+	var loads, serial, shares []string
 	var fileSize int64
 	for _, th := range ths {
 		mf.threads = th
@@ -160,7 +172,14 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		for _, n := range tgs {
 			if n > 0 {
 				var g gapCount
-				row("tg"+strconv.Itoa(n), measure(*reps, func() func() float64 { return benchGen(m, n, kv, &g) }))
+				gen := func() func() float64 { return benchGen(m, n, kv, &g) }
+				if probe != nil {
+					ts, share := measureVsRead(*reps, probe, th, tokBytes, gen)
+					row("tg"+strconv.Itoa(n), ts)
+					shares = append(shares, fmt.Sprintf("tg%d at %d threads %s", n, th, share))
+				} else {
+					row("tg"+strconv.Itoa(n), measure(*reps, gen))
+				}
 				if g.tokens > 0 {
 					serial = append(serial, g.String(n, th))
 				}
@@ -172,7 +191,38 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	if len(serial) > 0 {
 		fmt.Fprintf(stdout, "serial part of a generated token (the caller's time between the worker pool's passes, where the other threads wait): %s\n", strings.Join(serial, "; "))
 	}
+	if len(shares) > 0 {
+		fmt.Fprintf(stdout, "weights streamed per generated token %s against the read probe (each run over the mean of the probe passes before and after it): %s\n", humanBytes(tokBytes), strings.Join(shares, "; "))
+	}
 	return nil
+}
+
+// measureVsRead is measure with a read-probe round (probe.Round at th
+// goroutines) after the warm-up and after each run: it returns the runs'
+// t/s and a summary of each run's weight stream (t/s × tokBytes) as a share
+// of the mean of the probe rounds on either side of it. Pairing them so
+// puts the machine's drift (±10–20% within minutes on the small VMs) on
+// both sides of the division; make bench's single figure is measured once,
+// before every file.
+func measureVsRead(reps int, probe *readProbe, th int, tokBytes int64, setup func() func() float64) ([]float64, string) {
+	run := setup()
+	run() // warm-up, as measure
+	ps := []float64{probe.Round(th)}
+	var ts, shares []float64
+	for range reps {
+		ts = append(ts, run())
+		ps = append(ps, probe.Round(th))
+	}
+	for i, t := range ts {
+		shares = append(shares, t*float64(tokBytes)/1e9/((ps[i]+ps[i+1])/2))
+	}
+	gb := make([]float64, len(ts))
+	for i, t := range ts {
+		gb[i] = t * float64(tokBytes) / 1e9
+	}
+	med := func(x []float64) float64 { m, _ := medianStd(x); return m }
+	return ts, fmt.Sprintf("%.1f GB/s, probe %.1f GB/s, %.0f%% (median of %d; runs %.0f–%.0f%%)",
+		med(gb), med(ps), 100*med(shares), len(shares), 100*slices.Min(shares), 100*slices.Max(shares))
 }
 
 // gapCount sums a generation test's parallel.Gaps over its runs.
