@@ -108,7 +108,7 @@ func amxConfig(nc int) [64]byte {
 // Q4_0 group's B tiles (b16UnpackQ4, or b16UnpackGo).
 type b16Kernels struct {
 	tile   func(*amxCall)
-	dec    func(t Type, nb int, w, x []byte, dx []float32, corr []int32, dst []float32)
+	dec    func(t Type, nb int, w, x []byte, dx []float32, corr []int32, step int, dst []float32)
 	unpack func(w []byte, nb int, dst []byte)
 	// narrow, where set, computes a whole product of 2 to amxCols[t]−1
 	// columns (the AVX-512 VNNI kernels of r16_amd64.go, several columns a
@@ -151,8 +151,8 @@ func b16Gemm(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int, 
 		grp := w[g*rs : (g+16)*rs]
 		if len(a.bqs) == 0 { // fewer than amxCols[t] columns when prepared
 			for col := 0; col < a.cols; col++ {
-				i := col/16*nb*16 + col%16
-				k.dec(t, nb, grp, a.Column(col), a.bdx[i:], a.bcorr[i:], dst[col*ldd+g:][:16])
+				i := a.bIndex(col, 0)
+				k.dec(t, nb, grp, a.Column(col), a.bdx[i:], a.bcorr[i:], a.bstep, dst[col*ldd+g:][:16])
 			}
 			continue
 		}
@@ -192,13 +192,13 @@ func b16Tail(t Type, n int, w []byte, full, rows int, a *Act, dst []float32, ldd
 // b16DecGo is the decode kernel (b16q40, b16q80) in plain Go: per row m of
 // the group and block, the integer sum from off·Σx (corr) over the
 // weights as unsigned bytes (nibbles q; w+128), then the float step.
-func b16DecGo(t Type, nb int, w, x []byte, dx []float32, corr []int32, dst []float32) {
+func b16DecGo(t Type, nb int, w, x []byte, dx []float32, corr []int32, step int, dst []float32) {
 	ts := t.TypeSize()
 	var acc [16]float32
 	for b := 0; b < nb; b++ {
 		blk, xb := w[16*ts*b:], x[34*b:]
 		for m := 0; m < 16; m++ {
-			s := corr[16*b]
+			s := corr[step*b]
 			for k := 0; k < ts-2; k++ { // bytes of the row's block
 				v := blk[32+64*(k/4)+4*m+k%4]
 				if t == Q4_0 {
@@ -207,7 +207,7 @@ func b16DecGo(t Type, nb int, w, x []byte, dx []float32, corr []int32, dst []flo
 					s += int32(v^0x80) * int32(int8(xb[2+k]))
 				}
 			}
-			acc[m] = fma32(float32(s), float32(f16(blk[2*m:])*dx[16*b]), acc[m])
+			acc[m] = fma32(float32(s), float32(f16(blk[2*m:])*dx[step*b]), acc[m])
 		}
 	}
 	copy(dst[:16], acc[:])

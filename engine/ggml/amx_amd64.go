@@ -28,10 +28,10 @@ func amxTileB(cfg *byte, x *byte, xs, xblk int, dx *float32, b *byte, bblk int, 
 // and b16UnpackGo are their twins).
 //
 //go:noescape
-func b16q40(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
+func b16q40(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int)
 
 //go:noescape
-func b16q80(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
+func b16q80(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int)
 
 //go:noescape
 func b16UnpackQ4(w *byte, nb int, dst *byte)
@@ -71,14 +71,17 @@ func init() {
 }
 
 // b16AsmDec runs the decode kernel of t after checking its operands' extent.
-func b16AsmDec(t Type, nb int, w, x []byte, dx []float32, corr []int32, dst []float32) {
-	_, _, _, _ = w[16*t.TypeSize()*nb-1], x[34*nb-1], dx[16*(nb-1)], corr[16*(nb-1)]
+func b16AsmDec(t Type, nb int, w, x []byte, dx []float32, corr []int32, step int, dst []float32) {
+	_, _, _, _ = w[16*t.TypeSize()*nb-1], x[34*nb-1], dx[step*(nb-1)], corr[step*(nb-1)]
 	_ = dst[15]
+	if step < 1 {
+		panic("ggml: decode operands step < 1")
+	}
 	if t == Q4_0 {
-		b16q40(&w[0], nb, &x[0], &dx[0], &corr[0], &dst[0])
+		b16q40(&w[0], nb, &x[0], &dx[0], &corr[0], &dst[0], step)
 		return
 	}
-	b16q80(&w[0], nb, &x[0], &dx[0], &corr[0], &dst[0])
+	b16q80(&w[0], nb, &x[0], &dx[0], &corr[0], &dst[0], step)
 }
 
 func b16AsmUnpack(w []byte, nb int, dst []byte) {

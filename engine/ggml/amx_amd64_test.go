@@ -168,12 +168,29 @@ func TestB16Decode(t *testing.T) {
 				nb := n / 32
 				for c := 0; c < 3; c++ {
 					got, want := nanSlice(16), nanSlice(16)
-					b16AsmDec(tp, nb, w, a.Column(c), a.bdx[c:], a.bcorr[c:], got)
-					b16DecGo(tp, nb, w, a.Column(c), a.bdx[c:], a.bcorr[c:], want)
+					b16AsmDec(tp, nb, w, a.Column(c), a.bdx[c:], a.bcorr[c:], 16, got)
+					b16DecGo(tp, nb, w, a.Column(c), a.bdx[c:], a.bcorr[c:], 16, want)
 					for m := range got {
 						if math.Float32bits(got[m]) != math.Float32bits(want[m]) || math.Float32bits(got[m]) != math.Float32bits(amxTwin[tp](n, g.w[m*tp.RowSize(n):], a.Column(c))) {
 							t.Fatalf("%v n=%d extreme %v column %d row %d: kernel %v, Go %v", tp, n, extreme, c, m, got[m], want[m])
 						}
+					}
+				}
+				// A lone column (decode's): its operands one apart.
+				g1 := newGemmCase(r, tp, n, 16, 1)
+				if extreme {
+					amxExtreme(r, tp, g1)
+				}
+				w1, a1 := b16Case(tp, g1)
+				if a1.bstep != 1 {
+					t.Fatalf("a lone column's operands %d apart, want 1", a1.bstep)
+				}
+				got, want := nanSlice(16), nanSlice(16)
+				b16AsmDec(tp, nb, w1, a1.Column(0), a1.bdx, a1.bcorr, 1, got)
+				b16DecGo(tp, nb, w1, a1.Column(0), a1.bdx, a1.bcorr, 1, want)
+				for m := range got {
+					if math.Float32bits(got[m]) != math.Float32bits(want[m]) || math.Float32bits(got[m]) != math.Float32bits(amxTwin[tp](n, g1.w[m*tp.RowSize(n):], a1.Column(0))) {
+						t.Fatalf("%v n=%d extreme %v lone column row %d: kernel %v, Go %v", tp, n, extreme, m, got[m], want[m])
 					}
 				}
 				if tp == Q4_0 {
@@ -211,8 +228,8 @@ func TestAMXSelfCheck(t *testing.T) {
 				d[n], d[k.ldd+n] = d[k.ldd+n], d[n]
 			}
 		}, b16DecGo, b16UnpackGo, nil},
-		"decode one ulp": {amxModelTile, func(t Type, nb int, w, x []byte, dx []float32, corr []int32, dst []float32) {
-			b16DecGo(t, nb, w, x, dx, corr, dst)
+		"decode one ulp": {amxModelTile, func(t Type, nb int, w, x []byte, dx []float32, corr []int32, step int, dst []float32) {
+			b16DecGo(t, nb, w, x, dx, corr, step, dst)
 			ulp(&dst[7])
 		}, b16UnpackGo, nil},
 		"narrow batch one ulp": {amxModelTile, b16DecGo, b16UnpackGo, func(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int) {

@@ -163,9 +163,9 @@ func b16Off(t Type) int32 {
 
 // fillB16 writes column c's (zeros past the last column, which only the
 // tiles read: Fill pads only for them) d_x and
-// correction off·Σx per block at ((c/16)·nb + b)·16 + c%16 of bdx and
-// bcorr: for one column, 16 apart block after block (the decode kernels),
-// for a group of 16, the block's 16 columns together (the tiles' d_x).
+// correction off·Σx per block at bIndex(c, b) of bdx and bcorr: for one
+// column, bstep apart block after block (the decode kernels), for a group
+// of 16, the block's 16 columns together (the tiles' d_x).
 // For the tiles (bqs sized: amxCols[t] columns or more) it also packs the
 // column's 32 values of block b at ((c/16)·nb + b)·512 + 32·(c%16): a
 // block's A tile in 512 contiguous bytes (8 cache lines, where the columns
@@ -173,7 +173,7 @@ func b16Off(t Type) int32 {
 func (a *Act) fillB16(c int) {
 	nb, off := a.n/32, b16Off(a.wt)
 	for b := 0; b < nb; b++ {
-		i := ((c/16)*nb+b)*16 + c%16
+		i := a.bIndex(c, b)
 		var q []byte
 		if len(a.bqs) > 0 {
 			q = a.bqs[32*i:][:32]
@@ -200,20 +200,29 @@ func (a *Act) prepareB16(t Type, n int, x []byte, cols int, pack bool) {
 	a.Fill(0, cols)
 }
 
+// bIndex is where column c's d_x and correction of block b lie in bdx and
+// bcorr: ((c/16)·nb + b)·bstep + c%16 (bstep 1 only for a lone column).
+func (a *Act) bIndex(c, b int) int {
+	return ((c/16)*(a.n/32)+b)*a.bstep + c%16
+}
+
 // growB16 sizes bdx and bcorr for cols columns of nb blocks, and bqs
 // where the AMX tiles will take them (pack, and amxCols[t] columns or
-// more).
+// more); and sets bstep.
 func (a *Act) growB16(nb, cols int, pack bool) {
 	size := (cols + 15) / 16 * 16 * nb
 	if cap(a.bdx) < size {
 		a.bdx, a.bcorr = make([]float32, size), make([]int32, size)
 	}
 	a.bdx, a.bcorr, a.bqs = a.bdx[:size], a.bcorr[:size], a.bqs[:0]
+	a.bstep = 16
 	if pack && cols >= amxCols[a.wt] {
 		if cap(a.bqs) < 32*size {
 			a.bqs = make([]byte, 32*size)
 		}
 		a.bqs = a.bqs[:32*size]
+	} else if cols == 1 { // decode's: no tile reads the operands 16 apart
+		a.bstep = 1
 	}
 }
 

@@ -11,8 +11,9 @@
 // order, acc = fma(float32(Σ), float32(d_w·d_x), acc). Registers: Z0 the
 // 16 rows' accumulator, Z1/Z5 the integer chains, Z4 the scales, Z31 the
 // byte constant. SI walks the group (TypeSize·16 a block), DI the column's
-// Q8_0 blocks (34), R9 and R10 its d_x and correction (64 bytes apart: the
-// per-column slots of Act.bdx/bcorr). Each iteration prefetches the
+// Q8_0 blocks (34), R9 and R10 its d_x and correction (step elements
+// apart, R13 bytes: Act.bstep, 1 for decode's lone column, 16 where the
+// column is one of a group's). Each iteration prefetches the
 // group's bytes 16 blocks ahead, one line at a time, into L2
 // (PREFETCHT1): decode reads each line once, and on the 2-vCPU Xeon VM
 // (2026-11-27, three alternations) TinyLlama Q4_0 generation read
@@ -29,25 +30,27 @@
 	VFMADD231PS  Z1, Z4, Z0     \
 	ADDQ         $bs, SI        \
 	ADDQ         $34, DI        \
-	ADDQ         $64, R9        \
-	ADDQ         $64, R10
+	ADDQ         R13, R9        \
+	ADDQ         R13, R10
 
 // B16Q8(k): dword k of the block's 16 rows against the column's dword k.
 #define B16Q8(k, acc) \
 	VPXORD            (32+64*k)(SI), Z31, Z2 \
 	VPDPBUSD.BCST     (2+4*k)(DI), Z2, acc
 
-// func b16q80(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
+// func b16q80(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int)
 //
 //	dst[m] = Σ over blocks b, in order, of blocksQ32's step for row m of the
 //	group at w and the column's Q8_0 block at x + 34b
-TEXT ·b16q80(SB), NOSPLIT, $0-48
+TEXT ·b16q80(SB), NOSPLIT, $0-56
 	MOVQ         w+0(FP), SI
 	MOVQ         nb+8(FP), CX
 	MOVQ         x+16(FP), DI
 	MOVQ         dx+24(FP), R9
 	MOVQ         corr+32(FP), R10
 	MOVQ         dst+40(FP), R12
+	MOVQ         step+48(FP), R13
+	SHLQ         $2, R13
 	MOVL         $0x80808080, AX
 	VMOVD        AX, X31
 	VPBROADCASTD X31, Z31
@@ -92,7 +95,7 @@ q8blk:
 	VPDPBUSD.BCST (2+4*k)(DI), Z2, Z1 \
 	VPDPBUSD.BCST (18+4*k)(DI), Z3, Z5
 
-// func b16q40(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
+// func b16q40(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int)
 //
 // b16q80 for Q4_0 (288 bytes a block and group). Besides an L2 prefetch
 // b16AheadQ4 bytes ahead (16 blocks, 32 on AMD: amx_amd64.go) it
@@ -101,13 +104,15 @@ q8blk:
 // nibbles above, one core's pass over a 600 MiB set of groups read 95–97%
 // of ReadSum's rate at 1 and 2 threads, against 90–93% before (2-vCPU
 // Xeon VM, 2026-11-27, 15 alternated passes a variant, medians).
-TEXT ·b16q40(SB), NOSPLIT, $0-48
+TEXT ·b16q40(SB), NOSPLIT, $0-56
 	MOVQ         w+0(FP), SI
 	MOVQ         nb+8(FP), CX
 	MOVQ         x+16(FP), DI
 	MOVQ         dx+24(FP), R9
 	MOVQ         corr+32(FP), R10
 	MOVQ         dst+40(FP), R12
+	MOVQ         step+48(FP), R13
+	SHLQ         $2, R13
 	MOVL         $0x0f0f0f0f, AX
 	VMOVD        AX, X31
 	VPBROADCASTD X31, Z31

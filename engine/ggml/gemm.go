@@ -52,6 +52,15 @@ type Act struct {
 	tilesOnly bool
 	bdx       []float32
 	bcorr     []int32
+	// bstep is the elements of bdx and bcorr between a column's
+	// consecutive blocks (bIndex): 16, the 16 columns of a group side by
+	// side as the tiles read them, but 1 for a lone column (growB16), so
+	// that decode reads 16 blocks' operands a cache line instead of one
+	// line each, two lines a block besides the weights' 4.5 (Q4_0) or 8.5
+	// (Q8_0). On the EPYC VM (Zen 5, 2026-11-28) that took
+	// BenchmarkStreamVsRead's Q8_0 strip from a median 84% of ReadSum's
+	// rate over the same bytes to 93% (six alternations).
+	bstep int
 	bqs       []byte
 	qs        []byte
 	dx8       []float32
@@ -259,8 +268,8 @@ func (a *Act) FillFrom(x []float32, c0, c1 int) {
 	if a.Blockwise() {
 		nb, off := n/32, b16Off(a.wt)
 		for c := c0; c < c1; c++ {
-			i := (c/16)*nb*16 + c%16
-			quantTile(x[c*n:(c+1)*n], a.x[c*a.xs:(c+1)*a.xs], nb, a.bdx[i:], a.bcorr[i:], off)
+			i := a.bIndex(c, 0)
+			quantTile(x[c*n:(c+1)*n], a.x[c*a.xs:(c+1)*a.xs], nb, a.bdx[i:], a.bcorr[i:], a.bstep, off)
 		}
 		return
 	}
@@ -286,16 +295,16 @@ func (a *Act) FillSpan(x []float32, c, i0, i1 int) {
 	if !a.Blockwise() || i0%32 != 0 || i1%32 != 0 || i1 > a.n || len(x) < i1-i0 {
 		panic(fmt.Sprintf("ggml: FillSpan [%d, %d) of %d over columns that are not Blockwise (%v)", i0, i1, a.n, a.Blockwise()))
 	}
-	nb, b0 := a.n/32, i0/32
-	i := ((c/16)*nb+b0)*16 + c%16
-	quantTile(x[:i1-i0], a.x[c*a.xs+34*b0:c*a.xs+34*(i1/32)], (i1-i0)/32, a.bdx[i:], a.bcorr[i:], b16Off(a.wt))
+	b0 := i0 / 32
+	i := a.bIndex(c, b0)
+	quantTile(x[:i1-i0], a.x[c*a.xs+34*b0:c*a.xs+34*(i1/32)], (i1-i0)/32, a.bdx[i:], a.bcorr[i:], a.bstep, b16Off(a.wt))
 }
 
 // quantTile, where set, quantizes one column's nb blocks of 32 floats to
 // Q8_0 at y, as QuantizeActivation does, and writes the column's tile
-// operands d_x and off·Σx into dx and corr, 16 apart, as fillB16 does
-// below the AMX tiles: one pass instead of two.
-var quantTile func(x []float32, y []byte, nb int, dx []float32, corr []int32, off int32)
+// operands d_x and off·Σx into dx and corr, step apart (Act.bstep), as
+// fillB16 does below the AMX tiles: one pass instead of two.
+var quantTile func(x []float32, y []byte, nb int, dx []float32, corr []int32, step int, off int32)
 
 // fillQ8 unpacks column c (zeros past the last column). With group g the
 // columns are interleaved per block in groups of g: the 32-byte slot of

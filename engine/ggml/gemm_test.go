@@ -356,7 +356,10 @@ func TestFillFrom(t *testing.T) {
 						nb := n / 32
 						for c := 0; c < cols; c++ {
 							for b := 0; b < nb; b++ {
-								i := ((c/16)*nb+b)*16 + c%16
+								i := got.bIndex(c, b)
+								if got.bstep != want.bstep || got.bstep != map[bool]int{true: 1, false: 16}[cols == 1] {
+									t.Fatalf("%s: operands %d and %d apart", name, got.bstep, want.bstep)
+								}
 								if math.Float32bits(got.bdx[i]) != math.Float32bits(want.bdx[i]) || got.bcorr[i] != want.bcorr[i] {
 									t.Fatalf("%s: column %d block %d: d_x %v corr %d, want %v %d", name, c, b, got.bdx[i], got.bcorr[i], want.bdx[i], want.bcorr[i])
 								}

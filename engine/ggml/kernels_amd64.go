@@ -24,15 +24,18 @@ func init() {
 }
 
 //go:noescape
-func quantQ8TileAVX(x *float32, y *byte, nb int, dx *float32, corr *int32, off int32)
+func quantQ8TileAVX(x *float32, y *byte, nb int, dx *float32, corr *int32, step int, off int32)
 
 // quantTileAsm runs quantQ8TileAVX after checking its operands' extent.
-func quantTileAsm(x []float32, y []byte, nb int, dx []float32, corr []int32, off int32) {
+func quantTileAsm(x []float32, y []byte, nb int, dx []float32, corr []int32, step int, off int32) {
 	if nb == 0 {
 		return
 	}
-	_, _, _, _ = x[32*nb-1], y[34*nb-1], dx[16*(nb-1)], corr[16*(nb-1)]
-	quantQ8TileAVX(&x[0], &y[0], nb, &dx[0], &corr[0], off)
+	_, _, _, _ = x[32*nb-1], y[34*nb-1], dx[step*(nb-1)], corr[step*(nb-1)]
+	if step < 1 {
+		panic("ggml: tile operands step < 1")
+	}
+	quantQ8TileAVX(&x[0], &y[0], nb, &dx[0], &corr[0], step, off)
 }
 
 //go:noescape

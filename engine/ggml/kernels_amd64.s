@@ -1416,18 +1416,20 @@ qa8pack:
 	VZEROUPPER
 	RET
 
-// func quantQ8TileAVX(x *float32, y *byte, nb int, dx *float32, corr *int32, off int32)
+// func quantQ8TileAVX(x *float32, y *byte, nb int, dx *float32, corr *int32, step int, off int32)
 //
 // quantQ8AVX's Q8_0 blocks (stride 34) of one column and, for each block
 // b, the tile layout's operands of that column (Act.fillB16 below the AMX
-// tiles): dx[16b] = float32(fp16(d)), corr[16b] = off·Σq.
-TEXT ·quantQ8TileAVX(SB), NOSPLIT, $0-44
+// tiles): dx[step·b] = float32(fp16(d)), corr[step·b] = off·Σq.
+TEXT ·quantQ8TileAVX(SB), NOSPLIT, $0-52
 	MOVQ         x+0(FP), SI
 	MOVQ         y+8(FP), DI
 	MOVQ         nb+16(FP), CX
 	MOVQ         dx+24(FP), R13
 	MOVQ         corr+32(FP), R14
-	MOVL         off+40(FP), R12
+	MOVQ         step+40(FP), R8
+	SHLQ         $2, R8
+	MOVL         off+48(FP), R12
 	VBROADCASTSS absmask<>(SB), Y15
 	VMOVDQU      permq8<>(SB), Y14
 	VMOVSS       f127<>(SB), X13
@@ -1443,8 +1445,8 @@ qa8loop:
 	Q8PACK(2(DI))
 	ADDQ         $128, SI
 	ADDQ         $34, DI
-	ADDQ         $64, R13
-	ADDQ         $64, R14
+	ADDQ         R8, R13
+	ADDQ         R8, R14
 	DECQ         CX
 	JNZ          qa8loop
 	VZEROUPPER

@@ -30,12 +30,12 @@ func r16q40c4(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32,
 func r16q40c3(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
 func r16q40c2(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
 func r16q40c1(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
-func r16q40d(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
+func r16q40d(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int)
 func r16q80c4(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
 func r16q80c3(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
 func r16q80c2(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
 func r16q80c1(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
-func r16q80d(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
+func r16q80d(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int)
 func r16q40z8(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
 func r16q40z7(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
 func r16q40z6(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
@@ -56,12 +56,12 @@ func r16q40c4v(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32
 func r16q40c3v(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
 func r16q40c2v(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
 func r16q40c1v(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
-func r16q40dv(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
+func r16q40dv(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int)
 func r16q80c4v(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
 func r16q80c3v(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
 func r16q80c2v(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
 func r16q80c1v(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
-func r16q80dv(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
+func r16q80dv(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int)
 
 // r16Cols is a column kernel: half h (rows 8h..8h+7) of the group at w by
 // 1-4 columns, or (AVX-512, h ignored) the whole group by 1-8 columns
@@ -72,7 +72,7 @@ type r16Cols func(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *in
 // halves of 8 rows where halves), dec for the whole group by one column.
 type r16Set struct {
 	cols   [9]r16Cols
-	dec    func(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
+	dec    func(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int)
 	width  int
 	halves bool
 }
@@ -154,7 +154,7 @@ func r16Gemm(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int, 
 	_ = dst[(a.cols-1)*ldd+rows-1]
 	if full > 0 && a.cols == 1 {
 		for g := 0; g < full; g += 16 {
-			k.dec(&w[g*rs], nb, &a.x[0], &a.bdx[0], &a.bcorr[0], &dst[g])
+			k.dec(&w[g*rs], nb, &a.x[0], &a.bdx[0], &a.bcorr[0], &dst[g], a.bstep)
 		}
 	} else if full > 0 {
 		for c0 := 0; c0 < a.cols; c0 += k.width {

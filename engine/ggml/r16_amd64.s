@@ -2506,17 +2506,20 @@ r16q40c1blk:
 	VZEROUPPER
 	RET
 
-// func r16q40d(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
+// func r16q40d(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int)
 //
 // The whole group by one column: Y0/Y1 acc and Y4/Y5 the sums of rows
 // 0-7/8-15; the next blocks prefetched, as the decode kernels do
-// (Q8_0's into L2, Q4_0's into L1: see the file's top).
-TEXT ·r16q40d(SB), NOSPLIT, $0-48
+// (Q8_0's into L2, Q4_0's into L1: see the file's top). DX and BX
+// walk d_x and the correction step elements apart (R9 bytes: Act.bstep).
+TEXT ·r16q40d(SB), NOSPLIT, $0-56
 	MOVQ         w+0(FP), SI
 	MOVQ         nb+8(FP), CX
 	MOVQ         x+16(FP), R8
 	MOVQ         dx+24(FP), DX
 	MOVQ         corr+32(FP), BX
+	MOVQ         step+48(FP), R9
+	SHLQ         $2, R9
 	MOVL         $0x0f0f0f0f, AX
 	VMOVD        AX, X13
 	VPBROADCASTD X13, Y13
@@ -2618,8 +2621,8 @@ r16q40dblk:
 	VFMADD231PS  Y7, Y5, Y1
 	ADDQ         $288, SI
 	ADDQ         $34, R8
-	ADDQ         $64, DX
-	ADDQ         $64, BX
+	ADDQ         R9, DX
+	ADDQ         R9, BX
 	DECQ         CX
 	JNZ          r16q40dblk
 	MOVQ         dst+40(FP), DI
@@ -3332,17 +3335,20 @@ r16q80c1blk:
 	VZEROUPPER
 	RET
 
-// func r16q80d(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
+// func r16q80d(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int)
 //
 // The whole group by one column: Y0/Y1 acc and Y4/Y5 the sums of rows
 // 0-7/8-15; the next blocks prefetched, as the decode kernels do
-// (Q8_0's into L2, Q4_0's into L1: see the file's top).
-TEXT ·r16q80d(SB), NOSPLIT, $0-48
+// (Q8_0's into L2, Q4_0's into L1: see the file's top). DX and BX
+// walk d_x and the correction step elements apart (R9 bytes: Act.bstep).
+TEXT ·r16q80d(SB), NOSPLIT, $0-56
 	MOVQ         w+0(FP), SI
 	MOVQ         nb+8(FP), CX
 	MOVQ         x+16(FP), R8
 	MOVQ         dx+24(FP), DX
 	MOVQ         corr+32(FP), BX
+	MOVQ         step+48(FP), R9
+	SHLQ         $2, R9
 	MOVL         $0x0f0f0f0f, AX
 	VMOVD        AX, X13
 	VPBROADCASTD X13, Y13
@@ -3475,8 +3481,8 @@ r16q80dblk:
 	VFMADD231PS  Y15, Y5, Y1
 	ADDQ         $544, SI
 	ADDQ         $34, R8
-	ADDQ         $64, DX
-	ADDQ         $64, BX
+	ADDQ         R9, DX
+	ADDQ         R9, BX
 	DECQ         CX
 	JNZ          r16q80dblk
 	MOVQ         dst+40(FP), DI
@@ -3953,17 +3959,20 @@ r16q40c1vblk:
 	VZEROUPPER
 	RET
 
-// func r16q40dv(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
+// func r16q40dv(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int)
 //
 // The whole group by one column: Y0/Y1 acc and Y4/Y5 the sums of rows
 // 0-7/8-15; the next blocks prefetched, as the decode kernels do
-// (Q8_0's into L2, Q4_0's into L1: see the file's top).
-TEXT ·r16q40dv(SB), NOSPLIT, $0-48
+// (Q8_0's into L2, Q4_0's into L1: see the file's top). DX and BX
+// walk d_x and the correction step elements apart (R9 bytes: Act.bstep).
+TEXT ·r16q40dv(SB), NOSPLIT, $0-56
 	MOVQ         w+0(FP), SI
 	MOVQ         nb+8(FP), CX
 	MOVQ         x+16(FP), R8
 	MOVQ         dx+24(FP), DX
 	MOVQ         corr+32(FP), BX
+	MOVQ         step+48(FP), R9
+	SHLQ         $2, R9
 	MOVL         $0x0f0f0f0f, AX
 	VMOVD        AX, X13
 	VPBROADCASTD X13, Y13
@@ -4046,8 +4055,8 @@ r16q40dvblk:
 	VFMADD231PS  Y7, Y5, Y1
 	ADDQ         $288, SI
 	ADDQ         $34, R8
-	ADDQ         $64, DX
-	ADDQ         $64, BX
+	ADDQ         R9, DX
+	ADDQ         R9, BX
 	DECQ         CX
 	JNZ          r16q40dvblk
 	MOVQ         dst+40(FP), DI
@@ -4540,17 +4549,20 @@ r16q80c1vblk:
 	VZEROUPPER
 	RET
 
-// func r16q80dv(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32)
+// func r16q80dv(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int)
 //
 // The whole group by one column: Y0/Y1 acc and Y4/Y5 the sums of rows
 // 0-7/8-15; the next blocks prefetched, as the decode kernels do
-// (Q8_0's into L2, Q4_0's into L1: see the file's top).
-TEXT ·r16q80dv(SB), NOSPLIT, $0-48
+// (Q8_0's into L2, Q4_0's into L1: see the file's top). DX and BX
+// walk d_x and the correction step elements apart (R9 bytes: Act.bstep).
+TEXT ·r16q80dv(SB), NOSPLIT, $0-56
 	MOVQ         w+0(FP), SI
 	MOVQ         nb+8(FP), CX
 	MOVQ         x+16(FP), R8
 	MOVQ         dx+24(FP), DX
 	MOVQ         corr+32(FP), BX
+	MOVQ         step+48(FP), R9
+	SHLQ         $2, R9
 	MOVL         $0x80808080, AX
 	VMOVD        AX, X13
 	VPBROADCASTD X13, Y13
@@ -4639,8 +4651,8 @@ r16q80dvblk:
 	VFMADD231PS  Y15, Y5, Y1
 	ADDQ         $544, SI
 	ADDQ         $34, R8
-	ADDQ         $64, DX
-	ADDQ         $64, BX
+	ADDQ         R9, DX
+	ADDQ         R9, BX
 	DECQ         CX
 	JNZ          r16q80dvblk
 	MOVQ         dst+40(FP), DI
