@@ -61,16 +61,16 @@ type Act struct {
 	// BenchmarkStreamVsRead's Q8_0 strip from a median 84% of ReadSum's
 	// rate over the same bytes to 93% (six alternations).
 	bstep int
-	bqs       []byte
-	qs        []byte
-	dx8       []float32
-	corr      []int32
-	xf        []float32  // float columns, n apart
-	xfBuf     []float32  // storage of xf when widened from F16
-	one       [1]float32 // result of a single-row product
-	kaux      []byte     // prepKindK, Q4_K: per 8 columns and super-block, see fillK
-	kf        []byte     // prepKindK with kFlat: per 8 columns and super-block, see fillKFlat
-	kfOn      bool       // kf is in use (kFlat)
+	bqs   []byte
+	qs    []byte
+	dx8   []float32
+	corr  []int32
+	xf    []float32  // float columns, n apart
+	xfBuf []float32  // storage of xf when widened from F16
+	one   [1]float32 // result of a single-row product
+	kaux  []byte     // prepKindK, Q4_K: per 8 columns and super-block, see fillK
+	kf    []byte     // prepKindK with kFlat: per 8 columns and super-block, see fillKFlat
+	kfOn  bool       // kf is in use (kFlat)
 }
 
 // kfMaxBytes bounds the part of a group's Act.kf that the flat kernels
