@@ -61,12 +61,26 @@ func amxAsmTile(k *amxCall) {
 // FLOWCHAT_Q4AHEAD (in blocks) overrides it, for measuring elsewhere.
 var b16AheadQ4 = 16 * 288
 
+// b16Q4L1 is whether b16q40 also prefetches into L1, 6 blocks ahead: on
+// Intel, as sitting 12 tuned it on the Xeon VM, but not on AMD. On the
+// EPYC VM (Zen 5, 2026-11-28) BenchmarkStreamVsRead's Q4_0 strip (one
+// thread, each pass of 600 MiB against ReadSum over the same bytes, wall
+// time) read a median 94–97% of ReadSum without it against 84–86% with it
+// (four alternations of 9 pairs); with it at 3 or 12 blocks, 77–87%; into
+// L1 only (PREFETCHT0 32 blocks ahead), 88–91%. FLOWCHAT_Q4L1=0 or 1
+// overrides it.
+var b16Q4L1 = true
+
 func init() {
 	if cpuIsAMD() {
 		b16AheadQ4 = 32 * 288
+		b16Q4L1 = false
 	}
 	if v, err := strconv.Atoi(os.Getenv("FLOWCHAT_Q4AHEAD")); err == nil && v >= 0 && v <= 256 {
 		b16AheadQ4 = v * 288
+	}
+	if v := os.Getenv("FLOWCHAT_Q4L1"); v == "0" || v == "1" {
+		b16Q4L1 = v == "1"
 	}
 }
 

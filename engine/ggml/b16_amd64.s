@@ -95,15 +95,30 @@ q8blk:
 	VPDPBUSD.BCST (2+4*k)(DI), Z2, Z1 \
 	VPDPBUSD.BCST (18+4*k)(DI), Z3, Z5
 
+// B16Q4BLOCK: one Q4_0 block of the group against the column, and the
+// pointer moves (R11 the L2 prefetch address).
+#define B16Q4BLOCK \
+	VPBROADCASTD (R10), Z1 \
+	VPXORD       Z5, Z5, Z5 \
+	B16Q4(0)               \
+	B16Q4(1)               \
+	B16Q4(2)               \
+	B16Q4(3)               \
+	VPSRAD       $4, Z5, Z5 \
+	B16FLOAT(288)          \
+	ADDQ         $288, R11
+
 // func b16q40(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int)
 //
 // b16q80 for Q4_0 (288 bytes a block and group). Besides an L2 prefetch
 // b16AheadQ4 bytes ahead (16 blocks, 32 on AMD: amx_amd64.go) it
-// prefetches into L1 6 blocks ahead, so the block's loads find their
-// lines there: with both, and the shift-free
+// prefetches into L1 6 blocks ahead where b16Q4L1 is set (not on AMD), so
+// the block's loads find their lines there: with both, and the shift-free
 // nibbles above, one core's pass over a 600 MiB set of groups read 95–97%
 // of ReadSum's rate at 1 and 2 threads, against 90–93% before (2-vCPU
-// Xeon VM, 2026-11-27, 15 alternated passes a variant, medians).
+// Xeon VM, 2026-11-27, 15 alternated passes a variant, medians, in CPU
+// time). On the EPYC VM (Zen 5) the L1 prefetch costs instead: see
+// b16Q4L1.
 TEXT ·b16q40(SB), NOSPLIT, $0-56
 	MOVQ         w+0(FP), SI
 	MOVQ         nb+8(FP), CX
@@ -122,6 +137,8 @@ TEXT ·b16q40(SB), NOSPLIT, $0-56
 	VXORPS       Z0, Z0, Z0
 	MOVQ         ·b16AheadQ4(SB), R11
 	ADDQ         SI, R11
+	CMPB         ·b16Q4L1(SB), $0
+	JEQ          q4blkL2
 
 q4blk:
 	PREFETCHT1   (R11)
@@ -134,17 +151,22 @@ q4blk:
 	PREFETCHT0   (6*288+128)(SI)
 	PREFETCHT0   (6*288+192)(SI)
 	PREFETCHT0   (6*288+256)(SI)
-	VPBROADCASTD (R10), Z1
-	VPXORD       Z5, Z5, Z5
-	B16Q4(0)
-	B16Q4(1)
-	B16Q4(2)
-	B16Q4(3)
-	VPSRAD       $4, Z5, Z5
-	B16FLOAT(288)
-	ADDQ         $288, R11
+	B16Q4BLOCK
 	DECQ         CX
 	JNZ          q4blk
+	JMP          q4done
+
+q4blkL2:
+	PREFETCHT1   (R11)
+	PREFETCHT1   64(R11)
+	PREFETCHT1   128(R11)
+	PREFETCHT1   192(R11)
+	PREFETCHT1   256(R11)
+	B16Q4BLOCK
+	DECQ         CX
+	JNZ          q4blkL2
+
+q4done:
 	VMOVUPS      Z0, (R12)
 	VZEROUPPER
 	RET
