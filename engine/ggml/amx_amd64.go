@@ -67,7 +67,11 @@ var b16AheadQ4 = 16 * 288
 // thread, each pass of 600 MiB against ReadSum over the same bytes, wall
 // time) read a median 94–97% of ReadSum without it against 84–86% with it
 // (four alternations of 9 pairs); with it at 3 or 12 blocks, 77–87%; into
-// L1 only (PREFETCHT0 32 blocks ahead), 88–91%. FLOWCHAT_Q4L1=0 or 1
+// L1 only (PREFETCHT0 32 blocks ahead), 88–91%. TinyLlama Q4_0
+// generation at 1 thread (`flowchat bench --vs-read`, eight alternations)
+// read a median 90.5% of the read probe without it against 87% with it,
+// higher or equal in all eight pairs. The AVX2 and AVX-VNNI decode kernels
+// (r16_amd64.s) follow it and b16AheadQ4 too. FLOWCHAT_Q4L1=0 or 1
 // overrides it.
 var b16Q4L1 = true
 

@@ -25,7 +25,11 @@
 // correction (−8·Σx, −128·Σx): the same integers.
 //
 // The one-column kernels (r16*d) prefetch into L2 16 blocks ahead; Q4_0's
-// also into L1 6 blocks ahead. On the AVX2 tier (2-vCPU Xeon VM,
+// as far as the AMX tier's b16q40 (b16AheadQ4: 32 blocks on AMD) and,
+// where b16Q4L1 is set (not on AMD), also into L1 6 blocks ahead: on the
+// EPYC VM (Zen 5, 2026-11-28, AVX-512 masked) the AVX-VNNI Q4_0 strip
+// read 95-98% of ReadSum without that L1 prefetch against 81-83% with it
+// (BenchmarkStreamVsRead, three alternations at 1 and 2 threads). On the AVX2 tier (2-vCPU Xeon VM,
 // 2026-11-27) TinyLlama Q8_0 generation read 10.6-11.6 t/s at 1 thread
 // and 19.3-20.8 at 2 into L2 against 9.1-10.0 and 18.0-19.4 into L1.
 // Q4_0 into L2 alone was no clear gain over L1 (16.6-18.1 against
@@ -2532,12 +2536,17 @@ TEXT ·r16q40d(SB), NOSPLIT, $0-56
 	VXORPS       Y0, Y0, Y0
 	VXORPS       Y1, Y1, Y1
 
+	MOVQ         ·b16AheadQ4(SB), R10
+	ADDQ         SI, R10
+	CMPB         ·b16Q4L1(SB), $0
+	JEQ          r16q40dL2
+
 r16q40dblk:
-	PREFETCHT1   (16*288+0)(SI)
-	PREFETCHT1   (16*288+64)(SI)
-	PREFETCHT1   (16*288+128)(SI)
-	PREFETCHT1   (16*288+192)(SI)
-	PREFETCHT1   (16*288+256)(SI)
+	PREFETCHT1   0(R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	PREFETCHT1   256(R10)
 	PREFETCHT0   (6*288+0)(SI)
 	PREFETCHT0   (6*288+64)(SI)
 	PREFETCHT0   (6*288+128)(SI)
@@ -2623,8 +2632,102 @@ r16q40dblk:
 	ADDQ         $34, R8
 	ADDQ         R9, DX
 	ADDQ         R9, BX
+	ADDQ         $288, R10
 	DECQ         CX
 	JNZ          r16q40dblk
+	JMP          r16q40ddone
+
+r16q40dL2:
+	PREFETCHT1   0(R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	PREFETCHT1   256(R10)
+	VPAND        32(SI), Y13, Y8
+	VPAND        64(SI), Y13, Y2
+	VPAND        32(SI), Y15, Y9
+	VPAND        64(SI), Y15, Y3
+	VPSRLW       $4, Y9, Y9
+	VPSRLW       $4, Y3, Y3
+	VPBROADCASTD 2(R8), Y10
+	VPBROADCASTD 18(R8), Y6
+	VPMADDUBSW   Y10, Y8, Y4
+	VPMADDUBSW   Y10, Y2, Y5
+	VPMADDUBSW   Y6, Y9, Y11
+	VPADDW       Y11, Y4, Y4
+	VPMADDUBSW   Y6, Y3, Y7
+	VPADDW       Y7, Y5, Y5
+	VPAND        96(SI), Y13, Y8
+	VPAND        128(SI), Y13, Y2
+	VPAND        96(SI), Y15, Y9
+	VPAND        128(SI), Y15, Y3
+	VPSRLW       $4, Y9, Y9
+	VPSRLW       $4, Y3, Y3
+	VPBROADCASTD 6(R8), Y10
+	VPBROADCASTD 22(R8), Y6
+	VPMADDUBSW   Y10, Y8, Y11
+	VPADDW       Y11, Y4, Y4
+	VPMADDUBSW   Y10, Y2, Y7
+	VPADDW       Y7, Y5, Y5
+	VPMADDUBSW   Y6, Y9, Y11
+	VPADDW       Y11, Y4, Y4
+	VPMADDUBSW   Y6, Y3, Y7
+	VPADDW       Y7, Y5, Y5
+	VPAND        160(SI), Y13, Y8
+	VPAND        192(SI), Y13, Y2
+	VPAND        160(SI), Y15, Y9
+	VPAND        192(SI), Y15, Y3
+	VPSRLW       $4, Y9, Y9
+	VPSRLW       $4, Y3, Y3
+	VPBROADCASTD 10(R8), Y10
+	VPBROADCASTD 26(R8), Y6
+	VPMADDUBSW   Y10, Y8, Y11
+	VPADDW       Y11, Y4, Y4
+	VPMADDUBSW   Y10, Y2, Y7
+	VPADDW       Y7, Y5, Y5
+	VPMADDUBSW   Y6, Y9, Y11
+	VPADDW       Y11, Y4, Y4
+	VPMADDUBSW   Y6, Y3, Y7
+	VPADDW       Y7, Y5, Y5
+	VPAND        224(SI), Y13, Y8
+	VPAND        256(SI), Y13, Y2
+	VPAND        224(SI), Y15, Y9
+	VPAND        256(SI), Y15, Y3
+	VPSRLW       $4, Y9, Y9
+	VPSRLW       $4, Y3, Y3
+	VPBROADCASTD 14(R8), Y10
+	VPBROADCASTD 30(R8), Y6
+	VPMADDUBSW   Y10, Y8, Y11
+	VPADDW       Y11, Y4, Y4
+	VPMADDUBSW   Y10, Y2, Y7
+	VPADDW       Y7, Y5, Y5
+	VPMADDUBSW   Y6, Y9, Y11
+	VPADDW       Y11, Y4, Y4
+	VPMADDUBSW   Y6, Y3, Y7
+	VPADDW       Y7, Y5, Y5
+	VPMADDWD     Y14, Y4, Y4
+	VPMADDWD     Y14, Y5, Y5
+	VPBROADCASTD (BX), Y11
+	VPADDD       Y11, Y4, Y4
+	VPADDD       Y11, Y5, Y5
+	VCVTPH2PS    (SI), Y12
+	VCVTPH2PS    16(SI), Y7
+	VCVTDQ2PS    Y4, Y4
+	VCVTDQ2PS    Y5, Y5
+	VBROADCASTSS (DX), Y11
+	VMULPS       Y12, Y11, Y12
+	VMULPS       Y7, Y11, Y7
+	VFMADD231PS  Y12, Y4, Y0
+	VFMADD231PS  Y7, Y5, Y1
+	ADDQ         $288, SI
+	ADDQ         $34, R8
+	ADDQ         R9, DX
+	ADDQ         R9, BX
+	ADDQ         $288, R10
+	DECQ         CX
+	JNZ          r16q40dL2
+
+r16q40ddone:
 	MOVQ         dst+40(FP), DI
 	VMOVUPS      Y0, (DI)
 	VMOVUPS      Y1, 32(DI)
@@ -3985,12 +4088,17 @@ TEXT ·r16q40dv(SB), NOSPLIT, $0-56
 	VXORPS       Y0, Y0, Y0
 	VXORPS       Y1, Y1, Y1
 
+	MOVQ         ·b16AheadQ4(SB), R10
+	ADDQ         SI, R10
+	CMPB         ·b16Q4L1(SB), $0
+	JEQ          r16q40dvL2
+
 r16q40dvblk:
-	PREFETCHT1   (16*288+0)(SI)
-	PREFETCHT1   (16*288+64)(SI)
-	PREFETCHT1   (16*288+128)(SI)
-	PREFETCHT1   (16*288+192)(SI)
-	PREFETCHT1   (16*288+256)(SI)
+	PREFETCHT1   0(R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	PREFETCHT1   256(R10)
 	PREFETCHT0   (6*288+0)(SI)
 	PREFETCHT0   (6*288+64)(SI)
 	PREFETCHT0   (6*288+128)(SI)
@@ -4057,8 +4165,83 @@ r16q40dvblk:
 	ADDQ         $34, R8
 	ADDQ         R9, DX
 	ADDQ         R9, BX
+	ADDQ         $288, R10
 	DECQ         CX
 	JNZ          r16q40dvblk
+	JMP          r16q40dvdone
+
+r16q40dvL2:
+	PREFETCHT1   0(R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	PREFETCHT1   256(R10)
+	VPBROADCASTD (BX), Y4
+	VMOVDQA      Y4, Y5
+	VPXOR        Y12, Y12, Y12
+	VPXOR        Y7, Y7, Y7
+	VPAND        32(SI), Y13, Y8
+	VPAND        64(SI), Y13, Y2
+	VPAND        32(SI), Y15, Y9
+	VPAND        64(SI), Y15, Y3
+	VPBROADCASTD 2(R8), Y10
+	VPBROADCASTD 18(R8), Y6
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x6d; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm2, %ymm5
+	BYTE $0xc4; BYTE $0x62; BYTE $0x35; BYTE $0x50; BYTE $0xe6 // {vex} vpdpbusd %ymm6, %ymm9, %ymm12
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x65; BYTE $0x50; BYTE $0xfe // {vex} vpdpbusd %ymm6, %ymm3, %ymm7
+	VPAND        96(SI), Y13, Y8
+	VPAND        128(SI), Y13, Y2
+	VPAND        96(SI), Y15, Y9
+	VPAND        128(SI), Y15, Y3
+	VPBROADCASTD 6(R8), Y10
+	VPBROADCASTD 22(R8), Y6
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x6d; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm2, %ymm5
+	BYTE $0xc4; BYTE $0x62; BYTE $0x35; BYTE $0x50; BYTE $0xe6 // {vex} vpdpbusd %ymm6, %ymm9, %ymm12
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x65; BYTE $0x50; BYTE $0xfe // {vex} vpdpbusd %ymm6, %ymm3, %ymm7
+	VPAND        160(SI), Y13, Y8
+	VPAND        192(SI), Y13, Y2
+	VPAND        160(SI), Y15, Y9
+	VPAND        192(SI), Y15, Y3
+	VPBROADCASTD 10(R8), Y10
+	VPBROADCASTD 26(R8), Y6
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x6d; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm2, %ymm5
+	BYTE $0xc4; BYTE $0x62; BYTE $0x35; BYTE $0x50; BYTE $0xe6 // {vex} vpdpbusd %ymm6, %ymm9, %ymm12
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x65; BYTE $0x50; BYTE $0xfe // {vex} vpdpbusd %ymm6, %ymm3, %ymm7
+	VPAND        224(SI), Y13, Y8
+	VPAND        256(SI), Y13, Y2
+	VPAND        224(SI), Y15, Y9
+	VPAND        256(SI), Y15, Y3
+	VPBROADCASTD 14(R8), Y10
+	VPBROADCASTD 30(R8), Y6
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xe2 // {vex} vpdpbusd %ymm10, %ymm8, %ymm4
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x6d; BYTE $0x50; BYTE $0xea // {vex} vpdpbusd %ymm10, %ymm2, %ymm5
+	BYTE $0xc4; BYTE $0x62; BYTE $0x35; BYTE $0x50; BYTE $0xe6 // {vex} vpdpbusd %ymm6, %ymm9, %ymm12
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x65; BYTE $0x50; BYTE $0xfe // {vex} vpdpbusd %ymm6, %ymm3, %ymm7
+	VPSRAD       $4, Y12, Y12
+	VPSRAD       $4, Y7, Y7
+	VPADDD       Y12, Y4, Y4
+	VPADDD       Y7, Y5, Y5
+	VCVTPH2PS    (SI), Y12
+	VCVTPH2PS    16(SI), Y7
+	VCVTDQ2PS    Y4, Y4
+	VCVTDQ2PS    Y5, Y5
+	VBROADCASTSS (DX), Y11
+	VMULPS       Y12, Y11, Y12
+	VMULPS       Y7, Y11, Y7
+	VFMADD231PS  Y12, Y4, Y0
+	VFMADD231PS  Y7, Y5, Y1
+	ADDQ         $288, SI
+	ADDQ         $34, R8
+	ADDQ         R9, DX
+	ADDQ         R9, BX
+	ADDQ         $288, R10
+	DECQ         CX
+	JNZ          r16q40dvL2
+
+r16q40dvdone:
 	MOVQ         dst+40(FP), DI
 	VMOVUPS      Y0, (DI)
 	VMOVUPS      Y1, 32(DI)

@@ -34,7 +34,11 @@ A("""//go:build amd64 && !noasm
 // correction (−8·Σx, −128·Σx): the same integers.
 //
 // The one-column kernels (r16*d) prefetch into L2 16 blocks ahead; Q4_0's
-// also into L1 6 blocks ahead. On the AVX2 tier (2-vCPU Xeon VM,
+// as far as the AMX tier's b16q40 (b16AheadQ4: 32 blocks on AMD) and,
+// where b16Q4L1 is set (not on AMD), also into L1 6 blocks ahead: on the
+// EPYC VM (Zen 5, 2026-11-28, AVX-512 masked) the AVX-VNNI Q4_0 strip
+// read 95-98% of ReadSum without that L1 prefetch against 81-83% with it
+// (BenchmarkStreamVsRead, three alternations at 1 and 2 threads). On the AVX2 tier (2-vCPU Xeon VM,
 // 2026-11-27) TinyLlama Q8_0 generation read 10.6-11.6 t/s at 1 thread
 // and 19.3-20.8 at 2 into L2 against 9.1-10.0 and 18.0-19.4 into L1.
 // Q4_0 into L2 alone was no clear gain over L1 (16.6-18.1 against
@@ -212,112 +216,135 @@ def dec(t, vnni=False):
     A("\tVXORPS       Y0, Y0, Y0")
     A("\tVXORPS       Y1, Y1, Y1")
     A("")
-    A("%sblk:" % name)
-    for off in range(0, bs, 64):
-        A("\tPREFETCHT1   (16*%d+%d)(SI)" % (bs, off))
-    if t == "q40":
-        for off in range(0, bs, 64):
-            A("\tPREFETCHT0   (6*%d+%d)(SI)" % (bs, off))
-    if vnni:
-        A("\tVPBROADCASTD (BX), Y4")
-        A("\tVMOVDQA      Y4, Y5")
+    def loop(label, l1):
+        A("%s:" % label)
         if t == "q40":
-            A("\tVPXOR        Y12, Y12, Y12")
-            A("\tVPXOR        Y7, Y7, Y7")
-        for k in range(4 if t == "q40" else 8):
-            if t == "q40":
-                # The high nibbles stay in place (bytes & 0xf0: 16 times
-                # the nibble) in sums of their own, divided by 16 after
-                # the block: no shift, and the masks load the chunk.
-                A("\tVPAND        %d(SI), Y13, Y8" % (32 + 64 * k))
-                A("\tVPAND        %d(SI), Y13, Y2" % (64 + 64 * k))
-                A("\tVPAND        %d(SI), Y15, Y9" % (32 + 64 * k))
-                A("\tVPAND        %d(SI), Y15, Y3" % (64 + 64 * k))
-                A("\tVPBROADCASTD %d(R8), Y10" % (2 + 4 * k))
-                A("\tVPBROADCASTD %d(R8), Y6" % (18 + 4 * k))
-                dpb(4, 8, 10)
-                dpb(5, 2, 10)
-                dpb(12, 9, 6)
-                dpb(7, 3, 6)
-            else:
-                A("\tVMOVDQU      %d(SI), Y8" % (32 + 64 * k))
-                A("\tVMOVDQU      %d(SI), Y2" % (64 + 64 * k))
-                A("\tVPXOR        Y13, Y8, Y8")
-                A("\tVPXOR        Y13, Y2, Y2")
-                A("\tVPBROADCASTD %d(R8), Y10" % (2 + 4 * k))
-                dpb(4, 8, 10)
-                dpb(5, 2, 10)
-        if t == "q40":
-            A("\tVPSRAD       $4, Y12, Y12")
-            A("\tVPSRAD       $4, Y7, Y7")
-            A("\tVPADDD       Y12, Y4, Y4")
-            A("\tVPADDD       Y7, Y5, Y5")
-    else:
-        if t == "q40":
-            for k in range(4):
-                # Masked before the shift ((bytes & 0xf0) >> 4 in 16-bit
-                # lanes leaves each byte its own high nibble), so the
-                # masks load the chunk and no mask follows the shift.
-                A("\tVPAND        %d(SI), Y13, Y8" % (32 + 64 * k))
-                A("\tVPAND        %d(SI), Y13, Y2" % (64 + 64 * k))
-                A("\tVPAND        %d(SI), Y15, Y9" % (32 + 64 * k))
-                A("\tVPAND        %d(SI), Y15, Y3" % (64 + 64 * k))
-                A("\tVPSRLW       $4, Y9, Y9")
-                A("\tVPSRLW       $4, Y3, Y3")
-                A("\tVPBROADCASTD %d(R8), Y10" % (2 + 4 * k))
-                A("\tVPBROADCASTD %d(R8), Y6" % (18 + 4 * k))
-                if k == 0:
-                    A("\tVPMADDUBSW   Y10, Y8, Y4")
-                    A("\tVPMADDUBSW   Y10, Y2, Y5")
-                else:
-                    A("\tVPMADDUBSW   Y10, Y8, Y11")
-                    A("\tVPADDW       Y11, Y4, Y4")
-                    A("\tVPMADDUBSW   Y10, Y2, Y7")
-                    A("\tVPADDW       Y7, Y5, Y5")
-                A("\tVPMADDUBSW   Y6, Y9, Y11")
-                A("\tVPADDW       Y11, Y4, Y4")
-                A("\tVPMADDUBSW   Y6, Y3, Y7")
-                A("\tVPADDW       Y7, Y5, Y5")
-            A("\tVPMADDWD     Y14, Y4, Y4")
-            A("\tVPMADDWD     Y14, Y5, Y5")
-            A("\tVPBROADCASTD (BX), Y11")
-            A("\tVPADDD       Y11, Y4, Y4")
-            A("\tVPADDD       Y11, Y5, Y5")
+            for off in range(0, bs, 64):
+                A("\tPREFETCHT1   %d(R10)" % off)
+            if l1:
+                for off in range(0, bs, 64):
+                    A("\tPREFETCHT0   (6*%d+%d)(SI)" % (bs, off))
         else:
-            for k in range(8):
-                A("\tVMOVDQU      %d(SI), Y8" % (32 + 64 * k))
-                A("\tVMOVDQU      %d(SI), Y2" % (64 + 64 * k))
-                A("\tVPABSB       Y8, Y9")
-                A("\tVPABSB       Y2, Y3")
-                A("\tVPBROADCASTD %d(R8), Y10" % (2 + 4 * k))
-                A("\tVPSIGNB      Y8, Y10, Y11")
-                A("\tVPSIGNB      Y2, Y10, Y7")
-                A("\tVPMADDUBSW   Y11, Y9, Y11")
-                A("\tVPMADDUBSW   Y7, Y3, Y7")
-                if k == 0:
-                    A("\tVPMADDWD     Y14, Y11, Y4")
-                    A("\tVPMADDWD     Y14, Y7, Y5")
+            for off in range(0, bs, 64):
+                A("\tPREFETCHT1   (16*%d+%d)(SI)" % (bs, off))
+        if vnni:
+            A("\tVPBROADCASTD (BX), Y4")
+            A("\tVMOVDQA      Y4, Y5")
+            if t == "q40":
+                A("\tVPXOR        Y12, Y12, Y12")
+                A("\tVPXOR        Y7, Y7, Y7")
+            for k in range(4 if t == "q40" else 8):
+                if t == "q40":
+                    # The high nibbles stay in place (bytes & 0xf0: 16 times
+                    # the nibble) in sums of their own, divided by 16 after
+                    # the block: no shift, and the masks load the chunk.
+                    A("\tVPAND        %d(SI), Y13, Y8" % (32 + 64 * k))
+                    A("\tVPAND        %d(SI), Y13, Y2" % (64 + 64 * k))
+                    A("\tVPAND        %d(SI), Y15, Y9" % (32 + 64 * k))
+                    A("\tVPAND        %d(SI), Y15, Y3" % (64 + 64 * k))
+                    A("\tVPBROADCASTD %d(R8), Y10" % (2 + 4 * k))
+                    A("\tVPBROADCASTD %d(R8), Y6" % (18 + 4 * k))
+                    dpb(4, 8, 10)
+                    dpb(5, 2, 10)
+                    dpb(12, 9, 6)
+                    dpb(7, 3, 6)
                 else:
-                    A("\tVPMADDWD     Y14, Y11, Y11")
-                    A("\tVPMADDWD     Y14, Y7, Y7")
-                    A("\tVPADDD       Y11, Y4, Y4")
-                    A("\tVPADDD       Y7, Y5, Y5")
-    d2 = 7 if t == "q40" else 15 # Q4_0's Y15 holds the 0xf0 bytes
-    A("\tVCVTPH2PS    (SI), Y12")
-    A("\tVCVTPH2PS    16(SI), Y%d" % d2)
-    A("\tVCVTDQ2PS    Y4, Y4")
-    A("\tVCVTDQ2PS    Y5, Y5")
-    A("\tVBROADCASTSS (DX), Y11")
-    A("\tVMULPS       Y12, Y11, Y12")
-    A("\tVMULPS       Y%d, Y11, Y%d" % (d2, d2))
-    A("\tVFMADD231PS  Y12, Y4, Y0")
-    A("\tVFMADD231PS  Y%d, Y5, Y1" % d2)
-    A("\tADDQ         $%d, SI" % bs)
-    A("\tADDQ         $34, R8")
-    A("\tADDQ         R9, DX")
-    A("\tADDQ         R9, BX")
-    A("\tDECQ         CX")
-    A("\tJNZ          %sblk" % name)
+                    A("\tVMOVDQU      %d(SI), Y8" % (32 + 64 * k))
+                    A("\tVMOVDQU      %d(SI), Y2" % (64 + 64 * k))
+                    A("\tVPXOR        Y13, Y8, Y8")
+                    A("\tVPXOR        Y13, Y2, Y2")
+                    A("\tVPBROADCASTD %d(R8), Y10" % (2 + 4 * k))
+                    dpb(4, 8, 10)
+                    dpb(5, 2, 10)
+            if t == "q40":
+                A("\tVPSRAD       $4, Y12, Y12")
+                A("\tVPSRAD       $4, Y7, Y7")
+                A("\tVPADDD       Y12, Y4, Y4")
+                A("\tVPADDD       Y7, Y5, Y5")
+        else:
+            if t == "q40":
+                for k in range(4):
+                    # Masked before the shift ((bytes & 0xf0) >> 4 in 16-bit
+                    # lanes leaves each byte its own high nibble), so the
+                    # masks load the chunk and no mask follows the shift.
+                    A("\tVPAND        %d(SI), Y13, Y8" % (32 + 64 * k))
+                    A("\tVPAND        %d(SI), Y13, Y2" % (64 + 64 * k))
+                    A("\tVPAND        %d(SI), Y15, Y9" % (32 + 64 * k))
+                    A("\tVPAND        %d(SI), Y15, Y3" % (64 + 64 * k))
+                    A("\tVPSRLW       $4, Y9, Y9")
+                    A("\tVPSRLW       $4, Y3, Y3")
+                    A("\tVPBROADCASTD %d(R8), Y10" % (2 + 4 * k))
+                    A("\tVPBROADCASTD %d(R8), Y6" % (18 + 4 * k))
+                    if k == 0:
+                        A("\tVPMADDUBSW   Y10, Y8, Y4")
+                        A("\tVPMADDUBSW   Y10, Y2, Y5")
+                    else:
+                        A("\tVPMADDUBSW   Y10, Y8, Y11")
+                        A("\tVPADDW       Y11, Y4, Y4")
+                        A("\tVPMADDUBSW   Y10, Y2, Y7")
+                        A("\tVPADDW       Y7, Y5, Y5")
+                    A("\tVPMADDUBSW   Y6, Y9, Y11")
+                    A("\tVPADDW       Y11, Y4, Y4")
+                    A("\tVPMADDUBSW   Y6, Y3, Y7")
+                    A("\tVPADDW       Y7, Y5, Y5")
+                A("\tVPMADDWD     Y14, Y4, Y4")
+                A("\tVPMADDWD     Y14, Y5, Y5")
+                A("\tVPBROADCASTD (BX), Y11")
+                A("\tVPADDD       Y11, Y4, Y4")
+                A("\tVPADDD       Y11, Y5, Y5")
+            else:
+                for k in range(8):
+                    A("\tVMOVDQU      %d(SI), Y8" % (32 + 64 * k))
+                    A("\tVMOVDQU      %d(SI), Y2" % (64 + 64 * k))
+                    A("\tVPABSB       Y8, Y9")
+                    A("\tVPABSB       Y2, Y3")
+                    A("\tVPBROADCASTD %d(R8), Y10" % (2 + 4 * k))
+                    A("\tVPSIGNB      Y8, Y10, Y11")
+                    A("\tVPSIGNB      Y2, Y10, Y7")
+                    A("\tVPMADDUBSW   Y11, Y9, Y11")
+                    A("\tVPMADDUBSW   Y7, Y3, Y7")
+                    if k == 0:
+                        A("\tVPMADDWD     Y14, Y11, Y4")
+                        A("\tVPMADDWD     Y14, Y7, Y5")
+                    else:
+                        A("\tVPMADDWD     Y14, Y11, Y11")
+                        A("\tVPMADDWD     Y14, Y7, Y7")
+                        A("\tVPADDD       Y11, Y4, Y4")
+                        A("\tVPADDD       Y7, Y5, Y5")
+        d2 = 7 if t == "q40" else 15 # Q4_0's Y15 holds the 0xf0 bytes
+        A("\tVCVTPH2PS    (SI), Y12")
+        A("\tVCVTPH2PS    16(SI), Y%d" % d2)
+        A("\tVCVTDQ2PS    Y4, Y4")
+        A("\tVCVTDQ2PS    Y5, Y5")
+        A("\tVBROADCASTSS (DX), Y11")
+        A("\tVMULPS       Y12, Y11, Y12")
+        A("\tVMULPS       Y%d, Y11, Y%d" % (d2, d2))
+        A("\tVFMADD231PS  Y12, Y4, Y0")
+        A("\tVFMADD231PS  Y%d, Y5, Y1" % d2)
+        A("\tADDQ         $%d, SI" % bs)
+        A("\tADDQ         $34, R8")
+        A("\tADDQ         R9, DX")
+        A("\tADDQ         R9, BX")
+        if t == "q40":
+            A("\tADDQ         $%d, R10" % bs)
+        A("\tDECQ         CX")
+        A("\tJNZ          %s" % label)
+    if t == "q40":
+        # The L2 distance (b16AheadQ4) and the L1 prefetch (b16Q4L1) are
+        # the AMX tier's decode kernel's, chosen at start-up by vendor.
+        A("\tMOVQ         ·b16AheadQ4(SB), R10")
+        A("\tADDQ         SI, R10")
+        A("\tCMPB         ·b16Q4L1(SB), $0")
+        A("\tJEQ          %sL2" % name)
+        A("")
+        loop(name + "blk", True)
+        A("\tJMP          %sdone" % name)
+        A("")
+        loop(name + "L2", False)
+        A("")
+        A("%sdone:" % name)
+    else:
+        loop(name + "blk", False)
     A("\tMOVQ         dst+40(FP), DI")
     A("\tVMOVUPS      Y0, (DI)")
     A("\tVMOVUPS      Y1, 32(DI)")
