@@ -61,6 +61,18 @@ func amxAsmTile(k *amxCall) {
 // FLOWCHAT_Q4AHEAD (in blocks) overrides it, for measuring elsewhere.
 var b16AheadQ4 = 16 * 288
 
+// b16AheadQ8 is b16AheadQ4 for b16q80 (and the AVX2 and AVX-VNNI Q8_0
+// decode kernels): 16 blocks (8.5 KiB), but 24 on AMD. On the EPYC VM
+// (Zen 5, 2026-11-28, the lone column's operands one apart: Act.bstep)
+// BenchmarkStreamVsRead's Q8_0 strip read a median 97% of ReadSum at 24
+// blocks against 92% at 16 (one thread, 5632×2048, four alternations;
+// 86–95% at 12, 82–99% at 32), and 24 won 13 of 16 pairs over both
+// shapes at 1 and 2 threads. TinyLlama Q8_0 generation (`flowchat bench
+// --vs-read`, six alternations) read medians of 94% and 89% of the read
+// probe at 1 and 2 threads against 87.5% and 82.5% at 16 blocks, ahead in
+// 5 of 6 pairs at each. FLOWCHAT_Q8AHEAD (blocks) overrides it.
+var b16AheadQ8 = 16 * 544
+
 // b16Q4L1 is whether b16q40 also prefetches into L1, 6 blocks ahead: on
 // Intel, as sitting 12 tuned it on the Xeon VM, but not on AMD. On the
 // EPYC VM (Zen 5, 2026-11-28) BenchmarkStreamVsRead's Q4_0 strip (one
@@ -78,7 +90,11 @@ var b16Q4L1 = true
 func init() {
 	if cpuIsAMD() {
 		b16AheadQ4 = 32 * 288
+		b16AheadQ8 = 24 * 544
 		b16Q4L1 = false
+	}
+	if v, err := strconv.Atoi(os.Getenv("FLOWCHAT_Q8AHEAD")); err == nil && v >= 0 && v <= 256 {
+		b16AheadQ8 = v * 544
 	}
 	if v, err := strconv.Atoi(os.Getenv("FLOWCHAT_Q4AHEAD")); err == nil && v >= 0 && v <= 256 {
 		b16AheadQ4 = v * 288

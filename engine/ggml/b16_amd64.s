@@ -14,7 +14,8 @@
 // Q8_0 blocks (34), R9 and R10 its d_x and correction (step elements
 // apart, R13 bytes: Act.bstep, 1 for decode's lone column, 16 where the
 // column is one of a group's). Each iteration prefetches the
-// group's bytes 16 blocks ahead, one line at a time, into L2
+// group's bytes 16 blocks ahead (b16AheadQ8 and b16AheadQ4: more on AMD,
+// amx_amd64.go), one line at a time, into L2
 // (PREFETCHT1): decode reads each line once, and on the 2-vCPU Xeon VM
 // (2026-11-27, three alternations) TinyLlama Q4_0 generation read
 // 17.9–20.7 t/s at 1 thread and 34.7–37.7 at 2 this way against
@@ -55,17 +56,19 @@ TEXT ·b16q80(SB), NOSPLIT, $0-56
 	VMOVD        AX, X31
 	VPBROADCASTD X31, Z31
 	VXORPS       Z0, Z0, Z0
+	MOVQ         ·b16AheadQ8(SB), R11
+	ADDQ         SI, R11
 
 q8blk:
-	PREFETCHT1   (16*544)(SI)
-	PREFETCHT1   (16*544+64)(SI)
-	PREFETCHT1   (16*544+128)(SI)
-	PREFETCHT1   (16*544+192)(SI)
-	PREFETCHT1   (16*544+256)(SI)
-	PREFETCHT1   (16*544+320)(SI)
-	PREFETCHT1   (16*544+384)(SI)
-	PREFETCHT1   (16*544+448)(SI)
-	PREFETCHT1   (16*544+512)(SI)
+	PREFETCHT1   (R11)
+	PREFETCHT1   64(R11)
+	PREFETCHT1   128(R11)
+	PREFETCHT1   192(R11)
+	PREFETCHT1   256(R11)
+	PREFETCHT1   320(R11)
+	PREFETCHT1   384(R11)
+	PREFETCHT1   448(R11)
+	PREFETCHT1   512(R11)
 	VPBROADCASTD (R10), Z1
 	VPXORD       Z5, Z5, Z5
 	B16Q8(0, Z1)
@@ -77,6 +80,7 @@ q8blk:
 	B16Q8(6, Z1)
 	B16Q8(7, Z5)
 	B16FLOAT(544)
+	ADDQ         $544, R11
 	DECQ         CX
 	JNZ          q8blk
 	VMOVUPS      Z0, (R12)

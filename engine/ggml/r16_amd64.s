@@ -24,8 +24,9 @@
 // Q8_0's w+128 as unsigned bytes into int32 sums that start at the
 // correction (−8·Σx, −128·Σx): the same integers.
 //
-// The one-column kernels (r16*d) prefetch into L2 16 blocks ahead; Q4_0's
-// as far as the AMX tier's b16q40 (b16AheadQ4: 32 blocks on AMD) and,
+// The one-column kernels (r16*d) prefetch into L2 as far ahead as the AMX
+// tier's b16q40 and b16q80 (b16AheadQ4, b16AheadQ8: 16 blocks, 32 and 24
+// on AMD); Q4_0's,
 // where b16Q4L1 is set (not on AMD), also into L1 6 blocks ahead: on the
 // EPYC VM (Zen 5, 2026-11-28, AVX-512 masked) the AVX-VNNI Q4_0 strip
 // read 95-98% of ReadSum without that L1 prefetch against 81-83% with it
@@ -3461,16 +3462,19 @@ TEXT ·r16q80d(SB), NOSPLIT, $0-56
 	VXORPS       Y0, Y0, Y0
 	VXORPS       Y1, Y1, Y1
 
+	MOVQ         ·b16AheadQ8(SB), R10
+	ADDQ         SI, R10
+
 r16q80dblk:
-	PREFETCHT1   (16*544+0)(SI)
-	PREFETCHT1   (16*544+64)(SI)
-	PREFETCHT1   (16*544+128)(SI)
-	PREFETCHT1   (16*544+192)(SI)
-	PREFETCHT1   (16*544+256)(SI)
-	PREFETCHT1   (16*544+320)(SI)
-	PREFETCHT1   (16*544+384)(SI)
-	PREFETCHT1   (16*544+448)(SI)
-	PREFETCHT1   (16*544+512)(SI)
+	PREFETCHT1   0(R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	PREFETCHT1   256(R10)
+	PREFETCHT1   320(R10)
+	PREFETCHT1   384(R10)
+	PREFETCHT1   448(R10)
+	PREFETCHT1   512(R10)
 	VMOVDQU      32(SI), Y8
 	VMOVDQU      64(SI), Y2
 	VPABSB       Y8, Y9
@@ -3586,6 +3590,7 @@ r16q80dblk:
 	ADDQ         $34, R8
 	ADDQ         R9, DX
 	ADDQ         R9, BX
+	ADDQ         $544, R10
 	DECQ         CX
 	JNZ          r16q80dblk
 	MOVQ         dst+40(FP), DI
@@ -4755,16 +4760,19 @@ TEXT ·r16q80dv(SB), NOSPLIT, $0-56
 	VXORPS       Y0, Y0, Y0
 	VXORPS       Y1, Y1, Y1
 
+	MOVQ         ·b16AheadQ8(SB), R10
+	ADDQ         SI, R10
+
 r16q80dvblk:
-	PREFETCHT1   (16*544+0)(SI)
-	PREFETCHT1   (16*544+64)(SI)
-	PREFETCHT1   (16*544+128)(SI)
-	PREFETCHT1   (16*544+192)(SI)
-	PREFETCHT1   (16*544+256)(SI)
-	PREFETCHT1   (16*544+320)(SI)
-	PREFETCHT1   (16*544+384)(SI)
-	PREFETCHT1   (16*544+448)(SI)
-	PREFETCHT1   (16*544+512)(SI)
+	PREFETCHT1   0(R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	PREFETCHT1   256(R10)
+	PREFETCHT1   320(R10)
+	PREFETCHT1   384(R10)
+	PREFETCHT1   448(R10)
+	PREFETCHT1   512(R10)
 	VPBROADCASTD (BX), Y4
 	VMOVDQA      Y4, Y5
 	VMOVDQU      32(SI), Y8
@@ -4836,6 +4844,7 @@ r16q80dvblk:
 	ADDQ         $34, R8
 	ADDQ         R9, DX
 	ADDQ         R9, BX
+	ADDQ         $544, R10
 	DECQ         CX
 	JNZ          r16q80dvblk
 	MOVQ         dst+40(FP), DI

@@ -33,8 +33,9 @@ A("""//go:build amd64 && !noasm
 // Q8_0's w+128 as unsigned bytes into int32 sums that start at the
 // correction (−8·Σx, −128·Σx): the same integers.
 //
-// The one-column kernels (r16*d) prefetch into L2 16 blocks ahead; Q4_0's
-// as far as the AMX tier's b16q40 (b16AheadQ4: 32 blocks on AMD) and,
+// The one-column kernels (r16*d) prefetch into L2 as far ahead as the AMX
+// tier's b16q40 and b16q80 (b16AheadQ4, b16AheadQ8: 16 blocks, 32 and 24
+// on AMD); Q4_0's,
 // where b16Q4L1 is set (not on AMD), also into L1 6 blocks ahead: on the
 // EPYC VM (Zen 5, 2026-11-28, AVX-512 masked) the AVX-VNNI Q4_0 strip
 // read 95-98% of ReadSum without that L1 prefetch against 81-83% with it
@@ -226,7 +227,7 @@ def dec(t, vnni=False):
                     A("\tPREFETCHT0   (6*%d+%d)(SI)" % (bs, off))
         else:
             for off in range(0, bs, 64):
-                A("\tPREFETCHT1   (16*%d+%d)(SI)" % (bs, off))
+                A("\tPREFETCHT1   %d(R10)" % off)
         if vnni:
             A("\tVPBROADCASTD (BX), Y4")
             A("\tVMOVDQA      Y4, Y5")
@@ -325,8 +326,7 @@ def dec(t, vnni=False):
         A("\tADDQ         $34, R8")
         A("\tADDQ         R9, DX")
         A("\tADDQ         R9, BX")
-        if t == "q40":
-            A("\tADDQ         $%d, R10" % bs)
+        A("\tADDQ         $%d, R10" % bs)
         A("\tDECQ         CX")
         A("\tJNZ          %s" % label)
     if t == "q40":
@@ -344,6 +344,9 @@ def dec(t, vnni=False):
         A("")
         A("%sdone:" % name)
     else:
+        A("\tMOVQ         ·b16AheadQ8(SB), R10")
+        A("\tADDQ         SI, R10")
+        A("")
         loop(name + "blk", False)
     A("\tMOVQ         dst+40(FP), DI")
     A("\tVMOVUPS      Y0, (DI)")
