@@ -63,7 +63,7 @@ var b16AheadQ4 = 16 * 288
 
 // b16AheadQ8 is b16AheadQ4 for b16q80 (and the AVX2 and AVX-VNNI Q8_0
 // decode kernels): 16 blocks (8.5 KiB), but 24 on AMD. On the EPYC VM
-// (Zen 5, 2026-11-28, the lone column's operands one apart: Act.bstep)
+// (Zen 5, 2026-11-27, the lone column's operands one apart: Act.bstep)
 // BenchmarkStreamVsRead's Q8_0 strip read a median 97% of ReadSum at 24
 // blocks against 92% at 16 (one thread, 5632×2048, four alternations;
 // 86–95% at 12, 82–99% at 32), and 24 won 13 of 16 pairs over both
@@ -75,7 +75,7 @@ var b16AheadQ8 = 16 * 544
 
 // b16Q4L1 is whether b16q40 also prefetches into L1, 6 blocks ahead: on
 // Intel, as sitting 12 tuned it on the Xeon VM, but not on AMD. On the
-// EPYC VM (Zen 5, 2026-11-28) BenchmarkStreamVsRead's Q4_0 strip (one
+// EPYC VM (Zen 5, 2026-11-27) BenchmarkStreamVsRead's Q4_0 strip (one
 // thread, each pass of 600 MiB against ReadSum over the same bytes, wall
 // time) read a median 94–97% of ReadSum without it against 84–86% with it
 // (four alternations of 9 pairs); with it at 3 or 12 blocks, 77–87%; into

@@ -57,7 +57,7 @@ type Act struct {
 	// side as the tiles read them, but 1 for a lone column (growB16), so
 	// that decode reads 16 blocks' operands a cache line instead of one
 	// line each, two lines a block besides the weights' 4.5 (Q4_0) or 8.5
-	// (Q8_0). On the EPYC VM (Zen 5, 2026-11-28) that took
+	// (Q8_0). On the EPYC VM (Zen 5, 2026-11-27) that took
 	// BenchmarkStreamVsRead's Q8_0 strip from a median 84% of ReadSum's
 	// rate over the same bytes to 93% (six alternations).
 	bstep int

@@ -37,7 +37,7 @@ A("""//go:build amd64 && !noasm
 // tier's b16q40 and b16q80 (b16AheadQ4, b16AheadQ8: 16 blocks, 32 and 24
 // on AMD); Q4_0's,
 // where b16Q4L1 is set (not on AMD), also into L1 6 blocks ahead: on the
-// EPYC VM (Zen 5, 2026-11-28, AVX-512 masked) the AVX-VNNI Q4_0 strip
+// EPYC VM (Zen 5, 2026-11-27, AVX-512 masked) the AVX-VNNI Q4_0 strip
 // read 95-98% of ReadSum without that L1 prefetch against 81-83% with it
 // (BenchmarkStreamVsRead, three alternations at 1 and 2 threads). On the AVX2 tier (2-vCPU Xeon VM,
 // 2026-11-27) TinyLlama Q8_0 generation read 10.6-11.6 t/s at 1 thread
