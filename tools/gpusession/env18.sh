@@ -6,11 +6,15 @@
 # and carry [".devx"] after `make gpu-pack LLAMA_SRC=/nonexistent` (no
 # llama.cpp source to send). The read probe (the smoke suite at $THREADS
 # threads) runs first. Everything lands in $OUT; BUDGET (s) bounds it.
+# The default settings check on Intel what sitting 17 set for AMD only:
+# no L1 prefetch in the Q4_0 decode kernels, Q8_0's L2 distance 24 blocks
+# (each against the default, "-"); --vs-read pairs every run with the
+# read probe.
 FILES=${FILES:-"tinyllama:Q4_0 tinyllama:Q8_0"}
-SETTINGS=${SETTINGS:-"FLOWCHAT_Q4AHEAD=16 FLOWCHAT_Q4AHEAD=32"}
+SETTINGS=${SETTINGS:-"- FLOWCHAT_Q4L1=0 FLOWCHAT_Q8AHEAD=24"}
 THREADS=${THREADS:-16}
 ROUNDS=${ROUNDS:-4}
-ARGS=${ARGS:-"-p 0 -n 128 -r 3"}
+ARGS=${ARGS:-"-p 0 -n 128 -r 3 --vs-read"}
 BUDGET=${BUDGET:-300}
 source "$(dirname "$0")/setup.sh"
 { lscpu | grep -E 'Model name|^CPU\(s\)|CPU family|^Model:'; } >> "$O/main.txt" 2>&1
@@ -24,7 +28,7 @@ for round in $(seq $ROUNDS); do
 			[ "$(left)" -gt 20 ] || { echo "skip $f $s round $round: time"; continue; }
 			echo "== $f $s round $round"
 			[ "$s" = - ] && s=FLOWCHAT_NONE=1
-			env "$s" timeout 60 $FC bench -m /tmp/m/$f.gguf -t $THREADS $ARGS 2>&1 | grep -E "^\| .*(pp|tg)[0-9]|serial part|failed|rror"
+			env "$s" timeout 60 $FC bench -m /tmp/m/$f.gguf -t $THREADS $ARGS 2>&1 | grep -E "^\| .*(pp|tg)[0-9]|serial part|read probe|failed|rror"
 		done
 	done
 done > "$O/bench.txt" 2>&1
