@@ -17,12 +17,13 @@ import (
 // column, on the same locked thread, so the VM's drift (±10–20% within
 // minutes on the 2-vCPU machines) falls on both sides of each pair. It
 // reports the median pair's ratio (%read) and the ratio of the two best
-// passes (%best). Q4_K and Q6_K take their own tile layout (k16.go); their
+// passes (%best). F16 streams row-major where it has no interleaved
+// kernels (the AVX-512 tier). Q4_K and Q6_K take their own tile layout (k16.go); their
 // decode kernels, with an L1 prefetch besides the L2 one, read 92–110% of
 // ReadSum on the EPYC VM (Zen 5, 2026-11-28), no faster without it.
 func BenchmarkStreamVsRead(b *testing.B) {
 	for _, th := range []int{1, 2} {
-		for _, tp := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
+		for _, tp := range []Type{Q4_0, Q8_0, Q4_K, Q6_K, F16} {
 			for _, sh := range [][2]int{{5632, 2048}, {2048, 5632}} {
 				rows, n := sh[0], sh[1]
 				b.Run(fmt.Sprintf("%v/%dx%d/threads=%d", tp, rows, n, th), func(b *testing.B) { benchStreamVsRead(b, tp, rows, n, th) })
@@ -36,7 +37,8 @@ func BenchmarkStreamVsRead(b *testing.B) {
 // matrix), in wall time.
 func benchStreamVsRead(b *testing.B, tp Type, rows, n, th int) {
 	set, w, x := streamSet(b, tp, rows, n, th)
-	for off := 0; off < len(set); off += len(w) {
+	il := Rows4(tp) // as the model's loader: interleaved where that layout has kernels
+	for off := 0; il && off < len(set); off += len(w) {
 		InterleaveRows4(tp, n, set[off:off+len(w)], rows, nil)
 	}
 	part := len(set) / th
@@ -62,7 +64,11 @@ func benchStreamVsRead(b *testing.B, tp Type, rows, n, th int) {
 		a.Prepare(tp, n, x, 1)
 		dst := make([]float32, rows)
 		for off := 0; off < len(p); off += len(w) {
-			MatMulActRows4(tp, n, p[off:off+len(w)], rows, &a, dst, rows)
+			if il {
+				MatMulActRows4(tp, n, p[off:off+len(w)], rows, &a, dst, rows)
+			} else {
+				MatMulAct(tp, n, p[off:off+len(w)], rows, &a, dst, rows)
+			}
 		}
 	}
 	var ratios []float64
