@@ -208,17 +208,12 @@ func measureVsRead(reps int, probe *readProbe, th int, tokBytes int64, setup fun
 	run := setup()
 	run() // warm-up, as measure
 	ps := []float64{probe.Round(th)}
-	var ts, shares []float64
-	for range reps {
+	var ts, gb, shares []float64
+	for i := range reps {
 		ts = append(ts, run())
 		ps = append(ps, probe.Round(th))
-	}
-	for i, t := range ts {
-		shares = append(shares, t*float64(tokBytes)/1e9/((ps[i]+ps[i+1])/2))
-	}
-	gb := make([]float64, len(ts))
-	for i, t := range ts {
-		gb[i] = t * float64(tokBytes) / 1e9
+		gb = append(gb, ts[i]*float64(tokBytes)/1e9)
+		shares = append(shares, gb[i]/((ps[i]+ps[i+1])/2))
 	}
 	med := func(x []float64) float64 { m, _ := medianStd(x); return m }
 	return ts, fmt.Sprintf("%.1f GB/s, probe %.1f GB/s, %.0f%% (median of %d; runs %.0f–%.0f%%)",

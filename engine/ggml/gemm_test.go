@@ -384,3 +384,17 @@ func TestFillFrom(t *testing.T) {
 		}
 	}
 }
+
+// passCopies runs the decode kernel over every copy of a wlen-byte rows×n
+// matrix of tp in set, into dst: MatMulActRows4 where the copies are
+// interleaved (il), MatMulAct where they are row-major. The streaming
+// benchmarks share it.
+func passCopies(tp Type, n, rows int, set []byte, wlen int, a *Act, dst []float32, il bool) {
+	for off := 0; off < len(set); off += wlen {
+		if il {
+			MatMulActRows4(tp, n, set[off:off+wlen], rows, a, dst, rows)
+		} else {
+			MatMulAct(tp, n, set[off:off+wlen], rows, a, dst, rows)
+		}
+	}
+}

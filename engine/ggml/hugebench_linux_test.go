@@ -112,10 +112,7 @@ func streamSet(tb testing.TB, tp Type, rows, n, parts int) (set, w, x []byte) {
 func streamPass(tp Type, rows, n int, set, w, x []byte) {
 	var a Act
 	a.Prepare(tp, n, x, 1)
-	dst := make([]float32, rows)
-	for off := 0; off < len(set); off += len(w) {
-		MatMulAct(tp, n, set[off:off+len(w)], rows, &a, dst, rows)
-	}
+	passCopies(tp, n, rows, set, len(w), &a, make([]float32, rows), false)
 }
 
 // hugeAlloc returns n bytes advised to use transparent huge pages.
@@ -216,14 +213,7 @@ func BenchmarkModelStream(b *testing.B) {
 									a.Begin(tp, n, x, 1)
 								}
 								a.Fill(0, 1)
-								dst := make([]float32, rows)
-								for off := 0; off < len(part); off += len(w) {
-									if il {
-										MatMulActRows4(tp, n, part[off:off+len(w)], rows, &a, dst, rows)
-									} else {
-										MatMulAct(tp, n, part[off:off+len(w)], rows, &a, dst, rows)
-									}
-								}
+								passCopies(tp, n, rows, part, len(w), &a, make([]float32, rows), il)
 							}(set[t*len(set)/th : (t+1)*len(set)/th])
 						}
 						wg.Wait()

@@ -135,15 +135,7 @@ func BenchmarkRows4Stream(b *testing.B) {
 				var a Act
 				a.Prepare(tp, n, x, 1)
 				dst := make([]float32, rows)
-				ns := cpuTimed(b, func() {
-					for off := 0; off < len(set); off += len(w) {
-						if il {
-							MatMulActRows4(tp, n, set[off:off+len(w)], rows, &a, dst, rows)
-						} else {
-							MatMulAct(tp, n, set[off:off+len(w)], rows, &a, dst, rows)
-						}
-					}
-				})
+				ns := cpuTimed(b, func() { passCopies(tp, n, rows, set, len(w), &a, dst, il) })
 				b.ReportMetric(float64(len(set))/ns, "cpuGB/s")
 			})
 		}

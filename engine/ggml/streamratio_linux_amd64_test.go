@@ -62,14 +62,7 @@ func benchStreamVsRead(b *testing.B, tp Type, rows, n, th int) {
 	kernel := func(p []byte) {
 		var a Act
 		a.Prepare(tp, n, x, 1)
-		dst := make([]float32, rows)
-		for off := 0; off < len(p); off += len(w) {
-			if il {
-				MatMulActRows4(tp, n, p[off:off+len(w)], rows, &a, dst, rows)
-			} else {
-				MatMulAct(tp, n, p[off:off+len(w)], rows, &a, dst, rows)
-			}
-		}
+		passCopies(tp, n, rows, p, len(w), &a, make([]float32, rows), il)
 	}
 	var ratios []float64
 	bestR, bestK := 0.0, 0.0
