@@ -2,7 +2,12 @@
 
 package ggml
 
-import "golang.org/x/sys/cpu"
+import (
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/cpu"
+)
 
 // The K-quant matrix kernels (gemmk_amd64.s): 4-row strips for decode and
 // 1-row × 8-column tiles for prompt batches, bit-identical to the
@@ -19,6 +24,9 @@ func q4kt18(w *byte, aux *byte, x *byte, xs int, nb int, tab *float32, out *floa
 
 //go:noescape
 func q6kx4(w *byte, rs int, x *byte, xs int, nb int, tab *float32, out *float32, ldo int)
+
+//go:noescape
+func q6kx4I(w *byte, x *byte, nb int, tab *float32, out *float32)
 
 //go:noescape
 func q4kx4V(w *byte, rs int, x *byte, xs int, nb int, tab *float32, out *float32, ldo int)
@@ -54,6 +62,9 @@ func installKTiles() {
 		useKTiles(t)
 	}
 	installQ2KTiles()
+	if !hasKVNNI {
+		gemmRows4[Q6_K] = q6kRows4
+	}
 }
 
 // useKTiles installs the strips (MatVec) and tiles (MatMulAct) of t; the
@@ -84,7 +95,7 @@ func (k kTiles) tile(w, aux, x *byte, xs, nb int, out *float32, ldo int) {
 	if Type(k) == Q4_K {
 		q4kt18(w, aux, x, xs, nb, &fp16Table[0], out, ldo)
 	} else {
-		q6kt18(w, 0, x, xs, nb, &fp16Table[0], out, ldo)
+		q6kt18(w, 210, x, xs, nb, &fp16Table[0], out, ldo)
 	}
 }
 
@@ -211,3 +222,55 @@ func q6kf8(w *byte, x *byte, nb int, tab *float32, out *float32, ldo int, st *fl
 
 //go:noescape
 func q4kf8(w *byte, x *byte, nb int, tab *float32, out *float32, ldo int, st *float32, flags int)
+
+// kAheadQ6 is how far ahead of its reads q6kx4I prefetches (bytes);
+// FLOWCHAT_K6AHEAD (bytes) overrides it, for measuring elsewhere.
+var kAheadQ6 = 4096
+
+func init() {
+	if v, err := strconv.Atoi(os.Getenv("FLOWCHAT_K6AHEAD")); err == nil && v >= 0 && v <= 1<<16 {
+		kAheadQ6 = v
+	}
+}
+
+// q6kRows4 is the AVX2 tier's Q6_K matrix kernel on the interleaved layout
+// (Rows4: groups of 4 rows, super-block by super-block; the rows past the
+// last group row-major). CPUs with AVX-512 VNNI hold Q6_K in a 16-row tile
+// layout instead (k16q6.go). Decode reads each group as one stream
+// (q6kx4I) where the row-major strip (q6kx4) read four rows of 630–1680
+// bytes side by side, which the hardware prefetcher of a Zen 3 core did
+// not follow (docs/PERFORMANCE.md, issue 18, sitting 18). Prompts run the
+// same 1×8 tiles (q6kt18), stepping 840 bytes from one of a row's
+// super-blocks to the next. Every value is the row-major kernels' bits.
+func q6kRows4(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
+	nb := n / QK_K
+	rs, xs, g4 := Q6_K.RowSize(n), a.xs, rows/4*4
+	if nb == 0 {
+		for c := 0; c < a.cols; c++ {
+			clear(dst[c*ldd : c*ldd+rows])
+		}
+		return
+	}
+	_ = w[rows*rs-1]
+	c := 0
+	for ; c+8 <= a.cols; c += 8 {
+		_ = a.x[(c+7)*xs+nb*292-1]
+		for r := 0; r < rows; r++ {
+			off, step := r*rs, 210
+			if r < g4 {
+				off, step = r/4*4*rs+r%4*210, 840
+			}
+			q6kt18(&w[off], step, &a.x[c*xs], xs, nb, &fp16Table[0], &dst[c*ldd+r], 4*ldd)
+		}
+	}
+	for ; c < a.cols; c++ {
+		x, out := a.Column(c), dst[c*ldd:c*ldd+rows]
+		_ = x[nb*292-1]
+		for r := 0; r < g4; r += 4 {
+			q6kx4I(&w[r*rs], &x[0], nb, &fp16Table[0], &out[r])
+		}
+		for r := g4; r < rows; r++ {
+			out[r] = dotQ6_KAVX(&w[r*rs], &x[0], nb, &fp16Table[0])
+		}
+	}
+}

@@ -566,6 +566,75 @@ q6kx4loop:
 	VZEROUPPER
 	RET
 
+// Q6PFI prefetches the 14 lines at R12 (one super-block step of an
+// interleaved group, 840 bytes, b16AheadK6 ahead of SI).
+#define Q6PFI \
+	PREFETCHT0 0(R12) \
+	PREFETCHT0 64(R12) \
+	PREFETCHT0 128(R12) \
+	PREFETCHT0 192(R12) \
+	PREFETCHT0 256(R12) \
+	PREFETCHT0 320(R12) \
+	PREFETCHT0 384(R12) \
+	PREFETCHT0 448(R12) \
+	PREFETCHT0 512(R12) \
+	PREFETCHT0 576(R12) \
+	PREFETCHT0 640(R12) \
+	PREFETCHT0 704(R12) \
+	PREFETCHT0 768(R12) \
+	PREFETCHT0 832(R12)
+
+// func q6kx4I(w *byte, x *byte, nb int, tab *float32, out *float32)
+//
+// out[0:4] = the 4 rows of the interleaved group at w (Rows4: row i's
+// super-block k at (4k+i)·210) against the column at x: q6kx4's
+// arithmetic, so its bits, on one sequential stream, prefetched
+// kAheadQ6 bytes ahead.
+TEXT ·q6kx4I(SB), NOSPLIT, $0-40
+	MOVQ    w+0(FP), SI
+	MOVQ    x+8(FP), DI
+	MOVQ    nb+16(FP), CX
+	MOVQ    tab+24(FP), R8
+	LEAQ    210(SI), BX
+	LEAQ    420(SI), R10
+	LEAQ    630(SI), R11
+	MOVQ    ·kAheadQ6(SB), R12
+	ADDQ    SI, R12
+	VMOVDQU k30<>(SB), Y13
+	VMOVDQU knib<>(SB), Y14
+	VMOVDQU k32<>(SB), Y15
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+
+q6kx4Iloop:
+	Q6PFI
+	Q6ROW(SI, Y0)
+	Q6ROW(BX, Y1)
+	Q6ROW(R10, Y2)
+	Q6ROW(R11, Y3)
+	ADDQ $840, SI
+	ADDQ $840, BX
+	ADDQ $840, R10
+	ADDQ $840, R11
+	ADDQ $840, R12
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  q6kx4Iloop
+
+	MOVQ   out+32(FP), DX
+	KHSUM8(Y0, X0, X6)
+	VMOVSS X0, 0(DX)
+	KHSUM8(Y1, X1, X6)
+	VMOVSS X1, 4(DX)
+	KHSUM8(Y2, X2, X6)
+	VMOVSS X2, 8(DX)
+	KHSUM8(Y3, X3, X6)
+	VMOVSS X3, 12(DX)
+	VZEROUPPER
+	RET
+
 // Q6TQ0..Q6TQ3 decode chunk i of the half at qloff/qhoff(SI) into Y8
 // (6-bit values); Y10 scratch.
 #define Q6TQ0(qloff, qhoff) \
@@ -645,9 +714,12 @@ q6kx4loop:
 
 // func q6kt18(w *byte, rs int, x *byte, xs int, nb int, tab *float32, out *float32, ldo int)
 //
-// out[c·ldo] = the row at w against the 8 columns at x (xs bytes apart).
+// out[c·ldo] = the row at w against the 8 columns at x (xs bytes apart);
+// rs is the step from one of the row's super-blocks to the next: 210
+// row-major, 840 in the interleaved layout (q6kRows4).
 TEXT ·q6kt18(SB), $256-64
 	MOVQ    w+0(FP), SI
+	MOVQ    rs+8(FP), R9
 	MOVQ    x+16(FP), DI
 	MOVQ    xs+24(FP), R13
 	MOVQ    nb+32(FP), CX
@@ -689,7 +761,7 @@ q6kt18loop:
 	Q6TFLOAT(C6, Y6, 6)
 	Q6TFLOAT(C7, Y7, 7)
 
-	ADDQ $210, SI
+	ADDQ R9, SI
 	ADDQ $292, DI
 	ADDQ $292, BX
 	DECQ CX
