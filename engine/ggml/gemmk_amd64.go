@@ -20,13 +20,16 @@ import (
 func q4kx4(w *byte, rs int, x *byte, xs int, nb int, tab *float32, out *float32, ldo int)
 
 //go:noescape
-func q4kt18(w *byte, aux *byte, x *byte, xs int, nb int, tab *float32, out *float32, ldo int)
+func q4kt18(w *byte, aux *byte, x *byte, xs int, nb int, tab *float32, out *float32, ldo int, step int)
 
 //go:noescape
 func q6kx4(w *byte, rs int, x *byte, xs int, nb int, tab *float32, out *float32, ldo int)
 
 //go:noescape
 func q6kx4I(w *byte, x *byte, nb int, tab *float32, out *float32)
+
+//go:noescape
+func q4kx4I(w *byte, x *byte, nb int, tab *float32, out *float32)
 
 //go:noescape
 func q4kx4V(w *byte, rs int, x *byte, xs int, nb int, tab *float32, out *float32, ldo int)
@@ -63,7 +66,8 @@ func installKTiles() {
 	}
 	installQ2KTiles()
 	if !hasKVNNI {
-		gemmRows4[Q6_K] = q6kRows4
+		gemmRows4[Q4_K] = kTiles(Q4_K).rows4
+		gemmRows4[Q6_K] = kTiles(Q6_K).rows4
 	}
 }
 
@@ -90,12 +94,24 @@ func (k kTiles) strip(w *byte, rs int, x *byte, nb int, out *float32) {
 }
 
 // tile computes the row at w against the 8 columns at x (xs bytes apart)
-// into out[c·ldo/4]; aux is the group's part of Act.kaux (Q4_K).
-func (k kTiles) tile(w, aux, x *byte, xs, nb int, out *float32, ldo int) {
+// into out[c·ldo/4]; aux is the group's part of Act.kaux (Q4_K); step is
+// the bytes from one of the row's super-blocks to the next (the block
+// size row-major, four of them interleaved).
+func (k kTiles) tile(w, aux, x *byte, xs, nb int, out *float32, ldo, step int) {
 	if Type(k) == Q4_K {
-		q4kt18(w, aux, x, xs, nb, &fp16Table[0], out, ldo)
+		q4kt18(w, aux, x, xs, nb, &fp16Table[0], out, ldo, step)
 	} else {
-		q6kt18(w, 210, x, xs, nb, &fp16Table[0], out, ldo)
+		q6kt18(w, step, x, xs, nb, &fp16Table[0], out, ldo)
+	}
+}
+
+// stripI computes the 4 rows of the interleaved group at w against column
+// x into out[0:4].
+func (k kTiles) stripI(w, x *byte, nb int, out *float32) {
+	if Type(k) == Q4_K {
+		q4kx4I(w, x, nb, &fp16Table[0], out)
+	} else {
+		q6kx4I(w, x, nb, &fp16Table[0], out)
 	}
 }
 
@@ -141,7 +157,7 @@ func (k kTiles) run(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 			continue
 		}
 		for r := 0; r < rows; r++ {
-			k.tile(&w[r*rs], aux, &a.x[c*xs], xs, nb, &dst[c*ldd+r], 4*ldd)
+			k.tile(&w[r*rs], aux, &a.x[c*xs], xs, nb, &dst[c*ldd+r], 4*ldd, rs/nb)
 		}
 	}
 	if c < a.cols && len(a.kf) > c/8*nb*kfStride(Type(k)) {
@@ -223,8 +239,10 @@ func q6kf8(w *byte, x *byte, nb int, tab *float32, out *float32, ldo int, st *fl
 //go:noescape
 func q4kf8(w *byte, x *byte, nb int, tab *float32, out *float32, ldo int, st *float32, flags int)
 
-// kAheadQ6 is how far ahead of its reads q6kx4I prefetches (bytes);
-// FLOWCHAT_K6AHEAD (bytes) overrides it, for measuring elsewhere.
+// kAheadQ6 is how far ahead of its reads q6kx4I and q4kx4I prefetch
+// (bytes); FLOWCHAT_K6AHEAD (bytes) overrides it, for measuring elsewhere.
+// On the Zen 3 VM (2026-12-07) 1, 2, 4 and 8 KiB read the same share of
+// ReadSum within the VM's noise (84–103%, BenchmarkStreamVsRead).
 var kAheadQ6 = 4096
 
 func init() {
@@ -233,18 +251,21 @@ func init() {
 	}
 }
 
-// q6kRows4 is the AVX2 tier's Q6_K matrix kernel on the interleaved layout
-// (Rows4: groups of 4 rows, super-block by super-block; the rows past the
-// last group row-major). CPUs with AVX-512 VNNI hold Q6_K in a 16-row tile
-// layout instead (k16q6.go). Decode reads each group as one stream
-// (q6kx4I) where the row-major strip (q6kx4) read four rows of 630–1680
-// bytes side by side, which the hardware prefetcher of a Zen 3 core did
-// not follow (docs/PERFORMANCE.md, issue 18, sitting 18). Prompts run the
-// same 1×8 tiles (q6kt18), stepping 840 bytes from one of a row's
-// super-blocks to the next. Every value is the row-major kernels' bits.
-func q6kRows4(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
+// rows4 is the AVX2 tier's Q4_K and Q6_K matrix kernel on the interleaved
+// layout (Rows4: groups of 4 rows, super-block by super-block; the rows
+// past the last group row-major). CPUs with AVX-512 VNNI hold these types
+// in a 16-row tile layout instead (k16.go). Decode reads each group as one
+// stream (q4kx4I, q6kx4I) where the row-major strips (q4kx4, q6kx4) read
+// four rows of 0.6–4.6 KB side by side, which the hardware prefetcher of a
+// Zen 3 core did not follow: the Q6_K strip read 57–61% of ReadSum on
+// 2048-wide rows, 100–108% interleaved (docs/PERFORMANCE.md, issue 18,
+// sitting 18). Prompts run the same 1×8 tiles (q4kt18, q6kt18), stepping
+// four blocks from one of a row's super-blocks to the next. Every value
+// is the row-major kernels' bits (TestKRows4MatchesLanes).
+func (k kTiles) rows4(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
+	t := Type(k)
 	nb := n / QK_K
-	rs, xs, g4 := Q6_K.RowSize(n), a.xs, rows/4*4
+	rs, bs, xs, g4 := t.RowSize(n), t.RowSize(QK_K), a.xs, rows/4*4
 	if nb == 0 {
 		for c := 0; c < a.cols; c++ {
 			clear(dst[c*ldd : c*ldd+rows])
@@ -255,22 +276,26 @@ func q6kRows4(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 	c := 0
 	for ; c+8 <= a.cols; c += 8 {
 		_ = a.x[(c+7)*xs+nb*292-1]
+		var aux *byte
+		if t == Q4_K {
+			aux = &a.kaux[c/8*nb*256]
+		}
 		for r := 0; r < rows; r++ {
-			off, step := r*rs, 210
+			off, step := r*rs, bs
 			if r < g4 {
-				off, step = r/4*4*rs+r%4*210, 840
+				off, step = r/4*4*rs+r%4*bs, 4*bs
 			}
-			q6kt18(&w[off], step, &a.x[c*xs], xs, nb, &fp16Table[0], &dst[c*ldd+r], 4*ldd)
+			k.tile(&w[off], aux, &a.x[c*xs], xs, nb, &dst[c*ldd+r], 4*ldd, step)
 		}
 	}
 	for ; c < a.cols; c++ {
 		x, out := a.Column(c), dst[c*ldd:c*ldd+rows]
 		_ = x[nb*292-1]
 		for r := 0; r < g4; r += 4 {
-			q6kx4I(&w[r*rs], &x[0], nb, &fp16Table[0], &out[r])
+			k.stripI(&w[r*rs], &x[0], nb, &out[r])
 		}
 		for r := g4; r < rows; r++ {
-			out[r] = dotQ6_KAVX(&w[r*rs], &x[0], nb, &fp16Table[0])
+			out[r] = k.one(&w[r*rs], &x[0], nb)
 		}
 	}
 }

@@ -293,6 +293,65 @@ q4kx4loop:
 	VZEROUPPER
 	RET
 
+// func q4kx4I(w *byte, x *byte, nb int, tab *float32, out *float32)
+//
+// out[0:4] = the 4 rows of the interleaved group at w (Rows4: row i's
+// super-block k at (4k+i)·144) against the column at x: q4kx4's
+// arithmetic, so its bits, on one sequential stream, prefetched
+// kAheadQ6 bytes ahead (9 lines a step of 576 bytes).
+TEXT ·q4kx4I(SB), NOSPLIT, $0-40
+	MOVQ    w+0(FP), SI
+	MOVQ    x+8(FP), DI
+	MOVQ    nb+16(FP), CX
+	MOVQ    tab+24(FP), R8
+	LEAQ    144(SI), BX
+	LEAQ    288(SI), R10
+	LEAQ    432(SI), R11
+	MOVQ    ·kAheadQ6(SB), R12
+	ADDQ    SI, R12
+	VMOVDQU knib<>(SB), Y14
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+
+q4kx4Iloop:
+	PREFETCHT0   0(R12)
+	PREFETCHT0   64(R12)
+	PREFETCHT0   128(R12)
+	PREFETCHT0   192(R12)
+	PREFETCHT0   256(R12)
+	PREFETCHT0   320(R12)
+	PREFETCHT0   384(R12)
+	PREFETCHT0   448(R12)
+	PREFETCHT0   512(R12)
+	VBROADCASTSS (DI), Y13
+	VMOVDQU      260(DI), X15
+	VPHADDW      276(DI), X15, X15
+	VPERMQ       $0x44, Y15, Y15
+	K4PAIR(SI, BX, Y0, Y1, Y4)
+	K4PAIR(R10, R11, Y2, Y3, Y5)
+	ADDQ         $576, SI
+	ADDQ         $576, BX
+	ADDQ         $576, R10
+	ADDQ         $576, R11
+	ADDQ         $576, R12
+	ADDQ         $292, DI
+	DECQ         CX
+	JNZ          q4kx4Iloop
+
+	MOVQ         out+32(FP), DX
+	VEXTRACTF128 $1, Y4, X10
+	VEXTRACTF128 $1, Y5, X11
+	K4OUT(Y0, X0, X4, 0(DX))
+	K4OUT(Y1, X1, X10, 4(DX))
+	K4OUT(Y2, X2, X5, 8(DX))
+	K4OUT(Y3, X3, X11, 12(DX))
+	VZEROUPPER
+	RET
+
 // The tiles keep each column's float accumulators in the frame: 8 lanes
 // at 32·c; the Q4_K mins lanes of column pair p (4 lanes per column) at
 // 256+32·p, the row's int16 mins (both halves) at 384. Column c's operands:
@@ -371,11 +430,14 @@ q4kx4loop:
 	VMOVSS  X0, (DX) \
 	ADDQ    R12, DX
 
-// func q4kt18(w *byte, aux *byte, x *byte, xs int, nb int, tab *float32, out *float32, ldo int)
+// func q4kt18(w *byte, aux *byte, x *byte, xs int, nb int, tab *float32, out *float32, ldo int, step int)
 //
 // out[c·ldo] = the row at w against the 8 columns at x (xs bytes apart);
-// aux is the columns' part of Act.kaux.
-TEXT ·q4kt18(SB), $416-64
+// aux is the columns' part of Act.kaux; step is the bytes from one of the
+// row's super-blocks to the next: 144 row-major, 576 in the interleaved
+// layout (q4kRows4).
+TEXT ·q4kt18(SB), $416-72
+	MOVQ    step+64(FP), R9
 	MOVQ    w+0(FP), SI
 	MOVQ    aux+8(FP), R12
 	MOVQ    x+16(FP), DI
@@ -428,7 +490,7 @@ q4kt18loop:
 	K4TMINS(2)
 	K4TMINS(3)
 
-	ADDQ $144, SI
+	ADDQ R9, SI
 	ADDQ $256, R12
 	ADDQ $292, DI
 	ADDQ $292, BX

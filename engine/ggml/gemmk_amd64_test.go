@@ -242,55 +242,57 @@ func BenchmarkKFlat(b *testing.B) {
 	}
 }
 
-// TestQ6KRows4MatchesLanes checks the AVX2 tier's interleaved Q6_K layout
-// (q6kRows4: q6kx4I strips for fewer than 8 columns, q6kt18 tiles at an
-// 840-byte super-block step for groups of 8, the rows past the last group
-// row-major) against the lane twin bit for bit, at row counts that are
+// TestKRows4MatchesLanes checks the AVX2 tier's interleaved Q4_K and Q6_K
+// layouts (kTiles.rows4: q4kx4I/q6kx4I strips for fewer than 8 columns,
+// q4kt18/q6kt18 tiles at a four-block super-block step for groups of 8,
+// the rows past the last group row-major) against the lane twin bit for bit, at row counts that are
 // and are not multiples of 4, 1–17 columns, through MatMulActRows4 from a
 // chunk that starts on row 4 (as the engine splits rows), and the layout's
-// round trip. CPUs with AVX-512 VNNI hold Q6_K in the 16-row tile layout
-// instead; the kernels run there all the same.
-func TestQ6KRows4MatchesLanes(t *testing.T) {
+// round trip. CPUs with AVX-512 VNNI hold these types in the 16-row tile
+// layout instead; the kernels run there all the same.
+func TestKRows4MatchesLanes(t *testing.T) {
 	if !hasAVX2 {
-		t.Skip("skipping: no AVX2, the tier of the interleaved Q6_K kernels")
+		t.Skip("skipping: no AVX2, the tier of the interleaved K-quant kernels")
 	}
 	r := rand.New(rand.NewPCG(18, 6))
-	twin := kLanesTwin[Q6_K]
-	for _, shape := range [][3]int{{256, 4, 1}, {512, 5, 1}, {768, 7, 2}, {256, 8, 3}, {768, 13, 8},
-		{512, 9, 9}, {2048, 21, 17}, {256, 3, 1}, {768, 12, 16}, {1024, 16, 7}} {
-		n, rows, cols := shape[0], shape[1], shape[2]
-		g := newGemmCase(r, Q6_K, n, rows, cols)
-		rs := Q6_K.RowSize(n)
-		il := append([]byte(nil), g.w[:rows*rs]...)
-		rows4Move(Q6_K, n, il, rows, nil, true, false)
-		if rows >= 4 && n > QK_K && bytes.Equal(il, g.w[:rows*rs]) {
-			t.Fatalf("n=%d rows=%d: interleaving changed nothing", n, rows)
-		}
-		for row := 0; row < rows; row++ {
-			if got := Rows4Row(Q6_K, n, il, rows, row, make([]byte, rs)); !tileRows16[Q6_K] && !bytes.Equal(got, g.w[row*rs:(row+1)*rs]) {
-				t.Fatalf("n=%d rows=%d: Rows4Row(%d) differs from the row", n, rows, row)
+	for _, tp := range []Type{Q4_K, Q6_K} {
+		twin := kLanesTwin[tp]
+		for _, shape := range [][3]int{{256, 4, 1}, {512, 5, 1}, {768, 7, 2}, {256, 8, 3}, {768, 13, 8},
+			{512, 9, 9}, {2048, 21, 17}, {256, 3, 1}, {768, 12, 16}, {1024, 16, 7}} {
+			n, rows, cols := shape[0], shape[1], shape[2]
+			g := newGemmCase(r, tp, n, rows, cols)
+			rs := tp.RowSize(n)
+			il := append([]byte(nil), g.w[:rows*rs]...)
+			rows4Move(tp, n, il, rows, nil, true, false)
+			if rows >= 4 && n > QK_K && bytes.Equal(il, g.w[:rows*rs]) {
+				t.Fatalf("n=%d rows=%d: interleaving changed nothing", n, rows)
 			}
-		}
-		back := append([]byte(nil), il...)
-		rows4Move(Q6_K, n, back, rows, nil, false, false)
-		if !bytes.Equal(back, g.w[:rows*rs]) {
-			t.Fatalf("n=%d rows=%d: the round trip changed the matrix", n, rows)
-		}
-		var a Act
-		a.Prepare(Q6_K, n, g.x, cols)
-		ldd := rows + 2
-		want := g.want(Q6_K, twin, ldd)
-		got := nanSlice(cols * ldd)
-		q6kRows4(n, il, rows, &a, got, ldd)
-		name := fmt.Sprintf("Q6_K interleaved n=%d %dx%d", n, rows, cols)
-		checkGemm(t, name, got, want, rows, ldd)
-		if rows >= 8 && gemmRows4[Q6_K] != nil && !tileRows16[Q6_K] {
-			sub := nanSlice(cols * ldd)
-			MatMulActRows4(Q6_K, n, il[4*rs:], rows-4, &a, sub[4:], ldd)
-			for c := 0; c < cols; c++ {
-				for row := 4; row < rows; row++ {
-					if sub[c*ldd+row] != want[c*ldd+row] {
-						t.Fatalf("%s: MatMulActRows4 from row 4: row %d col %d differs", name, row, c)
+			for row := 0; row < rows; row++ {
+				if got := Rows4Row(tp, n, il, rows, row, make([]byte, rs)); !tileRows16[tp] && !bytes.Equal(got, g.w[row*rs:(row+1)*rs]) {
+					t.Fatalf("n=%d rows=%d: Rows4Row(%d) differs from the row", n, rows, row)
+				}
+			}
+			back := append([]byte(nil), il...)
+			rows4Move(tp, n, back, rows, nil, false, false)
+			if !bytes.Equal(back, g.w[:rows*rs]) {
+				t.Fatalf("n=%d rows=%d: the round trip changed the matrix", n, rows)
+			}
+			var a Act
+			a.Prepare(tp, n, g.x, cols)
+			ldd := rows + 2
+			want := g.want(tp, twin, ldd)
+			got := nanSlice(cols * ldd)
+			kTiles(tp).rows4(n, il, rows, &a, got, ldd)
+			name := fmt.Sprintf("%v interleaved n=%d %dx%d", tp, n, rows, cols)
+			checkGemm(t, name, got, want, rows, ldd)
+			if rows >= 8 && gemmRows4[tp] != nil && !tileRows16[tp] {
+				sub := nanSlice(cols * ldd)
+				MatMulActRows4(tp, n, il[4*rs:], rows-4, &a, sub[4:], ldd)
+				for c := 0; c < cols; c++ {
+					for row := 4; row < rows; row++ {
+						if sub[c*ldd+row] != want[c*ldd+row] {
+							t.Fatalf("%s: MatMulActRows4 from row 4: row %d col %d differs", name, row, c)
+						}
 					}
 				}
 			}
