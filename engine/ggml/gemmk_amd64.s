@@ -21,8 +21,6 @@
 //
 //	func k(w *byte, rs int, x *byte, xs int, nb int, tab *float32, out *float32, ldo int)
 
-#define PFK 512
-
 DATA k4idxA<>+0(SB)/8, $0x0f0e0d0c07060504
 DATA k4idxA<>+8(SB)/8, $0x0f0e0d0c0b0a0908
 DATA k4idxA<>+16(SB)/8, $0x0f0e0d0c07060504
@@ -257,9 +255,9 @@ TEXT ·q4kx4(SB), NOSPLIT, $0-64
 	VXORPS  Y5, Y5, Y5
 
 q4kx4loop:
-	PREFETCHT0   0(SI)(R9*8)
-	PREFETCHT0   64(SI)(R9*8)
-	PREFETCHT0   128(SI)(R9*8)
+	PREFETCHT0   0(SI)(R9*4)
+	PREFETCHT0   64(SI)(R9*4)
+	PREFETCHT0   128(SI)(R9*4)
 	PREFETCHT0   0(BX)(R9*8)
 	PREFETCHT0   64(BX)(R9*8)
 	PREFETCHT0   128(BX)(R9*8)
@@ -457,9 +455,9 @@ q4kt18zero:
 	JLT     q4kt18zero
 
 q4kt18loop:
-	PREFETCHT0   PFK(SI)
-	PREFETCHT0   PFK+64(SI)
-	PREFETCHT0   PFK+128(SI)
+	PREFETCHT0   (SI)(R9*4)
+	PREFETCHT0   64(SI)(R9*4)
+	PREFETCHT0   128(SI)(R9*4)
 	VMOVDQU      (SI), X8
 	K4UNPACK(X8, X9, X10)
 	VPMOVZXBW    X9, Y9
@@ -564,11 +562,14 @@ q4kt18loop:
 	VCVTDQ2PS    Y9, Y9 \
 	VFMADD231PS  Y8, Y9, acc
 
-#define Q6PF(wp) \
-	PREFETCHT0 PFK(wp) \
-	PREFETCHT0 PFK+64(wp) \
-	PREFETCHT0 PFK+128(wp) \
-	PREFETCHT0 PFK+192(wp)
+// Q6PFS prefetches the super-block four steps (R9) ahead in the row: 840
+// bytes row-major, 3360 in the interleaved layout (a fixed 512 bytes, as
+// before, would land in the group's other rows). q4kt18 does the same.
+#define Q6PFS(wp) \
+	PREFETCHT0 (wp)(R9*4) \
+	PREFETCHT0 64(wp)(R9*4) \
+	PREFETCHT0 128(wp)(R9*4) \
+	PREFETCHT0 192(wp)(R9*4)
 
 // Q6PFN prefetches the super-block 8 rows (two strips) below wp: the
 // strips' rows are short and interleaved, so prefetching ahead within the
@@ -801,7 +802,7 @@ q6kt18zero:
 	JLT     q6kt18zero
 
 q6kt18loop:
-	Q6PF(SI)
+	Q6PFS(SI)
 	VMOVDQU 192(SI), X11
 	Q6TCHUNK(Q6TFIRST, Q6TQ0, 0, 128, 4, 0)
 	Q6TCHUNK(Q6TPAIR, Q6TQ1, 0, 128, 36, 1)
@@ -956,9 +957,9 @@ TEXT ·q4kx4V(SB), NOSPLIT, $256-64
 	K4PAIRV(R10, R11, 0, Y5, 64, R12, Y13)
 
 q4kx4Vloop:
-	PREFETCHT0   0(SI)(R9*8)
-	PREFETCHT0   64(SI)(R9*8)
-	PREFETCHT0   128(SI)(R9*8)
+	PREFETCHT0   0(SI)(R9*4)
+	PREFETCHT0   64(SI)(R9*4)
+	PREFETCHT0   128(SI)(R9*4)
 	PREFETCHT0   0(BX)(R9*8)
 	PREFETCHT0   64(BX)(R9*8)
 	PREFETCHT0   128(BX)(R9*8)

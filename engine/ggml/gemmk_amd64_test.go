@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"slices"
 	"testing"
+	"time"
 )
 
 // TestKKernelsMatchLanes: the K-quant single-row kernels, 4-row strips and
@@ -297,5 +300,54 @@ func TestKRows4MatchesLanes(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// BenchmarkKRows4Prompt compares the AVX2 tier's K-quant prompt tiles on
+// the interleaved layout (kTiles.rows4) with the row-major ones
+// (kTiles.run), pass by pass on the same locked thread (wall time: the
+// thread's CPU time moves in 4 ms steps on the VMs): a 2048×2048
+// matrix in 64-row chunks (engine/model's chunkRows) against 128 columns,
+// as a TinyLlama pp128 step; %rm is the median pass's time row-major over
+// interleaved (above 100: the interleaved layout is faster).
+func BenchmarkKRows4Prompt(b *testing.B) {
+	for _, tp := range []Type{Q4_K, Q6_K} {
+		b.Run(tp.String(), func(b *testing.B) {
+			const rows, n, cols, chunk = 2048, 2048, 128, 64
+			r := rand.New(rand.NewPCG(5, 6))
+			g := newGemmCase(r, tp, n, rows, cols)
+			rs := tp.RowSize(n)
+			rm := g.w[:rows*rs]
+			il := append([]byte(nil), rm...)
+			rows4Move(tp, n, il, rows, nil, true, false)
+			var a Act
+			a.Prepare(tp, n, g.x, cols)
+			dst := make([]float32, cols*rows)
+			k := kTiles(tp)
+			pass := func(f func(n int, w []byte, rows int, a *Act, dst []float32, ldd int), w []byte) float64 {
+				t0 := time.Now()
+				for range 4 {
+					for r0 := 0; r0 < rows; r0 += chunk {
+						f(n, w[r0*rs:(r0+chunk)*rs], chunk, &a, dst[r0:], rows)
+					}
+				}
+				return float64(time.Since(t0).Nanoseconds()) / 4
+			}
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			var ratios, trs, tis []float64
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				tr := pass(k.run, rm)
+				ti := pass(k.rows4, il)
+				ratios, trs, tis = append(ratios, tr/ti), append(trs, tr), append(tis, ti)
+			}
+			slices.Sort(ratios)
+			slices.Sort(trs)
+			slices.Sort(tis)
+			b.ReportMetric(100*ratios[len(ratios)/2], "%rm")
+			b.ReportMetric(trs[len(trs)/2]/1e6, "rm-ms")
+			b.ReportMetric(tis[len(tis)/2]/1e6, "il-ms")
+		})
 	}
 }
