@@ -15,3 +15,13 @@ TEXT ·cpuVendor(SB), NOSPLIT, $0-12
 	MOVL CX, c+8(FP)
 	VZEROUPPER
 	RET
+
+// func cpuSignature() uint32: CPUID leaf 1's EAX (stepping, model,
+// family and their extensions). Only called where AVX2 was found.
+TEXT ·cpuSignature(SB), NOSPLIT, $0-4
+	MOVL $1, AX
+	XORL CX, CX
+	CPUID
+	MOVL AX, ret+0(FP)
+	VZEROUPPER
+	RET

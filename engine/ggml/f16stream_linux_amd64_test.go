@@ -48,12 +48,13 @@ func BenchmarkF16Stream(b *testing.B) {
 // tier's order: one stream a row, no software prefetch), dotF16QAVX row
 // after row (the AVX2 tier's order: four streams a row, and a prefetch of
 // the next row, line by line) and rows4Q (the AVX2 tier's decode: the
-// same order four rows at a time, each row one stream).
+// same order four rows at a time, each row one stream), on TinyLlama's,
+// stories110M's and stories15M's head's shapes.
 func BenchmarkF16StreamRows(b *testing.B) {
 	if !hasAVX2 {
 		b.Skip("no AVX2")
 	}
-	for _, sh := range [][2]int{{5632, 2048}, {2048, 768}} {
+	for _, sh := range [][2]int{{5632, 2048}, {2048, 768}, {32000, 288}} {
 		rows, n := sh[0], sh[1]
 		for rep := 0; rep < 3; rep++ {
 			for _, name := range []string{"dotF16AVX", "dotF16QAVX", "rows4Q"} {

@@ -349,11 +349,19 @@ func TestF16QuartersAsm(t *testing.T) {
 // time through f16r4QAVX, the rest through dotF16QAVX) to dotF16QGo bit
 // for bit, on every multiple of 8 up to 400 and longer rows with and
 // without octets past the four ranges, 1–2 columns, row counts that do
-// and do not fill the last group of four, random and extreme values.
+// and do not fill the last group of four, random and extreme values;
+// with f16Rows4Q on and off (the row kernel row after row, as on Zen 3).
 func TestF16Rows4Q(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("skipping: no AVX2")
 	}
+	defer func(saved bool) { f16Rows4Q = saved }(f16Rows4Q)
+	for _, f16Rows4Q = range []bool{true, false} {
+		testF16Rows4Q(t)
+	}
+}
+
+func testF16Rows4Q(t *testing.T) {
 	r := rand.New(rand.NewPCG(16, 6))
 	ns := []int{512, 768, 1000, 2048, 2088, 5632, 5640}
 	for n := 8; n <= 400; n += 8 {
@@ -380,10 +388,24 @@ func TestF16Rows4Q(t *testing.T) {
 				for m := 0; m < rows; m++ {
 					want := dotF16QGo(n, w[2*n*m:2*n*(m+1)], x[2*n*c:2*n*(c+1)])
 					if got := dst[c*rows+m]; math.Float32bits(got) != math.Float32bits(want) {
-						t.Fatalf("n=%d rows=%d extreme=%v: row %d column %d: rows4Q %v, dotF16QGo %v", n, rows, extreme, m, c, got, want)
+						t.Fatalf("f16Rows4Q=%v n=%d rows=%d extreme=%v: row %d column %d: rows4Q %v, dotF16QGo %v", f16Rows4Q, n, rows, extreme, m, c, got, want)
 					}
 				}
 			}
 		}
 	}
+}
+
+// TestCPUFamily checks cpuFamily's decoding of CPUID leaf 1 (which picks
+// the F16 decode kernel on AMD): every CPU with AVX2 is of family 6 or
+// later (Intel's are 6), AMD's of 0x15 (Excavator) or later.
+func TestCPUFamily(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("skipping: no AVX2 (cpuFamily is only called on AVX2 CPUs)")
+	}
+	f := cpuFamily()
+	if cpuIsAMD() && (f < 0x15 || f > 0x40) || !cpuIsAMD() && (f < 6 || f > 0x40) {
+		t.Fatalf("cpuFamily() = %#x (signature %#x, AMD %v)", f, cpuSignature(), cpuIsAMD())
+	}
+	t.Logf("CPU family %#x (signature %#x), F16 decode four rows at a time: %v", f, cpuSignature(), f16Rows4Q)
 }

@@ -2,7 +2,10 @@
 
 package ggml
 
-import "unsafe"
+import (
+	"os"
+	"unsafe"
+)
 
 // The AVX2 tier's F16 matrix kernel (CPUs without AVX-512, whose F16
 // kernels are in gemmf_amd64.go): 4x3 tiles for prefill (f16t43A), four
@@ -19,6 +22,31 @@ import "unsafe"
 // order, four passes over each block of 16 groups (0.80–0.94×, sittings 5
 // and 6); with this one, 0.97–1.25× (sitting 9).
 
+// f16Rows4Q: the AVX2 tier's F16 decode runs f16r4QAVX (four rows side
+// by side) rather than dotF16QAVX row after row, except on AMD families
+// before 0x1A (Zen 1–3; Zen 4 has AVX-512 and takes that tier). On the
+// Zen 5 VM the four rows streamed 26–36 GB/s against 18–24 (sitting 15);
+// on the Zen 3 VM (family 0x19 model 1, 2026-12-07, BenchmarkF16StreamRows,
+// three alternations, GB/s of weights per CPU second) the row after row
+// read 9.4–10.1 against 7.1–8.6 at 32000×288 (stories15M's head),
+// 10.5–12.8 against 9.1–11.5 at 2048×768 and 9.6–12.1 against 10.1–12.4
+// at 5632×2048. FLOWCHAT_F16R4=0 or 1 overrides it. Same bits either way.
+var f16Rows4Q = true
+
+// cpuFamily is CPUID's display family (the base family plus, for 0xF,
+// the extended family).
+func cpuFamily() uint32 {
+	s := cpuSignature()
+	f := s >> 8 & 0xF
+	if f == 0xF {
+		f += s >> 20 & 0xFF
+	}
+	return f
+}
+
+//go:noescape
+func cpuSignature() uint32
+
 //go:noescape
 func f16r4QAVX(w *uint16, rs int, x *uint16, n int, out *float32)
 
@@ -29,6 +57,10 @@ func init() {
 	if hasAVX2 && !hasAVX512 {
 		gemmImpl[F16] = gemmF16A
 		prepKinds[F16] = prepKindF32
+		f16Rows4Q = !cpuIsAMD() || cpuFamily() >= 0x1A
+	}
+	if v := os.Getenv("FLOWCHAT_F16R4"); v == "0" || v == "1" {
+		f16Rows4Q = v == "1"
 	}
 }
 
@@ -63,7 +95,7 @@ func gemmF16A(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 // kernel's prefetch distance is a multiple of the row), the rest row by
 // row. Both give dotF16QGo's bits.
 func rows4Q(n int, w []byte, rows int, a *Act, c0 int, dst []float32, ldd int) {
-	if n <= 0 || n%8 != 0 {
+	if n <= 0 || n%8 != 0 || !f16Rows4Q {
 		rows16(dotF16QAsm, n, w, rows, a, c0, dst, ldd)
 		return
 	}
