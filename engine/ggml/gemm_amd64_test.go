@@ -350,13 +350,14 @@ func TestF16QuartersAsm(t *testing.T) {
 // for bit, on every multiple of 8 up to 400 and longer rows with and
 // without octets past the four ranges, 1–2 columns, row counts that do
 // and do not fill the last group of four, random and extreme values;
-// with f16Rows4Q on and off (the row kernel row after row, as on Zen 3).
+// with f16R4MinN at 0 and above every n (the row kernel row after row,
+// as on Zen 3 for short rows).
 func TestF16Rows4Q(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("skipping: no AVX2")
 	}
-	defer func(saved bool) { f16Rows4Q = saved }(f16Rows4Q)
-	for _, f16Rows4Q = range []bool{true, false} {
+	defer func(saved int) { f16R4MinN = saved }(f16R4MinN)
+	for _, f16R4MinN = range []int{0, 1 << 20} {
 		testF16Rows4Q(t)
 	}
 }
@@ -388,7 +389,7 @@ func testF16Rows4Q(t *testing.T) {
 				for m := 0; m < rows; m++ {
 					want := dotF16QGo(n, w[2*n*m:2*n*(m+1)], x[2*n*c:2*n*(c+1)])
 					if got := dst[c*rows+m]; math.Float32bits(got) != math.Float32bits(want) {
-						t.Fatalf("f16Rows4Q=%v n=%d rows=%d extreme=%v: row %d column %d: rows4Q %v, dotF16QGo %v", f16Rows4Q, n, rows, extreme, m, c, got, want)
+						t.Fatalf("f16R4MinN=%d n=%d rows=%d extreme=%v: row %d column %d: rows4Q %v, dotF16QGo %v", f16R4MinN, n, rows, extreme, m, c, got, want)
 					}
 				}
 			}
@@ -407,5 +408,5 @@ func TestCPUFamily(t *testing.T) {
 	if cpuIsAMD() && (f < 0x15 || f > 0x40) || !cpuIsAMD() && (f < 6 || f > 0x40) {
 		t.Fatalf("cpuFamily() = %#x (signature %#x, AMD %v)", f, cpuSignature(), cpuIsAMD())
 	}
-	t.Logf("CPU family %#x (signature %#x), F16 decode four rows at a time: %v", f, cpuSignature(), f16Rows4Q)
+	t.Logf("CPU family %#x (signature %#x), F16 decode four rows at a time from n = %d", f, cpuSignature(), f16R4MinN)
 }

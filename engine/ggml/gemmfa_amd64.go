@@ -4,6 +4,7 @@ package ggml
 
 import (
 	"os"
+	"strconv"
 	"unsafe"
 )
 
@@ -22,16 +23,20 @@ import (
 // order, four passes over each block of 16 groups (0.80–0.94×, sittings 5
 // and 6); with this one, 0.97–1.25× (sitting 9).
 
-// f16Rows4Q: the AVX2 tier's F16 decode runs f16r4QAVX (four rows side
-// by side) rather than dotF16QAVX row after row, except on AMD families
-// before 0x1A (Zen 1–3; Zen 4 has AVX-512 and takes that tier). On the
-// Zen 5 VM the four rows streamed 26–36 GB/s against 18–24 (sitting 15);
-// on the Zen 3 VM (family 0x19 model 1, 2026-12-07, BenchmarkF16StreamRows,
-// three alternations, GB/s of weights per CPU second) the row after row
-// read 9.4–10.1 against 7.1–8.6 at 32000×288 (stories15M's head),
-// 10.5–12.8 against 9.1–11.5 at 2048×768 and 9.6–12.1 against 10.1–12.4
-// at 5632×2048. FLOWCHAT_F16R4=0 or 1 overrides it. Same bits either way.
-var f16Rows4Q = true
+// f16R4MinN is the least row length (elements) at which the AVX2 tier's
+// F16 decode runs f16r4QAVX (four rows side by side) rather than
+// dotF16QAVX row after row: 0 (always), but 2048 on AMD families before
+// 0x1A (Zen 1–3; Zen 4 has AVX-512 and takes that tier). On the Zen 5 VM
+// the four rows streamed 26–36 GB/s against 18–24 (sitting 15). On the
+// Zen 3 VM (family 0x19 model 1, 2026-12-07) short rows streamed better
+// one after another (BenchmarkF16StreamRows, three alternations, GB/s of
+// weights per CPU second: 9.4–10.1 against 7.1–8.6 at 32000×288,
+// stories15M's head), and stories15M and stories110M F16 generation rose
+// 25–50% that way (docs/PERFORMANCE.md, sitting 18); TinyLlama's rows of
+// 2048 and 5632 did not (four alternations at 1 thread: 5.8–6.3 t/s four
+// rows at a time, 4.8–5.5 row after row). FLOWCHAT_F16R4MIN overrides it.
+// Same bits either way.
+var f16R4MinN = 0
 
 // cpuFamily is CPUID's display family (the base family plus, for 0xF,
 // the extended family).
@@ -57,10 +62,12 @@ func init() {
 	if hasAVX2 && !hasAVX512 {
 		gemmImpl[F16] = gemmF16A
 		prepKinds[F16] = prepKindF32
-		f16Rows4Q = !cpuIsAMD() || cpuFamily() >= 0x1A
+		if cpuIsAMD() && cpuFamily() < 0x1A {
+			f16R4MinN = 2048
+		}
 	}
-	if v := os.Getenv("FLOWCHAT_F16R4"); v == "0" || v == "1" {
-		f16Rows4Q = v == "1"
+	if v, err := strconv.Atoi(os.Getenv("FLOWCHAT_F16R4MIN")); err == nil && v >= 0 {
+		f16R4MinN = v
 	}
 }
 
@@ -95,7 +102,7 @@ func gemmF16A(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 // kernel's prefetch distance is a multiple of the row), the rest row by
 // row. Both give dotF16QGo's bits.
 func rows4Q(n int, w []byte, rows int, a *Act, c0 int, dst []float32, ldd int) {
-	if n <= 0 || n%8 != 0 || !f16Rows4Q {
+	if n <= 0 || n%8 != 0 || n < f16R4MinN {
 		rows16(dotF16QAsm, n, w, rows, a, c0, dst, ldd)
 		return
 	}
