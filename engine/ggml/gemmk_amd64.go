@@ -239,15 +239,15 @@ func q6kf8(w *byte, x *byte, nb int, tab *float32, out *float32, ldo int, st *fl
 //go:noescape
 func q4kf8(w *byte, x *byte, nb int, tab *float32, out *float32, ldo int, st *float32, flags int)
 
-// kAheadQ6 is how far ahead of its reads q6kx4I and q4kx4I prefetch
-// (bytes); FLOWCHAT_K6AHEAD (bytes) overrides it, for measuring elsewhere.
+// kAheadK is how far ahead of its reads q6kx4I and q4kx4I prefetch
+// (bytes); FLOWCHAT_KAHEAD (bytes) overrides it, for measuring elsewhere.
 // On the Zen 3 VM (2026-12-07) 1, 2, 4 and 8 KiB read the same share of
 // ReadSum within the VM's noise (84–103%, BenchmarkStreamVsRead).
-var kAheadQ6 = 4096
+var kAheadK = 4096
 
 func init() {
-	if v, err := strconv.Atoi(os.Getenv("FLOWCHAT_K6AHEAD")); err == nil && v >= 0 && v <= 1<<16 {
-		kAheadQ6 = v
+	if v, err := strconv.Atoi(os.Getenv("FLOWCHAT_KAHEAD")); err == nil && v >= 0 && v <= 1<<16 {
+		kAheadK = v
 	}
 }
 

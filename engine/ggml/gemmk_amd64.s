@@ -296,7 +296,7 @@ q4kx4loop:
 // out[0:4] = the 4 rows of the interleaved group at w (Rows4: row i's
 // super-block k at (4k+i)·144) against the column at x: q4kx4's
 // arithmetic, so its bits, on one sequential stream, prefetched
-// kAheadQ6 bytes ahead (9 lines a step of 576 bytes).
+// kAheadK bytes ahead (9 lines a step of 576 bytes).
 TEXT ·q4kx4I(SB), NOSPLIT, $0-40
 	MOVQ    w+0(FP), SI
 	MOVQ    x+8(FP), DI
@@ -305,7 +305,7 @@ TEXT ·q4kx4I(SB), NOSPLIT, $0-40
 	LEAQ    144(SI), BX
 	LEAQ    288(SI), R10
 	LEAQ    432(SI), R11
-	MOVQ    ·kAheadQ6(SB), R12
+	MOVQ    ·kAheadK(SB), R12
 	ADDQ    SI, R12
 	VMOVDQU knib<>(SB), Y14
 	VXORPS  Y0, Y0, Y0
@@ -630,7 +630,7 @@ q6kx4loop:
 	RET
 
 // Q6PFI prefetches the 14 lines at R12 (one super-block step of an
-// interleaved group, 840 bytes, b16AheadK6 ahead of SI).
+// interleaved group, 840 bytes, kAheadK ahead of SI).
 #define Q6PFI \
 	PREFETCHT0 0(R12) \
 	PREFETCHT0 64(R12) \
@@ -652,7 +652,7 @@ q6kx4loop:
 // out[0:4] = the 4 rows of the interleaved group at w (Rows4: row i's
 // super-block k at (4k+i)·210) against the column at x: q6kx4's
 // arithmetic, so its bits, on one sequential stream, prefetched
-// kAheadQ6 bytes ahead.
+// kAheadK bytes ahead.
 TEXT ·q6kx4I(SB), NOSPLIT, $0-40
 	MOVQ    w+0(FP), SI
 	MOVQ    x+8(FP), DI
@@ -661,7 +661,7 @@ TEXT ·q6kx4I(SB), NOSPLIT, $0-40
 	LEAQ    210(SI), BX
 	LEAQ    420(SI), R10
 	LEAQ    630(SI), R11
-	MOVQ    ·kAheadQ6(SB), R12
+	MOVQ    ·kAheadK(SB), R12
 	ADDQ    SI, R12
 	VMOVDQU k30<>(SB), Y13
 	VMOVDQU knib<>(SB), Y14
