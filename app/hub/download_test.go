@@ -300,8 +300,12 @@ func TestStallDetection(t *testing.T) {
 	}
 }
 
+// TestChecksumMismatch: a file whose bytes do not match its sha256 is
+// refused, removed and not fetched again. The rig's 300 ms stall timeout
+// is for the stall tests: under make test's load it once cut this
+// 5000-byte body short, and the retry it caused read as a second request.
 func TestChecksumMismatch(t *testing.T) {
-	r := newRig(t, nil)
+	r := newRig(t, func(o *ManagerOptions) { o.StallTimeout = time.Minute })
 	spec := r.repo("o/m", map[string][]byte{"a.gguf": payload(5000, 9)})
 	spec.Files[0].SHA256 = strings.Repeat("0", 64)
 	err := r.pull(spec)
