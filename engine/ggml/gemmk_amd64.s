@@ -20,6 +20,11 @@
 // output columns, tiles only; the strips write out[0:4]):
 //
 //	func k(w *byte, rs int, x *byte, xs int, nb int, tab *float32, out *float32, ldo int)
+//
+// but for the interleaved layout's: q4kx4I and q6kx4I (w, x, nb, tab,
+// out: one group of 4 rows), and q4kt18, which takes the step from one of
+// the row's super-blocks to the next as a last argument (q6kt18 takes it
+// as rs).
 
 DATA k4idxA<>+0(SB)/8, $0x0f0e0d0c07060504
 DATA k4idxA<>+8(SB)/8, $0x0f0e0d0c0b0a0908
@@ -779,7 +784,7 @@ q6kx4Iloop:
 //
 // out[c·ldo] = the row at w against the 8 columns at x (xs bytes apart);
 // rs is the step from one of the row's super-blocks to the next: 210
-// row-major, 840 in the interleaved layout (q6kRows4).
+// row-major, 840 in the interleaved layout (kTiles.rows4).
 TEXT ·q6kt18(SB), $256-64
 	MOVQ    w+0(FP), SI
 	MOVQ    rs+8(FP), R9
