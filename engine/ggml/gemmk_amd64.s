@@ -239,6 +239,35 @@ GLOBL kq6mask<>(SB), RODATA|NOPTR, $128
 	VSUBSS xm, xacc, xacc \
 	VMOVSS xacc, dst
 
+// K4INIT4, K4ROWS4 and K4OUT4 are the parts q4kx4 and q4kx4I share: the
+// constants and accumulators, one super-block of the four rows at SI, BX,
+// R10 and R11 against the column at DI, and the four sums into out[0:4]
+// at DX.
+#define K4INIT4 \
+	VMOVDQU knib<>(SB), Y14 \
+	VXORPS  Y0, Y0, Y0 \
+	VXORPS  Y1, Y1, Y1 \
+	VXORPS  Y2, Y2, Y2 \
+	VXORPS  Y3, Y3, Y3 \
+	VXORPS  Y4, Y4, Y4 \
+	VXORPS  Y5, Y5, Y5
+
+#define K4ROWS4 \
+	VBROADCASTSS (DI), Y13 \
+	VMOVDQU      260(DI), X15 \
+	VPHADDW      276(DI), X15, X15 \
+	VPERMQ       $0x44, Y15, Y15 \
+	K4PAIR(SI, BX, Y0, Y1, Y4) \
+	K4PAIR(R10, R11, Y2, Y3, Y5)
+
+#define K4OUT4 \
+	VEXTRACTF128 $1, Y4, X10 \
+	VEXTRACTF128 $1, Y5, X11 \
+	K4OUT(Y0, X0, X4, 0(DX)) \
+	K4OUT(Y1, X1, X10, 4(DX)) \
+	K4OUT(Y2, X2, X5, 8(DX)) \
+	K4OUT(Y3, X3, X11, 12(DX))
+
 // func q4kx4(w *byte, rs int, x *byte, xs int, nb int, tab *float32, out *float32, ldo int)
 //
 // out[0:4] = the 4 rows at w (rs bytes apart) against the column at x.
@@ -251,13 +280,7 @@ TEXT ·q4kx4(SB), NOSPLIT, $0-64
 	LEAQ    (SI)(R9*1), BX
 	LEAQ    (BX)(R9*1), R10
 	LEAQ    (R10)(R9*1), R11
-	VMOVDQU knib<>(SB), Y14
-	VXORPS  Y0, Y0, Y0
-	VXORPS  Y1, Y1, Y1
-	VXORPS  Y2, Y2, Y2
-	VXORPS  Y3, Y3, Y3
-	VXORPS  Y4, Y4, Y4
-	VXORPS  Y5, Y5, Y5
+	K4INIT4
 
 q4kx4loop:
 	PREFETCHT0   0(SI)(R9*4)
@@ -272,12 +295,7 @@ q4kx4loop:
 	PREFETCHT0   0(R11)(R9*8)
 	PREFETCHT0   64(R11)(R9*8)
 	PREFETCHT0   128(R11)(R9*8)
-	VBROADCASTSS (DI), Y13
-	VMOVDQU      260(DI), X15
-	VPHADDW      276(DI), X15, X15
-	VPERMQ       $0x44, Y15, Y15
-	K4PAIR(SI, BX, Y0, Y1, Y4)
-	K4PAIR(R10, R11, Y2, Y3, Y5)
+	K4ROWS4
 	ADDQ         $144, SI
 	ADDQ         $144, BX
 	ADDQ         $144, R10
@@ -287,12 +305,7 @@ q4kx4loop:
 	JNZ          q4kx4loop
 
 	MOVQ         out+48(FP), DX
-	VEXTRACTF128 $1, Y4, X10
-	VEXTRACTF128 $1, Y5, X11
-	K4OUT(Y0, X0, X4, 0(DX))
-	K4OUT(Y1, X1, X10, 4(DX))
-	K4OUT(Y2, X2, X5, 8(DX))
-	K4OUT(Y3, X3, X11, 12(DX))
+	K4OUT4
 	VZEROUPPER
 	RET
 
@@ -312,13 +325,7 @@ TEXT ·q4kx4I(SB), NOSPLIT, $0-40
 	LEAQ    432(SI), R11
 	MOVQ    ·kAheadK(SB), R12
 	ADDQ    SI, R12
-	VMOVDQU knib<>(SB), Y14
-	VXORPS  Y0, Y0, Y0
-	VXORPS  Y1, Y1, Y1
-	VXORPS  Y2, Y2, Y2
-	VXORPS  Y3, Y3, Y3
-	VXORPS  Y4, Y4, Y4
-	VXORPS  Y5, Y5, Y5
+	K4INIT4
 
 q4kx4Iloop:
 	PREFETCHT0   0(R12)
@@ -330,12 +337,7 @@ q4kx4Iloop:
 	PREFETCHT0   384(R12)
 	PREFETCHT0   448(R12)
 	PREFETCHT0   512(R12)
-	VBROADCASTSS (DI), Y13
-	VMOVDQU      260(DI), X15
-	VPHADDW      276(DI), X15, X15
-	VPERMQ       $0x44, Y15, Y15
-	K4PAIR(SI, BX, Y0, Y1, Y4)
-	K4PAIR(R10, R11, Y2, Y3, Y5)
+	K4ROWS4
 	ADDQ         $576, SI
 	ADDQ         $576, BX
 	ADDQ         $576, R10
@@ -346,12 +348,7 @@ q4kx4Iloop:
 	JNZ          q4kx4Iloop
 
 	MOVQ         out+32(FP), DX
-	VEXTRACTF128 $1, Y4, X10
-	VEXTRACTF128 $1, Y5, X11
-	K4OUT(Y0, X0, X4, 0(DX))
-	K4OUT(Y1, X1, X10, 4(DX))
-	K4OUT(Y2, X2, X5, 8(DX))
-	K4OUT(Y3, X3, X11, 12(DX))
+	K4OUT4
 	VZEROUPPER
 	RET
 
@@ -576,6 +573,34 @@ q4kt18loop:
 	PREFETCHT0 128(wp)(R9*4) \
 	PREFETCHT0 192(wp)(R9*4)
 
+// Q6INIT4, Q6ROWS4 and Q6OUT4 are the parts q6kx4 and q6kx4I share: the
+// constants and accumulators, one super-block of the four rows at SI, BX,
+// R10 and R11, and the four sums into out[0:4] at DX.
+#define Q6INIT4 \
+	VMOVDQU k30<>(SB), Y13 \
+	VMOVDQU knib<>(SB), Y14 \
+	VMOVDQU k32<>(SB), Y15 \
+	VXORPS  Y0, Y0, Y0 \
+	VXORPS  Y1, Y1, Y1 \
+	VXORPS  Y2, Y2, Y2 \
+	VXORPS  Y3, Y3, Y3
+
+#define Q6ROWS4 \
+	Q6ROW(SI, Y0) \
+	Q6ROW(BX, Y1) \
+	Q6ROW(R10, Y2) \
+	Q6ROW(R11, Y3)
+
+#define Q6OUT4 \
+	KHSUM8(Y0, X0, X6) \
+	VMOVSS X0, 0(DX) \
+	KHSUM8(Y1, X1, X6) \
+	VMOVSS X1, 4(DX) \
+	KHSUM8(Y2, X2, X6) \
+	VMOVSS X2, 8(DX) \
+	KHSUM8(Y3, X3, X6) \
+	VMOVSS X3, 12(DX)
+
 // Q6PFN prefetches the super-block 8 rows (two strips) below wp: the
 // strips' rows are short and interleaved, so prefetching ahead within the
 // row leaves each strip's row starts to demand misses.
@@ -597,23 +622,14 @@ TEXT ·q6kx4(SB), NOSPLIT, $0-64
 	LEAQ    (SI)(R9*1), BX
 	LEAQ    (BX)(R9*1), R10
 	LEAQ    (R10)(R9*1), R11
-	VMOVDQU k30<>(SB), Y13
-	VMOVDQU knib<>(SB), Y14
-	VMOVDQU k32<>(SB), Y15
-	VXORPS  Y0, Y0, Y0
-	VXORPS  Y1, Y1, Y1
-	VXORPS  Y2, Y2, Y2
-	VXORPS  Y3, Y3, Y3
+	Q6INIT4
 
 q6kx4loop:
 	Q6PFN(SI)
 	Q6PFN(BX)
 	Q6PFN(R10)
 	Q6PFN(R11)
-	Q6ROW(SI, Y0)
-	Q6ROW(BX, Y1)
-	Q6ROW(R10, Y2)
-	Q6ROW(R11, Y3)
+	Q6ROWS4
 	ADDQ $210, SI
 	ADDQ $210, BX
 	ADDQ $210, R10
@@ -623,14 +639,7 @@ q6kx4loop:
 	JNZ  q6kx4loop
 
 	MOVQ   out+48(FP), DX
-	KHSUM8(Y0, X0, X6)
-	VMOVSS X0, 0(DX)
-	KHSUM8(Y1, X1, X6)
-	VMOVSS X1, 4(DX)
-	KHSUM8(Y2, X2, X6)
-	VMOVSS X2, 8(DX)
-	KHSUM8(Y3, X3, X6)
-	VMOVSS X3, 12(DX)
+	Q6OUT4
 	VZEROUPPER
 	RET
 
@@ -668,20 +677,11 @@ TEXT ·q6kx4I(SB), NOSPLIT, $0-40
 	LEAQ    630(SI), R11
 	MOVQ    ·kAheadK(SB), R12
 	ADDQ    SI, R12
-	VMOVDQU k30<>(SB), Y13
-	VMOVDQU knib<>(SB), Y14
-	VMOVDQU k32<>(SB), Y15
-	VXORPS  Y0, Y0, Y0
-	VXORPS  Y1, Y1, Y1
-	VXORPS  Y2, Y2, Y2
-	VXORPS  Y3, Y3, Y3
+	Q6INIT4
 
 q6kx4Iloop:
 	Q6PFI
-	Q6ROW(SI, Y0)
-	Q6ROW(BX, Y1)
-	Q6ROW(R10, Y2)
-	Q6ROW(R11, Y3)
+	Q6ROWS4
 	ADDQ $840, SI
 	ADDQ $840, BX
 	ADDQ $840, R10
@@ -692,14 +692,7 @@ q6kx4Iloop:
 	JNZ  q6kx4Iloop
 
 	MOVQ   out+32(FP), DX
-	KHSUM8(Y0, X0, X6)
-	VMOVSS X0, 0(DX)
-	KHSUM8(Y1, X1, X6)
-	VMOVSS X1, 4(DX)
-	KHSUM8(Y2, X2, X6)
-	VMOVSS X2, 8(DX)
-	KHSUM8(Y3, X3, X6)
-	VMOVSS X3, 12(DX)
+	Q6OUT4
 	VZEROUPPER
 	RET
 

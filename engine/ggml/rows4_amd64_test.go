@@ -5,6 +5,7 @@ package ggml
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -80,16 +81,7 @@ func TestRows4MatchesRowMajor(t *testing.T) {
 					// And through the exported entry point, on the rows of a
 					// chunk that starts on a group (as the engine splits them).
 					if rows >= 8 && group == zGroup(k) && gemmRows4[tp] != nil && tierOf(tp) == k.tier {
-						rs := tp.RowSize(n)
-						sub := nanSlice(cols * ldd)
-						MatMulActRows4(tp, n, il[4*rs:], rows-4, &a, sub[4:], ldd)
-						for c := 0; c < cols; c++ {
-							for row := 4; row < rows; row++ {
-								if sub[c*ldd+row] != want[c*ldd+row] {
-									t.Fatalf("%s: MatMulActRows4 from row 4: row %d col %d differs", name, row, c)
-								}
-							}
-						}
+						checkRows4From4(t, name, tp, n, il, rows, &a, want, ldd)
 					}
 				}
 				rowsOuter = true
@@ -169,6 +161,23 @@ func BenchmarkRows4Prompt(b *testing.B) {
 				ns := cpuTimed(b, func() { k.run(n, g.w, rows, &a, dst, rows) })
 				b.ReportMetric(float64(n*rows*cols)/ns, "GMAC/cpu-s")
 			})
+		}
+	}
+}
+
+// checkRows4From4 runs MatMulActRows4 over the interleaved rows × n matrix
+// il from row 4 on (a chunk that starts on a group, as the engine splits
+// rows) and compares every value with want (dst[c·ldd + row]) bit for bit.
+func checkRows4From4(t *testing.T, name string, tp Type, n int, il []byte, rows int, a *Act, want []float32, ldd int) {
+	t.Helper()
+	rs := tp.RowSize(n)
+	sub := nanSlice(a.cols * ldd)
+	MatMulActRows4(tp, n, il[4*rs:], rows-4, a, sub[4:], ldd)
+	for c := 0; c < a.cols; c++ {
+		for row := 4; row < rows; row++ {
+			if math.Float32bits(sub[c*ldd+row]) != math.Float32bits(want[c*ldd+row]) {
+				t.Fatalf("%s: MatMulActRows4 from row 4: row %d col %d: %v, want %v", name, row, c, sub[c*ldd+row], want[c*ldd+row])
+			}
 		}
 	}
 }
