@@ -359,7 +359,7 @@ func renderSuite(o suiteOptions, bw map[int]float64, files []suiteFile, start, e
 	}
 	fmt.Fprintf(&b, "The issue's figures (llama.cpp c392e50, llama-bench -r 5, on the issue author's machine) are in the last column; stories15M F32 is compared with llama.cpp's F16 there, which the issue lists. ")
 	fmt.Fprintf(&b, "GB/s: weight bytes one generated token reads (all tensors but the token embedding) × tg; %% of the read bandwidth measured below at the same thread count.\n\n")
-	b.WriteString("Memory read bandwidth (1 GiB in huge pages read by the F32 dot kernel and by a reader that prefetches 4 KiB ahead, each goroutine its own part and in 256 KiB chunks claimed in turn, best of 5 passes of each):")
+	b.WriteString("Memory read bandwidth (1 GiB in huge pages read by the F32 dot kernel, by a reader that prefetches 4 KiB ahead and by one that reads four streams side by side, each goroutine its own part and in 256 KiB chunks claimed in turn, best of 5 passes of each):")
 	for _, th := range o.threads {
 		if v, ok := bw[th]; ok && v > 0 {
 			fmt.Fprintf(&b, " %d thread(s) %.1f GB/s;", th, v)

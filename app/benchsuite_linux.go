@@ -46,7 +46,7 @@ func measureBandwidth(threads []int) map[int]float64 {
 }
 
 // readProbe is measureBandwidth's reader: 1 GiB of anonymous memory
-// advised to use huge pages, touched once, and the two readers.
+// advised to use huge pages, touched once, and the three readers (the F32 dot, ReadSum, ReadStreams).
 type readProbe struct {
 	buf     []byte
 	x       []byte
@@ -69,12 +69,13 @@ func newReadProbe() (*readProbe, error) {
 	pr.readers = []func(p []byte) float32{
 		func(p []byte) float32 { return ggml.VecDot(ggml.F32, probeChunk/4, p, pr.x) },
 		func(p []byte) float32 { return float32(ggml.ReadSum(p)) },
+		func(p []byte) float32 { return float32(ggml.ReadStreams(p)) },
 	}
 	return pr, nil
 }
 
 // Round reads the buffer once with each reader in each split on th
-// goroutines and returns the best of the four rates, in GB/s.
+// goroutines and returns the best of the six rates, in GB/s.
 func (pr *readProbe) Round(th int) float64 {
 	best := 0.0
 	for _, read := range pr.readers {

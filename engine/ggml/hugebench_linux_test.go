@@ -137,8 +137,10 @@ func streamMiB() int {
 
 // BenchmarkReadBandwidth is the machine's memory read bandwidth as decode
 // sees it: 1 GiB in huge pages read on 1 and 2 goroutines (each its own
-// half), by two readers: "dot", the F32 dot kernel, and "prefetch", ReadSum
-// (a software prefetch 4 KiB ahead). The better of the two is the limit
+// half), by three readers: "dot", the F32 dot kernel, "prefetch", ReadSum
+// (a software prefetch 4 KiB ahead), and "streams", ReadStreams (four
+// streams side by side, no software prefetch; since 2026-12-07, when it
+// read a third more than the other two on the Zen 3 VM). The best is the limit
 // the decode GB/s figures in docs/PERFORMANCE.md are compared with (since
 // 2026-11-27; before, the dot alone, which read 10–25% less on the Xeon VM).
 func BenchmarkReadBandwidth(b *testing.B) {
@@ -154,6 +156,7 @@ func BenchmarkReadBandwidth(b *testing.B) {
 	}{
 		{"dot", func(p []byte) float32 { return VecDot(F32, chunk/4, p, x) }},
 		{"prefetch", func(p []byte) float32 { return float32(ReadSum(p)) }},
+		{"streams", func(p []byte) float32 { return float32(ReadStreams(p)) }},
 	}
 	for _, r := range readers {
 		for _, th := range []int{1, 2} {

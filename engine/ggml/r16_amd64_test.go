@@ -78,7 +78,7 @@ func TestR16Kernels(t *testing.T) {
 	for name, set := range sets {
 		for _, tp := range []Type{Q4_0, Q8_0} {
 			for _, n := range []int{32, 96, 2048} {
-				for _, rows := range []int{16, 33, 48} {
+				for _, rows := range []int{16, 33, 48, 64, 129, 200} {
 					for _, cols := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 17} {
 						for _, extreme := range []bool{false, true} {
 							w, x := r16Operands(r, tp, n, rows, cols, extreme)

@@ -39,3 +39,50 @@ loop:
 	MOVL         AX, ret+16(FP)
 	VZEROUPPER
 	RET
+
+// func readStreamsAVX(p *byte, n int) uint32
+//
+// The 32-bit words of n bytes (n a positive multiple of 256) summed mod 2³²
+// as four streams, the quarters of p, 64 bytes of each per pass, with no
+// software prefetch (ReadStreams).
+TEXT ·readStreamsAVX(SB), NOSPLIT, $0-20
+	MOVQ   p+0(FP), SI
+	MOVQ   n+8(FP), CX
+	SHRQ   $2, CX
+	LEAQ   (SI)(CX*1), DI
+	LEAQ   (DI)(CX*1), R8
+	LEAQ   (R8)(CX*1), R9
+	VPXOR  Y0, Y0, Y0
+	VPXOR  Y1, Y1, Y1
+	VPXOR  Y2, Y2, Y2
+	VPXOR  Y3, Y3, Y3
+
+streams:
+	VPADDD (SI), Y0, Y0
+	VPADDD 32(SI), Y1, Y1
+	VPADDD (DI), Y2, Y2
+	VPADDD 32(DI), Y3, Y3
+	VPADDD (R8), Y0, Y0
+	VPADDD 32(R8), Y1, Y1
+	VPADDD (R9), Y2, Y2
+	VPADDD 32(R9), Y3, Y3
+	ADDQ   $64, SI
+	ADDQ   $64, DI
+	ADDQ   $64, R8
+	ADDQ   $64, R9
+	SUBQ   $64, CX
+	JNZ    streams
+
+	VPADDD       Y1, Y0, Y0
+	VPADDD       Y3, Y2, Y2
+	VPADDD       Y2, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, AX
+	MOVL         AX, ret+16(FP)
+	VZEROUPPER
+	RET

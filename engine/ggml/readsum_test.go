@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestReadSum holds the probe's reader to the plain word sum, for every
+// TestReadSum holds the probe's readers (ReadSum, ReadStreams) to the plain word sum, for every
 // length around the 128-byte blocks and at every alignment.
 func TestReadSum(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
@@ -24,6 +24,9 @@ func TestReadSum(t *testing.T) {
 			}
 			if got := ReadSum(p); got != want {
 				t.Fatalf("offset %d, %d bytes: ReadSum %#x, want %#x", off, n, got, want)
+			}
+			if got := ReadStreams(p); got != want {
+				t.Fatalf("offset %d, %d bytes: ReadStreams %#x, want %#x", off, n, got, want)
 			}
 		}
 	}

@@ -3,7 +3,8 @@
 # tier, with its chain (blocksQ32): AVX-512 VNNI, the whole group by 1-8
 # columns (r16q40zN, r16q80zN); AVX2 (VPMADDUBSW) and AVX-VNNI (VEX
 # VPDPBUSD, suffix v), a half group (8 rows) by 1-4 columns (r16q40cN,
-# r16q80cN) and a whole group by one column (r16q40d, r16q80d); one
+# r16q80cN), a whole group by one column (r16q40d, r16q80d) and, AVX2,
+# four groups by one column as four streams (r16q40d4, r16q80d4); one
 # straight-line body per kernel.
 L = []
 A = L.append
@@ -355,6 +356,119 @@ def dec(t, vnni=False):
     A("\tRET")
     A("")
 
+def dec4(t):
+    """AVX2: four consecutive groups (64 rows) by one column, each group's
+    chain as r16%sd's, the four read side by side as four streams (SI, DI,
+    R11, R12), each prefetched into L2 ahead bytes on (R10)."""
+    bs = 288 if t == "q40" else 544
+    name = "r16%sd4" % t
+    A("// func %s(w *byte, gs int, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int, ahead int)" % name)
+    A("//")
+    A("// Four groups gs bytes apart (rows 0-63 of dst) by one column: group j")
+    A("// in Y(2j)/Y(2j+1) (rows 16j..16j+7, 16j+8..16j+15), its block sums in")
+    A("// Y8/Y9, Y10-Y13 scratch, Y14 0xf0 bytes (Q4_0; the int16 ones from")
+    A("// r16ones) or int16 ones (Q8_0), Y15 0x0f bytes. Each group's")
+    A("// chain is r16%sd's, so the bits are; the four streams keep more of" % t)
+    A("// the core's reads in flight than one (docs/PERFORMANCE.md, sitting 19).")
+    A("TEXT ·%s(SB), NOSPLIT, $0-72" % name)
+    A("\tMOVQ         w+0(FP), SI")
+    A("\tMOVQ         gs+8(FP), AX")
+    A("\tLEAQ         (SI)(AX*1), DI")
+    A("\tLEAQ         (SI)(AX*2), R11")
+    A("\tLEAQ         (DI)(AX*2), R12")
+    A("\tMOVQ         nb+16(FP), CX")
+    A("\tMOVQ         x+24(FP), R8")
+    A("\tMOVQ         dx+32(FP), DX")
+    A("\tMOVQ         corr+40(FP), BX")
+    A("\tMOVQ         step+56(FP), R9")
+    A("\tSHLQ         $2, R9")
+    A("\tMOVQ         ahead+64(FP), R10")
+    A("\tMOVL         $0x0f0f0f0f, AX")
+    A("\tVMOVD        AX, X15")
+    A("\tVPBROADCASTD X15, Y15")
+    # Q4_0: Y14 the 0xf0 bytes (the high nibbles masked before the shift,
+    # as r16q40d), the int16 ones from memory; Q8_0: Y14 the ones.
+    A("\tMOVL         $%s, AX" % ("0xf0f0f0f0" if t == "q40" else "0x00010001"))
+    A("\tVMOVD        AX, X14")
+    A("\tVPBROADCASTD X14, Y14")
+    for j in range(8):
+        A("\tVXORPS       Y%d, Y%d, Y%d" % (j, j, j))
+    A("")
+    ptrs = ["SI", "DI", "R11", "R12"]
+    def loop(label, pf):
+        A("%s:" % label)
+        if pf:
+            for p in ptrs:
+                for off in range(0, bs, 64):
+                    A("\tPREFETCHT1   %d(%s)(R10*1)" % (off, p))
+        for j, p in enumerate(ptrs):
+            if t == "q40":
+                for k in range(4):
+                    A("\tVPBROADCASTD %d(R8), Y10" % (2 + 4 * k))
+                    A("\tVPBROADCASTD %d(R8), Y11" % (18 + 4 * k))
+                    for h, s in ((0, 8), (1, 9)):
+                        off = 32 + 32 * h + 64 * k
+                        A("\tVPAND        %d(%s), Y15, Y12" % (off, p))
+                        A("\tVPAND        %d(%s), Y14, Y13" % (off, p))
+                        A("\tVPSRLW       $4, Y13, Y13")
+                        if k == 0:
+                            A("\tVPMADDUBSW   Y10, Y12, Y%d" % s)
+                        else:
+                            A("\tVPMADDUBSW   Y10, Y12, Y12")
+                            A("\tVPADDW       Y12, Y%d, Y%d" % (s, s))
+                        A("\tVPMADDUBSW   Y11, Y13, Y13")
+                        A("\tVPADDW       Y13, Y%d, Y%d" % (s, s))
+                A("\tVPMADDWD     r16ones<>(SB), Y8, Y8")
+                A("\tVPMADDWD     r16ones<>(SB), Y9, Y9")
+                A("\tVPBROADCASTD (BX), Y10")
+                A("\tVPADDD       Y10, Y8, Y8")
+                A("\tVPADDD       Y10, Y9, Y9")
+            else:
+                for k in range(8):
+                    A("\tVPBROADCASTD %d(R8), Y10" % (2 + 4 * k))
+                    for h, s in ((0, 8), (1, 9)):
+                        off = 32 + 32 * h + 64 * k
+                        A("\tVMOVDQU      %d(%s), Y11" % (off, p))
+                        A("\tVPABSB       Y11, Y12")
+                        A("\tVPSIGNB      Y11, Y10, Y13")
+                        A("\tVPMADDUBSW   Y13, Y12, Y12")
+                        if k == 0:
+                            A("\tVPMADDWD     Y14, Y12, Y%d" % s)
+                        else:
+                            A("\tVPMADDWD     Y14, Y12, Y12")
+                            A("\tVPADDD       Y12, Y%d, Y%d" % (s, s))
+            A("\tVCVTPH2PS    (%s), Y12" % p)
+            A("\tVCVTPH2PS    16(%s), Y13" % p)
+            A("\tVCVTDQ2PS    Y8, Y8")
+            A("\tVCVTDQ2PS    Y9, Y9")
+            A("\tVBROADCASTSS (DX), Y10")
+            A("\tVMULPS       Y12, Y10, Y12")
+            A("\tVMULPS       Y13, Y10, Y13")
+            A("\tVFMADD231PS  Y12, Y8, Y%d" % (2 * j))
+            A("\tVFMADD231PS  Y13, Y9, Y%d" % (2 * j + 1))
+        for p in ptrs:
+            A("\tADDQ         $%d, %s" % (bs, p))
+        A("\tADDQ         $34, R8")
+        A("\tADDQ         R9, DX")
+        A("\tADDQ         R9, BX")
+        A("\tDECQ         CX")
+        A("\tJNZ          %s" % label)
+    A("\tTESTQ        R10, R10")
+    A("\tJEQ          %snopf" % name)
+    A("")
+    loop(name + "blk", True)
+    A("\tJMP          %sdone" % name)
+    A("")
+    loop(name + "nopf", False)
+    A("")
+    A("%sdone:" % name)
+    A("\tMOVQ         dst+48(FP), DI")
+    for j in range(8):
+        A("\tVMOVUPS      Y%d, %d(DI)" % (j, 32 * j))
+    A("\tVZEROUPPER")
+    A("\tRET")
+    A("")
+
 def zaddr(j, off):
     return ["%d(R8)", "%d(R8)(R9*1)", "%d(R8)(R9*2)", "%d(R8)(R13*1)", "%d(R8)(R9*4)", "%d(R11)", "%d(R8)(R13*2)", "%d(R11)(R9*2)"][j] % off
 
@@ -414,4 +528,9 @@ for vnni in (False, True):
         for nc in (4, 3, 2, 1):
             cols(t, nc, vnni)
         dec(t, vnni)
+for t in ("q40", "q80"):
+    dec4(t)
+for i in range(4):
+    A("DATA r16ones<>+%d(SB)/8, $0x0001000100010001" % (8 * i))
+A("GLOBL r16ones<>(SB), RODATA|NOPTR, $32")
 open("r16_amd64.s", "w").write("\n".join(L).rstrip("\n") + "\n")
