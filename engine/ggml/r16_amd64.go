@@ -84,20 +84,30 @@ type r16Set struct {
 
 // r16Dec4 turns on the four-stream decode kernels (r16q40d4, r16q80d4) of
 // the AVX2 tier, and r16Ahead4 is how far ahead each of the four streams
-// is prefetched into L2, in bytes. One core of the 2-vCPU Zen 3 VM
-// (2026-12-07, sitting 19) read 1 GiB 15-25% faster as four streams side
-// by side than as one with the same software prefetch (a throwaway
-// reader; see docs/PERFORMANCE.md), and decode reads its weights as one
-// stream a group of 16 rows at a time; the four-group kernels read four
-// consecutive groups side by side instead. Each group's chain is the
-// one-group kernel's, so the bits are the same. FLOWCHAT_R16DEC4=0 turns
-// them off, FLOWCHAT_R16AHEAD4 sets the distance (A/B runs of one build).
+// is prefetched into L2, in bytes (0: no software prefetch, the hardware
+// prefetchers alone). One core of the 2-vCPU AMD EPYC Zen 3 VM
+// (2026-12-07, sitting 19) read 1 GiB at 15-20 GB/s as four streams side
+// by side with no software prefetch, against 10-13 as one stream
+// prefetched 4 KiB ahead (ReadStreams, ReadSum), and the one-group decode
+// kernels read their weights as one prefetched stream. The four-group
+// kernels read four consecutive groups side by side instead; each group's
+// chain is the one-group kernel's, so the bits are the same. On by default
+// on AMD (whose CPUs on this tier are Zen 1-3; measured on Zen 3) with no
+// software prefetch; the Intel CPUs of this tier (Haswell to Comet Lake)
+// were not measured and keep the one-group kernels.
+// FLOWCHAT_R16DEC4=0 or 1 and FLOWCHAT_R16AHEAD4 (bytes) override both.
 var (
-	r16Dec4   = os.Getenv("FLOWCHAT_R16DEC4") != "0"
+	r16Dec4   = false
 	r16Ahead4 = 4096
 )
 
 func init() {
+	if cpuIsAMD() {
+		r16Dec4, r16Ahead4 = true, 0
+	}
+	if v := os.Getenv("FLOWCHAT_R16DEC4"); v == "0" || v == "1" {
+		r16Dec4 = v == "1"
+	}
 	if v, err := strconv.Atoi(os.Getenv("FLOWCHAT_R16AHEAD4")); err == nil && v >= 0 && v <= 1<<16 {
 		r16Ahead4 = v
 	}

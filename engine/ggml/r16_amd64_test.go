@@ -55,7 +55,7 @@ func r16Here() [32]*r16Set {
 }
 
 // TestR16Kernels: the AVX2 kernels over the tile layout (r16Gemm, every
-// kernel: the group by one column, halves by 1-4 columns) give the block
+// kernel: the group and four groups by one column, halves by 1-4 columns) give the block
 // twin's bits for every row and column, over random and extreme operands,
 // tails of rows past the last group, and an output stride past the rows
 // whose guard cells stay untouched.
@@ -74,6 +74,20 @@ func TestR16Kernels(t *testing.T) {
 	} else {
 		t.Log("the AVX-512 VNNI kernels are unchecked: this CPU lacks AVX-512 VNNI or BW")
 	}
+	// The AVX2 set's one-column path three ways: one group at a time, four
+	// groups as four streams with and without their software prefetch.
+	savedDec4, savedAhead4 := r16Dec4, r16Ahead4
+	t.Cleanup(func() { r16Dec4, r16Ahead4 = savedDec4, savedAhead4 })
+	for _, d4 := range []struct {
+		on    bool
+		ahead int
+	}{{false, 0}, {true, 0}, {true, 4096}} {
+		r16Dec4, r16Ahead4 = d4.on, d4.ahead
+		checkR16Sets(t, sets, fmt.Sprintf("dec4=%v ahead=%d", d4.on, d4.ahead))
+	}
+}
+
+func checkR16Sets(t *testing.T, sets map[string][32]*r16Set, how string) {
 	r := rand.New(rand.NewPCG(16, 2))
 	for name, set := range sets {
 		for _, tp := range []Type{Q4_0, Q8_0} {
@@ -89,7 +103,7 @@ func TestR16Kernels(t *testing.T) {
 							want, got := nanSlice(cols*ldd), nanSlice(cols*ldd)
 							b16Twin(tp, n, w, rows, 0, rows, &a, want, ldd)
 							r16Gemm(tp, n, w, rows, &a, got, ldd, set[tp])
-							checkGemm(t, fmt.Sprintf("%s %v n=%d rows=%d cols=%d extreme=%v", name, tp, n, rows, cols, extreme), got, want, rows, ldd)
+							checkGemm(t, fmt.Sprintf("%s %s %v n=%d rows=%d cols=%d extreme=%v", name, how, tp, n, rows, cols, extreme), got, want, rows, ldd)
 						}
 					}
 				}
