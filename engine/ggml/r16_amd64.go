@@ -63,8 +63,8 @@ func r16q80c3v(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32
 func r16q80c2v(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
 func r16q80c1v(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
 func r16q80dv(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int)
-func r16q40d4(w *byte, gs int, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int, ahead int)
-func r16q80d4(w *byte, gs int, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int, ahead int)
+func r16q40d4(w *byte, gs int, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int, ahead int, ds int)
+func r16q80d4(w *byte, gs int, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int, ahead int, ds int)
 
 // r16Cols is a column kernel: half h (rows 8h..8h+7) of the group at w by
 // 1-4 columns, or (AVX-512, h ignored) the whole group by 1-8 columns
@@ -79,7 +79,7 @@ type r16Set struct {
 	dec    func(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int)
 	width  int
 	halves bool
-	dec4   func(w *byte, gs int, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int, ahead int)
+	dec4   func(w *byte, gs int, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int, ahead int, ds int)
 }
 
 // r16Dec4 turns on the four-stream decode kernels (r16q40d4, r16q80d4) of
@@ -96,9 +96,15 @@ type r16Set struct {
 // software prefetch; the Intel CPUs of this tier (Haswell to Comet Lake)
 // were not measured and keep the one-group kernels.
 // FLOWCHAT_R16DEC4=0 or 1 and FLOWCHAT_R16AHEAD4 (bytes) override both.
+// The four streams are the quarters of the rows' groups (r16Spread), so
+// that each stream runs on through the next call; FLOWCHAT_R16SPREAD=0
+// reads four consecutive groups at a time instead (BenchmarkStreamVsRead,
+// three alternations on the Zen 3 VM: Q4_0 at 1 thread 112–122% of
+// ReadSum spread against 100–118% consecutive, the other cells level).
 var (
 	r16Dec4   = false
 	r16Ahead4 = 4096
+	r16Spread = os.Getenv("FLOWCHAT_R16SPREAD") != "0"
 )
 
 func init() {
@@ -190,10 +196,18 @@ func r16Gemm(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int, 
 	_ = dst[(a.cols-1)*ldd+rows-1]
 	if full > 0 && a.cols == 1 {
 		g := 0
-		if k.dec4 != nil && r16Dec4 {
-			for ; g+64 <= full; g += 64 {
-				k.dec4(&w[g*rs], 16*rs, nb, &a.x[0], &a.bdx[0], &a.bcorr[0], &dst[g], a.bstep, r16Ahead4)
+		if k.dec4 != nil && r16Dec4 && full >= 64 {
+			// Four streams: the quarters of the groups (q rows each), or,
+			// where r16Spread is off, four consecutive groups at a time.
+			q, step := full/64*16, 16
+			if !r16Spread {
+				q, step = 16, 64
 			}
+			for i := 0; i < full/64; i++ {
+				g := i * step
+				k.dec4(&w[g*rs], q*rs, nb, &a.x[0], &a.bdx[0], &a.bcorr[0], &dst[g], a.bstep, r16Ahead4, 4*q)
+			}
+			g = full / 64 * 64
 		}
 		for ; g < full; g += 16 {
 			k.dec(&w[g*rs], nb, &a.x[0], &a.bdx[0], &a.bcorr[0], &dst[g], a.bstep)

@@ -4853,15 +4853,15 @@ r16q80dvblk:
 	VZEROUPPER
 	RET
 
-// func r16q40d4(w *byte, gs int, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int, ahead int)
+// func r16q40d4(w *byte, gs int, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int, ahead int, ds int)
 //
-// Four groups gs bytes apart (rows 0-63 of dst) by one column: group j
-// in Y(2j)/Y(2j+1) (rows 16j..16j+7, 16j+8..16j+15), its block sums in
+// Four groups gs bytes apart by one column, group j's 16 rows at dst +
+// j·ds bytes: group j in Y(2j)/Y(2j+1) (its rows 0-7, 8-15), its block sums in
 // Y8/Y9, Y10-Y13 scratch, Y14 0xf0 bytes (Q4_0; the int16 ones from
 // r16ones) or int16 ones (Q8_0), Y15 0x0f bytes. Each group's
 // chain is r16q40d's, so the bits are; the four streams keep more of
 // the core's reads in flight than one (docs/PERFORMANCE.md, sitting 19).
-TEXT ·r16q40d4(SB), NOSPLIT, $0-72
+TEXT ·r16q40d4(SB), NOSPLIT, $0-80
 	MOVQ         w+0(FP), SI
 	MOVQ         gs+8(FP), AX
 	LEAQ         (SI)(AX*1), DI
@@ -5545,26 +5545,30 @@ r16q40d4nopf:
 
 r16q40d4done:
 	MOVQ         dst+48(FP), DI
-	VMOVUPS      Y0, 0(DI)
+	MOVQ         ds+72(FP), AX
+	VMOVUPS      Y0, (DI)
 	VMOVUPS      Y1, 32(DI)
-	VMOVUPS      Y2, 64(DI)
-	VMOVUPS      Y3, 96(DI)
-	VMOVUPS      Y4, 128(DI)
-	VMOVUPS      Y5, 160(DI)
-	VMOVUPS      Y6, 192(DI)
-	VMOVUPS      Y7, 224(DI)
+	ADDQ         AX, DI
+	VMOVUPS      Y2, (DI)
+	VMOVUPS      Y3, 32(DI)
+	ADDQ         AX, DI
+	VMOVUPS      Y4, (DI)
+	VMOVUPS      Y5, 32(DI)
+	ADDQ         AX, DI
+	VMOVUPS      Y6, (DI)
+	VMOVUPS      Y7, 32(DI)
 	VZEROUPPER
 	RET
 
-// func r16q80d4(w *byte, gs int, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int, ahead int)
+// func r16q80d4(w *byte, gs int, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int, ahead int, ds int)
 //
-// Four groups gs bytes apart (rows 0-63 of dst) by one column: group j
-// in Y(2j)/Y(2j+1) (rows 16j..16j+7, 16j+8..16j+15), its block sums in
+// Four groups gs bytes apart by one column, group j's 16 rows at dst +
+// j·ds bytes: group j in Y(2j)/Y(2j+1) (its rows 0-7, 8-15), its block sums in
 // Y8/Y9, Y10-Y13 scratch, Y14 0xf0 bytes (Q4_0; the int16 ones from
 // r16ones) or int16 ones (Q8_0), Y15 0x0f bytes. Each group's
 // chain is r16q80d's, so the bits are; the four streams keep more of
 // the core's reads in flight than one (docs/PERFORMANCE.md, sitting 19).
-TEXT ·r16q80d4(SB), NOSPLIT, $0-72
+TEXT ·r16q80d4(SB), NOSPLIT, $0-80
 	MOVQ         w+0(FP), SI
 	MOVQ         gs+8(FP), AX
 	LEAQ         (SI)(AX*1), DI
@@ -6544,14 +6548,18 @@ r16q80d4nopf:
 
 r16q80d4done:
 	MOVQ         dst+48(FP), DI
-	VMOVUPS      Y0, 0(DI)
+	MOVQ         ds+72(FP), AX
+	VMOVUPS      Y0, (DI)
 	VMOVUPS      Y1, 32(DI)
-	VMOVUPS      Y2, 64(DI)
-	VMOVUPS      Y3, 96(DI)
-	VMOVUPS      Y4, 128(DI)
-	VMOVUPS      Y5, 160(DI)
-	VMOVUPS      Y6, 192(DI)
-	VMOVUPS      Y7, 224(DI)
+	ADDQ         AX, DI
+	VMOVUPS      Y2, (DI)
+	VMOVUPS      Y3, 32(DI)
+	ADDQ         AX, DI
+	VMOVUPS      Y4, (DI)
+	VMOVUPS      Y5, 32(DI)
+	ADDQ         AX, DI
+	VMOVUPS      Y6, (DI)
+	VMOVUPS      Y7, 32(DI)
 	VZEROUPPER
 	RET
 

@@ -362,15 +362,15 @@ def dec4(t):
     R11, R12), each prefetched into L2 ahead bytes on (R10)."""
     bs = 288 if t == "q40" else 544
     name = "r16%sd4" % t
-    A("// func %s(w *byte, gs int, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int, ahead int)" % name)
+    A("// func %s(w *byte, gs int, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int, ahead int, ds int)" % name)
     A("//")
-    A("// Four groups gs bytes apart (rows 0-63 of dst) by one column: group j")
-    A("// in Y(2j)/Y(2j+1) (rows 16j..16j+7, 16j+8..16j+15), its block sums in")
+    A("// Four groups gs bytes apart by one column, group j's 16 rows at dst +")
+    A("// j·ds bytes: group j in Y(2j)/Y(2j+1) (its rows 0-7, 8-15), its block sums in")
     A("// Y8/Y9, Y10-Y13 scratch, Y14 0xf0 bytes (Q4_0; the int16 ones from")
     A("// r16ones) or int16 ones (Q8_0), Y15 0x0f bytes. Each group's")
     A("// chain is r16%sd's, so the bits are; the four streams keep more of" % t)
     A("// the core's reads in flight than one (docs/PERFORMANCE.md, sitting 19).")
-    A("TEXT ·%s(SB), NOSPLIT, $0-72" % name)
+    A("TEXT ·%s(SB), NOSPLIT, $0-80" % name)
     A("\tMOVQ         w+0(FP), SI")
     A("\tMOVQ         gs+8(FP), AX")
     A("\tLEAQ         (SI)(AX*1), DI")
@@ -463,8 +463,12 @@ def dec4(t):
     A("")
     A("%sdone:" % name)
     A("\tMOVQ         dst+48(FP), DI")
-    for j in range(8):
-        A("\tVMOVUPS      Y%d, %d(DI)" % (j, 32 * j))
+    A("\tMOVQ         ds+72(FP), AX")
+    for j in range(4):
+        A("\tVMOVUPS      Y%d, (DI)" % (2 * j))
+        A("\tVMOVUPS      Y%d, 32(DI)" % (2 * j + 1))
+        if j < 3:
+            A("\tADDQ         AX, DI")
     A("\tVZEROUPPER")
     A("\tRET")
     A("")
