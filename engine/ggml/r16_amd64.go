@@ -90,8 +90,8 @@ type r16Set struct {
 // by side with no software prefetch, against 10-13 as one stream
 // prefetched 4 KiB ahead (ReadStreams, ReadSum), and the one-group decode
 // kernels read their weights as one prefetched stream. The four-group
-// kernels read four consecutive groups side by side instead; each group's
-// chain is the one-group kernel's, so the bits are the same. On by default
+// kernels read four groups side by side instead; each group's chain is
+// the one-group kernel's, so the bits are the same. On by default
 // on AMD (whose CPUs on this tier are Zen 1-3; measured on Zen 3) with no
 // software prefetch; the Intel CPUs of this tier (Haswell to Comet Lake)
 // were not measured and keep the one-group kernels.
