@@ -15,11 +15,15 @@ import "encoding/binary"
 // 21.5–26.2 against the L1 hint's 12.0–12.7 and 22.2–23.7. Integer adds,
 // not float: the words are arbitrary bits, and denormal floats can take a
 // slow path.
-func ReadSum(p []byte) uint32 {
-	n := len(p) &^ 127
+func ReadSum(p []byte) uint32 { return sumBlocks(p, 128, readSum) }
+
+// sumBlocks is read over the whole blocks of p (block a power of two) plus
+// the plain sum of the rest.
+func sumBlocks(p []byte, block int, read func([]byte) uint32) uint32 {
+	n := len(p) &^ (block - 1)
 	var s uint32
 	if n > 0 {
-		s = readSum(p[:n])
+		s = read(p[:n])
 	}
 	return s + readSumGo(p[n:])
 }
@@ -35,14 +39,7 @@ var readSum = readSumGo
 // 19–23 (docs/PERFORMANCE.md): a probe of ReadSum alone put that class's
 // read bandwidth a third too low. On the Xeon and Zen 5 VMs ReadSum was
 // the faster reader; the probe takes the best of its readers.
-func ReadStreams(p []byte) uint32 {
-	n := len(p) &^ 255
-	var s uint32
-	if n > 0 {
-		s = readStreams(p[:n])
-	}
-	return s + readSumGo(p[n:])
-}
+func ReadStreams(p []byte) uint32 { return sumBlocks(p, 256, readStreams) }
 
 // readStreams sums a whole number of 256-byte blocks as four streams;
 // assembly where there is.

@@ -2,6 +2,19 @@
 
 #include "textflag.h"
 
+// SUM4 adds the four 8-lane accumulators Y0-Y3 into one uint32 in AX.
+#define SUM4 \
+	VPADDD       Y1, Y0, Y0 \
+	VPADDD       Y3, Y2, Y2 \
+	VPADDD       Y2, Y0, Y0 \
+	VEXTRACTI128 $1, Y0, X1 \
+	VPADDD       X1, X0, X0 \
+	VPSHUFD      $0x4e, X0, X1 \
+	VPADDD       X1, X0, X0 \
+	VPSHUFD      $0xb1, X0, X1 \
+	VPADDD       X1, X0, X0 \
+	VMOVD        X0, AX
+
 // func readSumAVX(p *byte, n int) uint32
 //
 // The 32-bit words of n bytes (n a positive multiple of 128) summed mod 2³²
@@ -26,17 +39,8 @@ loop:
 	SUBQ       $128, CX
 	JNZ        loop
 
-	VPADDD       Y1, Y0, Y0
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y2, Y0, Y0
-	VEXTRACTI128 $1, Y0, X1
-	VPADDD       X1, X0, X0
-	VPSHUFD      $0x4e, X0, X1
-	VPADDD       X1, X0, X0
-	VPSHUFD      $0xb1, X0, X1
-	VPADDD       X1, X0, X0
-	VMOVD        X0, AX
-	MOVL         AX, ret+16(FP)
+	SUM4
+	MOVL AX, ret+16(FP)
 	VZEROUPPER
 	RET
 
@@ -73,16 +77,7 @@ streams:
 	SUBQ   $64, CX
 	JNZ    streams
 
-	VPADDD       Y1, Y0, Y0
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y2, Y0, Y0
-	VEXTRACTI128 $1, Y0, X1
-	VPADDD       X1, X0, X0
-	VPSHUFD      $0x4e, X0, X1
-	VPADDD       X1, X0, X0
-	VPSHUFD      $0xb1, X0, X1
-	VPADDD       X1, X0, X0
-	VMOVD        X0, AX
-	MOVL         AX, ret+16(FP)
+	SUM4
+	MOVL AX, ret+16(FP)
 	VZEROUPPER
 	RET
