@@ -104,13 +104,14 @@ type r16Set struct {
 var (
 	r16Dec4   = false
 	r16Ahead4 = 4096
-	r16Spread = os.Getenv("FLOWCHAT_R16SPREAD") != "0"
+	r16Spread = true
 )
 
 func init() {
 	if cpuIsAMD() {
 		r16Dec4, r16Ahead4 = true, 0
 	}
+	r16Spread = os.Getenv("FLOWCHAT_R16SPREAD") != "0"
 	if v := os.Getenv("FLOWCHAT_R16DEC4"); v == "0" || v == "1" {
 		r16Dec4 = v == "1"
 	}
@@ -204,8 +205,8 @@ func r16Gemm(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int, 
 				q, step = 16, 64
 			}
 			for i := 0; i < full/64; i++ {
-				g := i * step
-				k.dec4(&w[g*rs], q*rs, nb, &a.x[0], &a.bdx[0], &a.bcorr[0], &dst[g], a.bstep, r16Ahead4, 4*q)
+				r := i * step // the first stream's group
+				k.dec4(&w[r*rs], q*rs, nb, &a.x[0], &a.bdx[0], &a.bcorr[0], &dst[r], a.bstep, r16Ahead4, 4*q)
 			}
 			g = full / 64 * 64
 		}
