@@ -241,3 +241,34 @@ func checkTilesOnly(t *testing.T, tp Type, n int, w16, w []byte, rows int, a *Ac
 		}
 	}
 }
+
+// BenchmarkR16DecodeHot runs the AVX2 tier's one-column path over 64 rows
+// × 2048 (73 KiB of Q4_0, in cache) one group at a time and as four
+// streams: the kernels' arithmetic rate without memory's limit. Set
+// FLOWCHAT_R16AHEAD4 to compare the four-stream kernels with and without
+// their software prefetch.
+func BenchmarkR16DecodeHot(b *testing.B) {
+	if !hasAVX2 {
+		b.Skip("skipping: the AVX2 tile kernels need AVX2, FMA and F16C, which this CPU lacks")
+	}
+	for _, tp := range []Type{Q4_0, Q8_0} {
+		for _, d4 := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%v/dec4=%v", tp, d4), func(b *testing.B) {
+				r := rand.New(rand.NewPCG(1, 2))
+				n, rows := 2048, 64
+				w, x := r16Operands(r, tp, n, rows, 1, false)
+				rows16Move(tp, n, w, rows, nil, true)
+				var a Act
+				a.prepareB16(tp, n, x, 1, false)
+				dst := make([]float32, rows)
+				saved := r16Dec4
+				r16Dec4 = d4
+				defer func() { r16Dec4 = saved }()
+				b.SetBytes(int64(len(w)))
+				for i := 0; i < b.N; i++ {
+					r16Gemm(tp, n, w, rows, &a, dst, rows, r16AVX2[tp])
+				}
+			})
+		}
+	}
+}
