@@ -64,7 +64,17 @@ func r16q80c2v(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32
 func r16q80c1v(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *int32, dst *float32, ldd int)
 func r16q80dv(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int)
 func r16q40d4(w *byte, gs int, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int, ahead int, ds int)
+func r16q40d3(w *byte, gs int, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int, ahead int, ds int)
+func r16q40d2(w *byte, gs int, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int, ahead int, ds int)
+func r16q40d1(w *byte, gs int, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int, ahead int, ds int)
 func r16q80d4(w *byte, gs int, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int, ahead int, ds int)
+func r16q80d3(w *byte, gs int, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int, ahead int, ds int)
+func r16q80d2(w *byte, gs int, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int, ahead int, ds int)
+func r16q80d1(w *byte, gs int, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int, ahead int, ds int)
+
+// r16Streams is a stream kernel: ns groups gs bytes apart by one column,
+// group j's rows at dst + j·ds bytes (r16_amd64.s).
+type r16Streams func(w *byte, gs int, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int, ahead int, ds int)
 
 // r16Cols is a column kernel: half h (rows 8h..8h+7) of the group at w by
 // 1-4 columns, or (AVX-512, h ignored) the whole group by 1-8 columns
@@ -73,13 +83,14 @@ type r16Cols func(w *byte, h int, nb int, x *byte, xs int, dx *float32, corr *in
 
 // r16Set is one type's kernels: cols[nc] for nc ≤ width columns (by
 // halves of 8 rows where halves), dec for the whole group by one column,
-// dec4 (where not nil) for four groups gs bytes apart by one column.
+// streams[ns] (where not nil) for ns = 1-4 groups gs bytes apart by one
+// column, read side by side.
 type r16Set struct {
-	cols   [9]r16Cols
-	dec    func(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int)
-	width  int
-	halves bool
-	dec4   func(w *byte, gs int, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int, ahead int, ds int)
+	cols    [9]r16Cols
+	dec     func(w *byte, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int)
+	width   int
+	halves  bool
+	streams [5]r16Streams
 }
 
 // r16Dec4 turns on the four-stream decode kernels (r16q40d4, r16q80d4) of
@@ -126,19 +137,19 @@ func init() {
 // nibbles; Q8_0: −128·Σx over w+128). Both compute the same integers.
 var (
 	r16AVX2 = [32]*r16Set{
-		Q4_0: {[9]r16Cols{nil, r16q40c1, r16q40c2, r16q40c3, r16q40c4}, r16q40d, 4, true, r16q40d4},
-		Q8_0: {[9]r16Cols{nil, r16q80c1, r16q80c2, r16q80c3, r16q80c4}, r16q80d, 4, true, r16q80d4},
+		Q4_0: {[9]r16Cols{nil, r16q40c1, r16q40c2, r16q40c3, r16q40c4}, r16q40d, 4, true, [5]r16Streams{nil, r16q40d1, r16q40d2, r16q40d3, r16q40d4}},
+		Q8_0: {[9]r16Cols{nil, r16q80c1, r16q80c2, r16q80c3, r16q80c4}, r16q80d, 4, true, [5]r16Streams{nil, r16q80d1, r16q80d2, r16q80d3, r16q80d4}},
 	}
 	r16AVXVNNI = [32]*r16Set{
-		Q4_0: {[9]r16Cols{nil, r16q40c1v, r16q40c2v, r16q40c3v, r16q40c4v}, r16q40dv, 4, true, nil},
-		Q8_0: {[9]r16Cols{nil, r16q80c1v, r16q80c2v, r16q80c3v, r16q80c4v}, r16q80dv, 4, true, nil},
+		Q4_0: {[9]r16Cols{nil, r16q40c1v, r16q40c2v, r16q40c3v, r16q40c4v}, r16q40dv, 4, true, [5]r16Streams{}},
+		Q8_0: {[9]r16Cols{nil, r16q80c1v, r16q80c2v, r16q80c3v, r16q80c4v}, r16q80dv, 4, true, [5]r16Streams{}},
 	}
 	// r16VNNI is the AVX-512 VNNI tier's (without AMX): 16 rows a
 	// register, VPDPBUSD against the dword broadcast from memory; decode
 	// by the AMX tier's kernel (b16_amd64.s).
 	r16VNNI = [32]*r16Set{
-		Q4_0: {[9]r16Cols{nil, r16q40z1, r16q40z2, r16q40z3, r16q40z4, r16q40z5, r16q40z6, r16q40z7, r16q40z8}, b16q40, 8, false, nil},
-		Q8_0: {[9]r16Cols{nil, r16q80z1, r16q80z2, r16q80z3, r16q80z4, r16q80z5, r16q80z6, r16q80z7, r16q80z8}, b16q80, 8, false, nil},
+		Q4_0: {[9]r16Cols{nil, r16q40z1, r16q40z2, r16q40z3, r16q40z4, r16q40z5, r16q40z6, r16q40z7, r16q40z8}, b16q40, 8, false, [5]r16Streams{}},
+		Q8_0: {[9]r16Cols{nil, r16q80z1, r16q80z2, r16q80z3, r16q80z4, r16q80z5, r16q80z6, r16q80z7, r16q80z8}, b16q80, 8, false, [5]r16Streams{}},
 	}
 )
 
@@ -197,18 +208,34 @@ func r16Gemm(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int, 
 	_ = dst[(a.cols-1)*ldd+rows-1]
 	if full > 0 && a.cols == 1 {
 		g := 0
-		if k.dec4 != nil && r16Dec4 && full >= 64 {
-			// Four streams: the quarters of the groups (q rows each), or,
-			// where r16Spread is off, four consecutive groups at a time.
-			q, step := full/64*16, 16
+		if k.streams[4] != nil && r16Dec4 {
+			// Streams: with r16Spread, the groups split into four runs
+			// of q groups (the last shorter) read side by side, so that
+			// each stream runs on through the next call; where a run has
+			// ended, the calls take fewer streams, so no group falls to
+			// the one-group kernel. Without r16Spread, four consecutive
+			// groups at a time.
+			G, gb := full/16, 16*rs
+			q := (G + 3) / 4
 			if !r16Spread {
-				q, step = 16, 64
+				q = 1
 			}
-			for i := 0; i < full/64; i++ {
-				r := i * step // the first stream's group
-				k.dec4(&w[r*rs], q*rs, nb, &a.x[0], &a.bdx[0], &a.bcorr[0], &dst[r], a.bstep, r16Ahead4, 4*q)
+			for i := 0; i < G; {
+				ns := 0 // the streams whose run reaches group i's place
+				for ns < 4 && ns*q+i < G {
+					ns++
+				}
+				k.streams[ns](&w[i*gb], q*gb, nb, &a.x[0], &a.bdx[0], &a.bcorr[0], &dst[16*i], a.bstep, r16Ahead4, 64*q)
+				if r16Spread {
+					i++
+					if i == q {
+						break
+					}
+				} else {
+					i += ns
+				}
 			}
-			g = full / 64 * 64
+			g = full
 		}
 		for ; g < full; g += 16 {
 			k.dec(&w[g*rs], nb, &a.x[0], &a.bdx[0], &a.bcorr[0], &dst[g], a.bstep)

@@ -4855,12 +4855,13 @@ r16q80dvblk:
 
 // func r16q40d4(w *byte, gs int, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int, ahead int, ds int)
 //
-// Four groups gs bytes apart by one column, group j's 16 rows at dst +
+// 4 group(s) gs bytes apart by one column, group j's 16 rows at dst +
 // j·ds bytes: group j in Y(2j)/Y(2j+1) (its rows 0-7, 8-15), its block sums in
 // Y8/Y9, Y10-Y13 scratch, Y14 0xf0 bytes (Q4_0; the int16 ones from
 // r16ones) or int16 ones (Q8_0), Y15 0x0f bytes. Each group's
-// chain is r16q40d's, so the bits are; the four streams keep more of
-// the core's reads in flight than one (docs/PERFORMANCE.md, sitting 19).
+// chain is r16q40d's, so the bits are; several streams keep more of
+// the core's reads in flight than one (docs/PERFORMANCE.md, sitting 19);
+// r16Gemm calls 1-3 where fewer groups are left.
 TEXT ·r16q40d4(SB), NOSPLIT, $0-80
 	MOVQ         w+0(FP), SI
 	MOVQ         gs+8(FP), AX
@@ -5560,14 +5561,1149 @@ r16q40d4done:
 	VZEROUPPER
 	RET
 
-// func r16q80d4(w *byte, gs int, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int, ahead int, ds int)
+// func r16q40d3(w *byte, gs int, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int, ahead int, ds int)
 //
-// Four groups gs bytes apart by one column, group j's 16 rows at dst +
+// 3 group(s) gs bytes apart by one column, group j's 16 rows at dst +
 // j·ds bytes: group j in Y(2j)/Y(2j+1) (its rows 0-7, 8-15), its block sums in
 // Y8/Y9, Y10-Y13 scratch, Y14 0xf0 bytes (Q4_0; the int16 ones from
 // r16ones) or int16 ones (Q8_0), Y15 0x0f bytes. Each group's
-// chain is r16q80d's, so the bits are; the four streams keep more of
-// the core's reads in flight than one (docs/PERFORMANCE.md, sitting 19).
+// chain is r16q40d's, so the bits are; several streams keep more of
+// the core's reads in flight than one (docs/PERFORMANCE.md, sitting 19);
+// r16Gemm calls 1-3 where fewer groups are left.
+TEXT ·r16q40d3(SB), NOSPLIT, $0-80
+	MOVQ         w+0(FP), SI
+	MOVQ         gs+8(FP), AX
+	LEAQ         (SI)(AX*1), DI
+	LEAQ         (SI)(AX*2), R11
+	MOVQ         nb+16(FP), CX
+	MOVQ         x+24(FP), R8
+	MOVQ         dx+32(FP), DX
+	MOVQ         corr+40(FP), BX
+	MOVQ         step+56(FP), R9
+	SHLQ         $2, R9
+	MOVQ         ahead+64(FP), R10
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0xf0f0f0f0, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+
+	TESTQ        R10, R10
+	JEQ          r16q40d3nopf
+
+r16q40d3blk:
+	PREFETCHT1   0(SI)(R10*1)
+	PREFETCHT1   64(SI)(R10*1)
+	PREFETCHT1   128(SI)(R10*1)
+	PREFETCHT1   192(SI)(R10*1)
+	PREFETCHT1   256(SI)(R10*1)
+	PREFETCHT1   0(DI)(R10*1)
+	PREFETCHT1   64(DI)(R10*1)
+	PREFETCHT1   128(DI)(R10*1)
+	PREFETCHT1   192(DI)(R10*1)
+	PREFETCHT1   256(DI)(R10*1)
+	PREFETCHT1   0(R11)(R10*1)
+	PREFETCHT1   64(R11)(R10*1)
+	PREFETCHT1   128(R11)(R10*1)
+	PREFETCHT1   192(R11)(R10*1)
+	PREFETCHT1   256(R11)(R10*1)
+	VPBROADCASTD 2(R8), Y10
+	VPBROADCASTD 18(R8), Y11
+	VPAND        32(SI), Y15, Y12
+	VPAND        32(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        64(SI), Y15, Y12
+	VPAND        64(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 6(R8), Y10
+	VPBROADCASTD 22(R8), Y11
+	VPAND        96(SI), Y15, Y12
+	VPAND        96(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        128(SI), Y15, Y12
+	VPAND        128(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 10(R8), Y10
+	VPBROADCASTD 26(R8), Y11
+	VPAND        160(SI), Y15, Y12
+	VPAND        160(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        192(SI), Y15, Y12
+	VPAND        192(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 14(R8), Y10
+	VPBROADCASTD 30(R8), Y11
+	VPAND        224(SI), Y15, Y12
+	VPAND        224(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        256(SI), Y15, Y12
+	VPAND        256(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPMADDWD     r16ones<>(SB), Y8, Y8
+	VPMADDWD     r16ones<>(SB), Y9, Y9
+	VPBROADCASTD (BX), Y10
+	VPADDD       Y10, Y8, Y8
+	VPADDD       Y10, Y9, Y9
+	VCVTPH2PS    (SI), Y12
+	VCVTPH2PS    16(SI), Y13
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VBROADCASTSS (DX), Y10
+	VMULPS       Y12, Y10, Y12
+	VMULPS       Y13, Y10, Y13
+	VFMADD231PS  Y12, Y8, Y0
+	VFMADD231PS  Y13, Y9, Y1
+	VPBROADCASTD 2(R8), Y10
+	VPBROADCASTD 18(R8), Y11
+	VPAND        32(DI), Y15, Y12
+	VPAND        32(DI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        64(DI), Y15, Y12
+	VPAND        64(DI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 6(R8), Y10
+	VPBROADCASTD 22(R8), Y11
+	VPAND        96(DI), Y15, Y12
+	VPAND        96(DI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        128(DI), Y15, Y12
+	VPAND        128(DI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 10(R8), Y10
+	VPBROADCASTD 26(R8), Y11
+	VPAND        160(DI), Y15, Y12
+	VPAND        160(DI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        192(DI), Y15, Y12
+	VPAND        192(DI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 14(R8), Y10
+	VPBROADCASTD 30(R8), Y11
+	VPAND        224(DI), Y15, Y12
+	VPAND        224(DI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        256(DI), Y15, Y12
+	VPAND        256(DI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPMADDWD     r16ones<>(SB), Y8, Y8
+	VPMADDWD     r16ones<>(SB), Y9, Y9
+	VPBROADCASTD (BX), Y10
+	VPADDD       Y10, Y8, Y8
+	VPADDD       Y10, Y9, Y9
+	VCVTPH2PS    (DI), Y12
+	VCVTPH2PS    16(DI), Y13
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VBROADCASTSS (DX), Y10
+	VMULPS       Y12, Y10, Y12
+	VMULPS       Y13, Y10, Y13
+	VFMADD231PS  Y12, Y8, Y2
+	VFMADD231PS  Y13, Y9, Y3
+	VPBROADCASTD 2(R8), Y10
+	VPBROADCASTD 18(R8), Y11
+	VPAND        32(R11), Y15, Y12
+	VPAND        32(R11), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        64(R11), Y15, Y12
+	VPAND        64(R11), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 6(R8), Y10
+	VPBROADCASTD 22(R8), Y11
+	VPAND        96(R11), Y15, Y12
+	VPAND        96(R11), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        128(R11), Y15, Y12
+	VPAND        128(R11), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 10(R8), Y10
+	VPBROADCASTD 26(R8), Y11
+	VPAND        160(R11), Y15, Y12
+	VPAND        160(R11), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        192(R11), Y15, Y12
+	VPAND        192(R11), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 14(R8), Y10
+	VPBROADCASTD 30(R8), Y11
+	VPAND        224(R11), Y15, Y12
+	VPAND        224(R11), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        256(R11), Y15, Y12
+	VPAND        256(R11), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPMADDWD     r16ones<>(SB), Y8, Y8
+	VPMADDWD     r16ones<>(SB), Y9, Y9
+	VPBROADCASTD (BX), Y10
+	VPADDD       Y10, Y8, Y8
+	VPADDD       Y10, Y9, Y9
+	VCVTPH2PS    (R11), Y12
+	VCVTPH2PS    16(R11), Y13
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VBROADCASTSS (DX), Y10
+	VMULPS       Y12, Y10, Y12
+	VMULPS       Y13, Y10, Y13
+	VFMADD231PS  Y12, Y8, Y4
+	VFMADD231PS  Y13, Y9, Y5
+	ADDQ         $288, SI
+	ADDQ         $288, DI
+	ADDQ         $288, R11
+	ADDQ         $34, R8
+	ADDQ         R9, DX
+	ADDQ         R9, BX
+	DECQ         CX
+	JNZ          r16q40d3blk
+	JMP          r16q40d3done
+
+r16q40d3nopf:
+	VPBROADCASTD 2(R8), Y10
+	VPBROADCASTD 18(R8), Y11
+	VPAND        32(SI), Y15, Y12
+	VPAND        32(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        64(SI), Y15, Y12
+	VPAND        64(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 6(R8), Y10
+	VPBROADCASTD 22(R8), Y11
+	VPAND        96(SI), Y15, Y12
+	VPAND        96(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        128(SI), Y15, Y12
+	VPAND        128(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 10(R8), Y10
+	VPBROADCASTD 26(R8), Y11
+	VPAND        160(SI), Y15, Y12
+	VPAND        160(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        192(SI), Y15, Y12
+	VPAND        192(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 14(R8), Y10
+	VPBROADCASTD 30(R8), Y11
+	VPAND        224(SI), Y15, Y12
+	VPAND        224(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        256(SI), Y15, Y12
+	VPAND        256(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPMADDWD     r16ones<>(SB), Y8, Y8
+	VPMADDWD     r16ones<>(SB), Y9, Y9
+	VPBROADCASTD (BX), Y10
+	VPADDD       Y10, Y8, Y8
+	VPADDD       Y10, Y9, Y9
+	VCVTPH2PS    (SI), Y12
+	VCVTPH2PS    16(SI), Y13
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VBROADCASTSS (DX), Y10
+	VMULPS       Y12, Y10, Y12
+	VMULPS       Y13, Y10, Y13
+	VFMADD231PS  Y12, Y8, Y0
+	VFMADD231PS  Y13, Y9, Y1
+	VPBROADCASTD 2(R8), Y10
+	VPBROADCASTD 18(R8), Y11
+	VPAND        32(DI), Y15, Y12
+	VPAND        32(DI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        64(DI), Y15, Y12
+	VPAND        64(DI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 6(R8), Y10
+	VPBROADCASTD 22(R8), Y11
+	VPAND        96(DI), Y15, Y12
+	VPAND        96(DI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        128(DI), Y15, Y12
+	VPAND        128(DI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 10(R8), Y10
+	VPBROADCASTD 26(R8), Y11
+	VPAND        160(DI), Y15, Y12
+	VPAND        160(DI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        192(DI), Y15, Y12
+	VPAND        192(DI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 14(R8), Y10
+	VPBROADCASTD 30(R8), Y11
+	VPAND        224(DI), Y15, Y12
+	VPAND        224(DI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        256(DI), Y15, Y12
+	VPAND        256(DI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPMADDWD     r16ones<>(SB), Y8, Y8
+	VPMADDWD     r16ones<>(SB), Y9, Y9
+	VPBROADCASTD (BX), Y10
+	VPADDD       Y10, Y8, Y8
+	VPADDD       Y10, Y9, Y9
+	VCVTPH2PS    (DI), Y12
+	VCVTPH2PS    16(DI), Y13
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VBROADCASTSS (DX), Y10
+	VMULPS       Y12, Y10, Y12
+	VMULPS       Y13, Y10, Y13
+	VFMADD231PS  Y12, Y8, Y2
+	VFMADD231PS  Y13, Y9, Y3
+	VPBROADCASTD 2(R8), Y10
+	VPBROADCASTD 18(R8), Y11
+	VPAND        32(R11), Y15, Y12
+	VPAND        32(R11), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        64(R11), Y15, Y12
+	VPAND        64(R11), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 6(R8), Y10
+	VPBROADCASTD 22(R8), Y11
+	VPAND        96(R11), Y15, Y12
+	VPAND        96(R11), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        128(R11), Y15, Y12
+	VPAND        128(R11), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 10(R8), Y10
+	VPBROADCASTD 26(R8), Y11
+	VPAND        160(R11), Y15, Y12
+	VPAND        160(R11), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        192(R11), Y15, Y12
+	VPAND        192(R11), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 14(R8), Y10
+	VPBROADCASTD 30(R8), Y11
+	VPAND        224(R11), Y15, Y12
+	VPAND        224(R11), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        256(R11), Y15, Y12
+	VPAND        256(R11), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPMADDWD     r16ones<>(SB), Y8, Y8
+	VPMADDWD     r16ones<>(SB), Y9, Y9
+	VPBROADCASTD (BX), Y10
+	VPADDD       Y10, Y8, Y8
+	VPADDD       Y10, Y9, Y9
+	VCVTPH2PS    (R11), Y12
+	VCVTPH2PS    16(R11), Y13
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VBROADCASTSS (DX), Y10
+	VMULPS       Y12, Y10, Y12
+	VMULPS       Y13, Y10, Y13
+	VFMADD231PS  Y12, Y8, Y4
+	VFMADD231PS  Y13, Y9, Y5
+	ADDQ         $288, SI
+	ADDQ         $288, DI
+	ADDQ         $288, R11
+	ADDQ         $34, R8
+	ADDQ         R9, DX
+	ADDQ         R9, BX
+	DECQ         CX
+	JNZ          r16q40d3nopf
+
+r16q40d3done:
+	MOVQ         dst+48(FP), DI
+	MOVQ         ds+72(FP), AX
+	VMOVUPS      Y0, (DI)
+	VMOVUPS      Y1, 32(DI)
+	ADDQ         AX, DI
+	VMOVUPS      Y2, (DI)
+	VMOVUPS      Y3, 32(DI)
+	ADDQ         AX, DI
+	VMOVUPS      Y4, (DI)
+	VMOVUPS      Y5, 32(DI)
+	VZEROUPPER
+	RET
+
+// func r16q40d2(w *byte, gs int, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int, ahead int, ds int)
+//
+// 2 group(s) gs bytes apart by one column, group j's 16 rows at dst +
+// j·ds bytes: group j in Y(2j)/Y(2j+1) (its rows 0-7, 8-15), its block sums in
+// Y8/Y9, Y10-Y13 scratch, Y14 0xf0 bytes (Q4_0; the int16 ones from
+// r16ones) or int16 ones (Q8_0), Y15 0x0f bytes. Each group's
+// chain is r16q40d's, so the bits are; several streams keep more of
+// the core's reads in flight than one (docs/PERFORMANCE.md, sitting 19);
+// r16Gemm calls 1-3 where fewer groups are left.
+TEXT ·r16q40d2(SB), NOSPLIT, $0-80
+	MOVQ         w+0(FP), SI
+	MOVQ         gs+8(FP), AX
+	LEAQ         (SI)(AX*1), DI
+	MOVQ         nb+16(FP), CX
+	MOVQ         x+24(FP), R8
+	MOVQ         dx+32(FP), DX
+	MOVQ         corr+40(FP), BX
+	MOVQ         step+56(FP), R9
+	SHLQ         $2, R9
+	MOVQ         ahead+64(FP), R10
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0xf0f0f0f0, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+
+	TESTQ        R10, R10
+	JEQ          r16q40d2nopf
+
+r16q40d2blk:
+	PREFETCHT1   0(SI)(R10*1)
+	PREFETCHT1   64(SI)(R10*1)
+	PREFETCHT1   128(SI)(R10*1)
+	PREFETCHT1   192(SI)(R10*1)
+	PREFETCHT1   256(SI)(R10*1)
+	PREFETCHT1   0(DI)(R10*1)
+	PREFETCHT1   64(DI)(R10*1)
+	PREFETCHT1   128(DI)(R10*1)
+	PREFETCHT1   192(DI)(R10*1)
+	PREFETCHT1   256(DI)(R10*1)
+	VPBROADCASTD 2(R8), Y10
+	VPBROADCASTD 18(R8), Y11
+	VPAND        32(SI), Y15, Y12
+	VPAND        32(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        64(SI), Y15, Y12
+	VPAND        64(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 6(R8), Y10
+	VPBROADCASTD 22(R8), Y11
+	VPAND        96(SI), Y15, Y12
+	VPAND        96(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        128(SI), Y15, Y12
+	VPAND        128(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 10(R8), Y10
+	VPBROADCASTD 26(R8), Y11
+	VPAND        160(SI), Y15, Y12
+	VPAND        160(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        192(SI), Y15, Y12
+	VPAND        192(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 14(R8), Y10
+	VPBROADCASTD 30(R8), Y11
+	VPAND        224(SI), Y15, Y12
+	VPAND        224(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        256(SI), Y15, Y12
+	VPAND        256(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPMADDWD     r16ones<>(SB), Y8, Y8
+	VPMADDWD     r16ones<>(SB), Y9, Y9
+	VPBROADCASTD (BX), Y10
+	VPADDD       Y10, Y8, Y8
+	VPADDD       Y10, Y9, Y9
+	VCVTPH2PS    (SI), Y12
+	VCVTPH2PS    16(SI), Y13
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VBROADCASTSS (DX), Y10
+	VMULPS       Y12, Y10, Y12
+	VMULPS       Y13, Y10, Y13
+	VFMADD231PS  Y12, Y8, Y0
+	VFMADD231PS  Y13, Y9, Y1
+	VPBROADCASTD 2(R8), Y10
+	VPBROADCASTD 18(R8), Y11
+	VPAND        32(DI), Y15, Y12
+	VPAND        32(DI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        64(DI), Y15, Y12
+	VPAND        64(DI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 6(R8), Y10
+	VPBROADCASTD 22(R8), Y11
+	VPAND        96(DI), Y15, Y12
+	VPAND        96(DI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        128(DI), Y15, Y12
+	VPAND        128(DI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 10(R8), Y10
+	VPBROADCASTD 26(R8), Y11
+	VPAND        160(DI), Y15, Y12
+	VPAND        160(DI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        192(DI), Y15, Y12
+	VPAND        192(DI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 14(R8), Y10
+	VPBROADCASTD 30(R8), Y11
+	VPAND        224(DI), Y15, Y12
+	VPAND        224(DI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        256(DI), Y15, Y12
+	VPAND        256(DI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPMADDWD     r16ones<>(SB), Y8, Y8
+	VPMADDWD     r16ones<>(SB), Y9, Y9
+	VPBROADCASTD (BX), Y10
+	VPADDD       Y10, Y8, Y8
+	VPADDD       Y10, Y9, Y9
+	VCVTPH2PS    (DI), Y12
+	VCVTPH2PS    16(DI), Y13
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VBROADCASTSS (DX), Y10
+	VMULPS       Y12, Y10, Y12
+	VMULPS       Y13, Y10, Y13
+	VFMADD231PS  Y12, Y8, Y2
+	VFMADD231PS  Y13, Y9, Y3
+	ADDQ         $288, SI
+	ADDQ         $288, DI
+	ADDQ         $34, R8
+	ADDQ         R9, DX
+	ADDQ         R9, BX
+	DECQ         CX
+	JNZ          r16q40d2blk
+	JMP          r16q40d2done
+
+r16q40d2nopf:
+	VPBROADCASTD 2(R8), Y10
+	VPBROADCASTD 18(R8), Y11
+	VPAND        32(SI), Y15, Y12
+	VPAND        32(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        64(SI), Y15, Y12
+	VPAND        64(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 6(R8), Y10
+	VPBROADCASTD 22(R8), Y11
+	VPAND        96(SI), Y15, Y12
+	VPAND        96(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        128(SI), Y15, Y12
+	VPAND        128(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 10(R8), Y10
+	VPBROADCASTD 26(R8), Y11
+	VPAND        160(SI), Y15, Y12
+	VPAND        160(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        192(SI), Y15, Y12
+	VPAND        192(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 14(R8), Y10
+	VPBROADCASTD 30(R8), Y11
+	VPAND        224(SI), Y15, Y12
+	VPAND        224(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        256(SI), Y15, Y12
+	VPAND        256(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPMADDWD     r16ones<>(SB), Y8, Y8
+	VPMADDWD     r16ones<>(SB), Y9, Y9
+	VPBROADCASTD (BX), Y10
+	VPADDD       Y10, Y8, Y8
+	VPADDD       Y10, Y9, Y9
+	VCVTPH2PS    (SI), Y12
+	VCVTPH2PS    16(SI), Y13
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VBROADCASTSS (DX), Y10
+	VMULPS       Y12, Y10, Y12
+	VMULPS       Y13, Y10, Y13
+	VFMADD231PS  Y12, Y8, Y0
+	VFMADD231PS  Y13, Y9, Y1
+	VPBROADCASTD 2(R8), Y10
+	VPBROADCASTD 18(R8), Y11
+	VPAND        32(DI), Y15, Y12
+	VPAND        32(DI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        64(DI), Y15, Y12
+	VPAND        64(DI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 6(R8), Y10
+	VPBROADCASTD 22(R8), Y11
+	VPAND        96(DI), Y15, Y12
+	VPAND        96(DI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        128(DI), Y15, Y12
+	VPAND        128(DI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 10(R8), Y10
+	VPBROADCASTD 26(R8), Y11
+	VPAND        160(DI), Y15, Y12
+	VPAND        160(DI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        192(DI), Y15, Y12
+	VPAND        192(DI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 14(R8), Y10
+	VPBROADCASTD 30(R8), Y11
+	VPAND        224(DI), Y15, Y12
+	VPAND        224(DI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        256(DI), Y15, Y12
+	VPAND        256(DI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPMADDWD     r16ones<>(SB), Y8, Y8
+	VPMADDWD     r16ones<>(SB), Y9, Y9
+	VPBROADCASTD (BX), Y10
+	VPADDD       Y10, Y8, Y8
+	VPADDD       Y10, Y9, Y9
+	VCVTPH2PS    (DI), Y12
+	VCVTPH2PS    16(DI), Y13
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VBROADCASTSS (DX), Y10
+	VMULPS       Y12, Y10, Y12
+	VMULPS       Y13, Y10, Y13
+	VFMADD231PS  Y12, Y8, Y2
+	VFMADD231PS  Y13, Y9, Y3
+	ADDQ         $288, SI
+	ADDQ         $288, DI
+	ADDQ         $34, R8
+	ADDQ         R9, DX
+	ADDQ         R9, BX
+	DECQ         CX
+	JNZ          r16q40d2nopf
+
+r16q40d2done:
+	MOVQ         dst+48(FP), DI
+	MOVQ         ds+72(FP), AX
+	VMOVUPS      Y0, (DI)
+	VMOVUPS      Y1, 32(DI)
+	ADDQ         AX, DI
+	VMOVUPS      Y2, (DI)
+	VMOVUPS      Y3, 32(DI)
+	VZEROUPPER
+	RET
+
+// func r16q40d1(w *byte, gs int, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int, ahead int, ds int)
+//
+// 1 group(s) gs bytes apart by one column, group j's 16 rows at dst +
+// j·ds bytes: group j in Y(2j)/Y(2j+1) (its rows 0-7, 8-15), its block sums in
+// Y8/Y9, Y10-Y13 scratch, Y14 0xf0 bytes (Q4_0; the int16 ones from
+// r16ones) or int16 ones (Q8_0), Y15 0x0f bytes. Each group's
+// chain is r16q40d's, so the bits are; several streams keep more of
+// the core's reads in flight than one (docs/PERFORMANCE.md, sitting 19);
+// r16Gemm calls 1-3 where fewer groups are left.
+TEXT ·r16q40d1(SB), NOSPLIT, $0-80
+	MOVQ         w+0(FP), SI
+	MOVQ         gs+8(FP), AX
+	MOVQ         nb+16(FP), CX
+	MOVQ         x+24(FP), R8
+	MOVQ         dx+32(FP), DX
+	MOVQ         corr+40(FP), BX
+	MOVQ         step+56(FP), R9
+	SHLQ         $2, R9
+	MOVQ         ahead+64(FP), R10
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0xf0f0f0f0, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+
+	TESTQ        R10, R10
+	JEQ          r16q40d1nopf
+
+r16q40d1blk:
+	PREFETCHT1   0(SI)(R10*1)
+	PREFETCHT1   64(SI)(R10*1)
+	PREFETCHT1   128(SI)(R10*1)
+	PREFETCHT1   192(SI)(R10*1)
+	PREFETCHT1   256(SI)(R10*1)
+	VPBROADCASTD 2(R8), Y10
+	VPBROADCASTD 18(R8), Y11
+	VPAND        32(SI), Y15, Y12
+	VPAND        32(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        64(SI), Y15, Y12
+	VPAND        64(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 6(R8), Y10
+	VPBROADCASTD 22(R8), Y11
+	VPAND        96(SI), Y15, Y12
+	VPAND        96(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        128(SI), Y15, Y12
+	VPAND        128(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 10(R8), Y10
+	VPBROADCASTD 26(R8), Y11
+	VPAND        160(SI), Y15, Y12
+	VPAND        160(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        192(SI), Y15, Y12
+	VPAND        192(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 14(R8), Y10
+	VPBROADCASTD 30(R8), Y11
+	VPAND        224(SI), Y15, Y12
+	VPAND        224(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        256(SI), Y15, Y12
+	VPAND        256(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPMADDWD     r16ones<>(SB), Y8, Y8
+	VPMADDWD     r16ones<>(SB), Y9, Y9
+	VPBROADCASTD (BX), Y10
+	VPADDD       Y10, Y8, Y8
+	VPADDD       Y10, Y9, Y9
+	VCVTPH2PS    (SI), Y12
+	VCVTPH2PS    16(SI), Y13
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VBROADCASTSS (DX), Y10
+	VMULPS       Y12, Y10, Y12
+	VMULPS       Y13, Y10, Y13
+	VFMADD231PS  Y12, Y8, Y0
+	VFMADD231PS  Y13, Y9, Y1
+	ADDQ         $288, SI
+	ADDQ         $34, R8
+	ADDQ         R9, DX
+	ADDQ         R9, BX
+	DECQ         CX
+	JNZ          r16q40d1blk
+	JMP          r16q40d1done
+
+r16q40d1nopf:
+	VPBROADCASTD 2(R8), Y10
+	VPBROADCASTD 18(R8), Y11
+	VPAND        32(SI), Y15, Y12
+	VPAND        32(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        64(SI), Y15, Y12
+	VPAND        64(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 6(R8), Y10
+	VPBROADCASTD 22(R8), Y11
+	VPAND        96(SI), Y15, Y12
+	VPAND        96(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        128(SI), Y15, Y12
+	VPAND        128(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 10(R8), Y10
+	VPBROADCASTD 26(R8), Y11
+	VPAND        160(SI), Y15, Y12
+	VPAND        160(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        192(SI), Y15, Y12
+	VPAND        192(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPBROADCASTD 14(R8), Y10
+	VPBROADCASTD 30(R8), Y11
+	VPAND        224(SI), Y15, Y12
+	VPAND        224(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y8, Y8
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y8, Y8
+	VPAND        256(SI), Y15, Y12
+	VPAND        256(SI), Y14, Y13
+	VPSRLW       $4, Y13, Y13
+	VPMADDUBSW   Y10, Y12, Y12
+	VPADDW       Y12, Y9, Y9
+	VPMADDUBSW   Y11, Y13, Y13
+	VPADDW       Y13, Y9, Y9
+	VPMADDWD     r16ones<>(SB), Y8, Y8
+	VPMADDWD     r16ones<>(SB), Y9, Y9
+	VPBROADCASTD (BX), Y10
+	VPADDD       Y10, Y8, Y8
+	VPADDD       Y10, Y9, Y9
+	VCVTPH2PS    (SI), Y12
+	VCVTPH2PS    16(SI), Y13
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VBROADCASTSS (DX), Y10
+	VMULPS       Y12, Y10, Y12
+	VMULPS       Y13, Y10, Y13
+	VFMADD231PS  Y12, Y8, Y0
+	VFMADD231PS  Y13, Y9, Y1
+	ADDQ         $288, SI
+	ADDQ         $34, R8
+	ADDQ         R9, DX
+	ADDQ         R9, BX
+	DECQ         CX
+	JNZ          r16q40d1nopf
+
+r16q40d1done:
+	MOVQ         dst+48(FP), DI
+	MOVQ         ds+72(FP), AX
+	VMOVUPS      Y0, (DI)
+	VMOVUPS      Y1, 32(DI)
+	VZEROUPPER
+	RET
+
+// func r16q80d4(w *byte, gs int, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int, ahead int, ds int)
+//
+// 4 group(s) gs bytes apart by one column, group j's 16 rows at dst +
+// j·ds bytes: group j in Y(2j)/Y(2j+1) (its rows 0-7, 8-15), its block sums in
+// Y8/Y9, Y10-Y13 scratch, Y14 0xf0 bytes (Q4_0; the int16 ones from
+// r16ones) or int16 ones (Q8_0), Y15 0x0f bytes. Each group's
+// chain is r16q80d's, so the bits are; several streams keep more of
+// the core's reads in flight than one (docs/PERFORMANCE.md, sitting 19);
+// r16Gemm calls 1-3 where fewer groups are left.
 TEXT ·r16q80d4(SB), NOSPLIT, $0-80
 	MOVQ         w+0(FP), SI
 	MOVQ         gs+8(FP), AX
@@ -6560,6 +7696,1584 @@ r16q80d4done:
 	ADDQ         AX, DI
 	VMOVUPS      Y6, (DI)
 	VMOVUPS      Y7, 32(DI)
+	VZEROUPPER
+	RET
+
+// func r16q80d3(w *byte, gs int, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int, ahead int, ds int)
+//
+// 3 group(s) gs bytes apart by one column, group j's 16 rows at dst +
+// j·ds bytes: group j in Y(2j)/Y(2j+1) (its rows 0-7, 8-15), its block sums in
+// Y8/Y9, Y10-Y13 scratch, Y14 0xf0 bytes (Q4_0; the int16 ones from
+// r16ones) or int16 ones (Q8_0), Y15 0x0f bytes. Each group's
+// chain is r16q80d's, so the bits are; several streams keep more of
+// the core's reads in flight than one (docs/PERFORMANCE.md, sitting 19);
+// r16Gemm calls 1-3 where fewer groups are left.
+TEXT ·r16q80d3(SB), NOSPLIT, $0-80
+	MOVQ         w+0(FP), SI
+	MOVQ         gs+8(FP), AX
+	LEAQ         (SI)(AX*1), DI
+	LEAQ         (SI)(AX*2), R11
+	MOVQ         nb+16(FP), CX
+	MOVQ         x+24(FP), R8
+	MOVQ         dx+32(FP), DX
+	MOVQ         corr+40(FP), BX
+	MOVQ         step+56(FP), R9
+	SHLQ         $2, R9
+	MOVQ         ahead+64(FP), R10
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0x00010001, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+
+	TESTQ        R10, R10
+	JEQ          r16q80d3nopf
+
+r16q80d3blk:
+	PREFETCHT1   0(SI)(R10*1)
+	PREFETCHT1   64(SI)(R10*1)
+	PREFETCHT1   128(SI)(R10*1)
+	PREFETCHT1   192(SI)(R10*1)
+	PREFETCHT1   256(SI)(R10*1)
+	PREFETCHT1   320(SI)(R10*1)
+	PREFETCHT1   384(SI)(R10*1)
+	PREFETCHT1   448(SI)(R10*1)
+	PREFETCHT1   512(SI)(R10*1)
+	PREFETCHT1   0(DI)(R10*1)
+	PREFETCHT1   64(DI)(R10*1)
+	PREFETCHT1   128(DI)(R10*1)
+	PREFETCHT1   192(DI)(R10*1)
+	PREFETCHT1   256(DI)(R10*1)
+	PREFETCHT1   320(DI)(R10*1)
+	PREFETCHT1   384(DI)(R10*1)
+	PREFETCHT1   448(DI)(R10*1)
+	PREFETCHT1   512(DI)(R10*1)
+	PREFETCHT1   0(R11)(R10*1)
+	PREFETCHT1   64(R11)(R10*1)
+	PREFETCHT1   128(R11)(R10*1)
+	PREFETCHT1   192(R11)(R10*1)
+	PREFETCHT1   256(R11)(R10*1)
+	PREFETCHT1   320(R11)(R10*1)
+	PREFETCHT1   384(R11)(R10*1)
+	PREFETCHT1   448(R11)(R10*1)
+	PREFETCHT1   512(R11)(R10*1)
+	VPBROADCASTD 2(R8), Y10
+	VMOVDQU      32(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y8
+	VMOVDQU      64(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y9
+	VPBROADCASTD 6(R8), Y10
+	VMOVDQU      96(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      128(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 10(R8), Y10
+	VMOVDQU      160(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      192(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 14(R8), Y10
+	VMOVDQU      224(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      256(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 18(R8), Y10
+	VMOVDQU      288(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      320(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 22(R8), Y10
+	VMOVDQU      352(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      384(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 26(R8), Y10
+	VMOVDQU      416(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      448(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 30(R8), Y10
+	VMOVDQU      480(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      512(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VCVTPH2PS    (SI), Y12
+	VCVTPH2PS    16(SI), Y13
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VBROADCASTSS (DX), Y10
+	VMULPS       Y12, Y10, Y12
+	VMULPS       Y13, Y10, Y13
+	VFMADD231PS  Y12, Y8, Y0
+	VFMADD231PS  Y13, Y9, Y1
+	VPBROADCASTD 2(R8), Y10
+	VMOVDQU      32(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y8
+	VMOVDQU      64(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y9
+	VPBROADCASTD 6(R8), Y10
+	VMOVDQU      96(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      128(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 10(R8), Y10
+	VMOVDQU      160(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      192(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 14(R8), Y10
+	VMOVDQU      224(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      256(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 18(R8), Y10
+	VMOVDQU      288(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      320(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 22(R8), Y10
+	VMOVDQU      352(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      384(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 26(R8), Y10
+	VMOVDQU      416(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      448(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 30(R8), Y10
+	VMOVDQU      480(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      512(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VCVTPH2PS    (DI), Y12
+	VCVTPH2PS    16(DI), Y13
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VBROADCASTSS (DX), Y10
+	VMULPS       Y12, Y10, Y12
+	VMULPS       Y13, Y10, Y13
+	VFMADD231PS  Y12, Y8, Y2
+	VFMADD231PS  Y13, Y9, Y3
+	VPBROADCASTD 2(R8), Y10
+	VMOVDQU      32(R11), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y8
+	VMOVDQU      64(R11), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y9
+	VPBROADCASTD 6(R8), Y10
+	VMOVDQU      96(R11), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      128(R11), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 10(R8), Y10
+	VMOVDQU      160(R11), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      192(R11), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 14(R8), Y10
+	VMOVDQU      224(R11), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      256(R11), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 18(R8), Y10
+	VMOVDQU      288(R11), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      320(R11), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 22(R8), Y10
+	VMOVDQU      352(R11), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      384(R11), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 26(R8), Y10
+	VMOVDQU      416(R11), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      448(R11), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 30(R8), Y10
+	VMOVDQU      480(R11), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      512(R11), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VCVTPH2PS    (R11), Y12
+	VCVTPH2PS    16(R11), Y13
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VBROADCASTSS (DX), Y10
+	VMULPS       Y12, Y10, Y12
+	VMULPS       Y13, Y10, Y13
+	VFMADD231PS  Y12, Y8, Y4
+	VFMADD231PS  Y13, Y9, Y5
+	ADDQ         $544, SI
+	ADDQ         $544, DI
+	ADDQ         $544, R11
+	ADDQ         $34, R8
+	ADDQ         R9, DX
+	ADDQ         R9, BX
+	DECQ         CX
+	JNZ          r16q80d3blk
+	JMP          r16q80d3done
+
+r16q80d3nopf:
+	VPBROADCASTD 2(R8), Y10
+	VMOVDQU      32(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y8
+	VMOVDQU      64(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y9
+	VPBROADCASTD 6(R8), Y10
+	VMOVDQU      96(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      128(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 10(R8), Y10
+	VMOVDQU      160(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      192(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 14(R8), Y10
+	VMOVDQU      224(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      256(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 18(R8), Y10
+	VMOVDQU      288(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      320(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 22(R8), Y10
+	VMOVDQU      352(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      384(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 26(R8), Y10
+	VMOVDQU      416(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      448(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 30(R8), Y10
+	VMOVDQU      480(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      512(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VCVTPH2PS    (SI), Y12
+	VCVTPH2PS    16(SI), Y13
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VBROADCASTSS (DX), Y10
+	VMULPS       Y12, Y10, Y12
+	VMULPS       Y13, Y10, Y13
+	VFMADD231PS  Y12, Y8, Y0
+	VFMADD231PS  Y13, Y9, Y1
+	VPBROADCASTD 2(R8), Y10
+	VMOVDQU      32(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y8
+	VMOVDQU      64(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y9
+	VPBROADCASTD 6(R8), Y10
+	VMOVDQU      96(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      128(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 10(R8), Y10
+	VMOVDQU      160(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      192(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 14(R8), Y10
+	VMOVDQU      224(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      256(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 18(R8), Y10
+	VMOVDQU      288(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      320(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 22(R8), Y10
+	VMOVDQU      352(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      384(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 26(R8), Y10
+	VMOVDQU      416(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      448(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 30(R8), Y10
+	VMOVDQU      480(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      512(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VCVTPH2PS    (DI), Y12
+	VCVTPH2PS    16(DI), Y13
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VBROADCASTSS (DX), Y10
+	VMULPS       Y12, Y10, Y12
+	VMULPS       Y13, Y10, Y13
+	VFMADD231PS  Y12, Y8, Y2
+	VFMADD231PS  Y13, Y9, Y3
+	VPBROADCASTD 2(R8), Y10
+	VMOVDQU      32(R11), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y8
+	VMOVDQU      64(R11), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y9
+	VPBROADCASTD 6(R8), Y10
+	VMOVDQU      96(R11), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      128(R11), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 10(R8), Y10
+	VMOVDQU      160(R11), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      192(R11), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 14(R8), Y10
+	VMOVDQU      224(R11), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      256(R11), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 18(R8), Y10
+	VMOVDQU      288(R11), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      320(R11), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 22(R8), Y10
+	VMOVDQU      352(R11), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      384(R11), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 26(R8), Y10
+	VMOVDQU      416(R11), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      448(R11), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 30(R8), Y10
+	VMOVDQU      480(R11), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      512(R11), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VCVTPH2PS    (R11), Y12
+	VCVTPH2PS    16(R11), Y13
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VBROADCASTSS (DX), Y10
+	VMULPS       Y12, Y10, Y12
+	VMULPS       Y13, Y10, Y13
+	VFMADD231PS  Y12, Y8, Y4
+	VFMADD231PS  Y13, Y9, Y5
+	ADDQ         $544, SI
+	ADDQ         $544, DI
+	ADDQ         $544, R11
+	ADDQ         $34, R8
+	ADDQ         R9, DX
+	ADDQ         R9, BX
+	DECQ         CX
+	JNZ          r16q80d3nopf
+
+r16q80d3done:
+	MOVQ         dst+48(FP), DI
+	MOVQ         ds+72(FP), AX
+	VMOVUPS      Y0, (DI)
+	VMOVUPS      Y1, 32(DI)
+	ADDQ         AX, DI
+	VMOVUPS      Y2, (DI)
+	VMOVUPS      Y3, 32(DI)
+	ADDQ         AX, DI
+	VMOVUPS      Y4, (DI)
+	VMOVUPS      Y5, 32(DI)
+	VZEROUPPER
+	RET
+
+// func r16q80d2(w *byte, gs int, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int, ahead int, ds int)
+//
+// 2 group(s) gs bytes apart by one column, group j's 16 rows at dst +
+// j·ds bytes: group j in Y(2j)/Y(2j+1) (its rows 0-7, 8-15), its block sums in
+// Y8/Y9, Y10-Y13 scratch, Y14 0xf0 bytes (Q4_0; the int16 ones from
+// r16ones) or int16 ones (Q8_0), Y15 0x0f bytes. Each group's
+// chain is r16q80d's, so the bits are; several streams keep more of
+// the core's reads in flight than one (docs/PERFORMANCE.md, sitting 19);
+// r16Gemm calls 1-3 where fewer groups are left.
+TEXT ·r16q80d2(SB), NOSPLIT, $0-80
+	MOVQ         w+0(FP), SI
+	MOVQ         gs+8(FP), AX
+	LEAQ         (SI)(AX*1), DI
+	MOVQ         nb+16(FP), CX
+	MOVQ         x+24(FP), R8
+	MOVQ         dx+32(FP), DX
+	MOVQ         corr+40(FP), BX
+	MOVQ         step+56(FP), R9
+	SHLQ         $2, R9
+	MOVQ         ahead+64(FP), R10
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0x00010001, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+
+	TESTQ        R10, R10
+	JEQ          r16q80d2nopf
+
+r16q80d2blk:
+	PREFETCHT1   0(SI)(R10*1)
+	PREFETCHT1   64(SI)(R10*1)
+	PREFETCHT1   128(SI)(R10*1)
+	PREFETCHT1   192(SI)(R10*1)
+	PREFETCHT1   256(SI)(R10*1)
+	PREFETCHT1   320(SI)(R10*1)
+	PREFETCHT1   384(SI)(R10*1)
+	PREFETCHT1   448(SI)(R10*1)
+	PREFETCHT1   512(SI)(R10*1)
+	PREFETCHT1   0(DI)(R10*1)
+	PREFETCHT1   64(DI)(R10*1)
+	PREFETCHT1   128(DI)(R10*1)
+	PREFETCHT1   192(DI)(R10*1)
+	PREFETCHT1   256(DI)(R10*1)
+	PREFETCHT1   320(DI)(R10*1)
+	PREFETCHT1   384(DI)(R10*1)
+	PREFETCHT1   448(DI)(R10*1)
+	PREFETCHT1   512(DI)(R10*1)
+	VPBROADCASTD 2(R8), Y10
+	VMOVDQU      32(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y8
+	VMOVDQU      64(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y9
+	VPBROADCASTD 6(R8), Y10
+	VMOVDQU      96(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      128(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 10(R8), Y10
+	VMOVDQU      160(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      192(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 14(R8), Y10
+	VMOVDQU      224(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      256(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 18(R8), Y10
+	VMOVDQU      288(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      320(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 22(R8), Y10
+	VMOVDQU      352(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      384(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 26(R8), Y10
+	VMOVDQU      416(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      448(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 30(R8), Y10
+	VMOVDQU      480(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      512(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VCVTPH2PS    (SI), Y12
+	VCVTPH2PS    16(SI), Y13
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VBROADCASTSS (DX), Y10
+	VMULPS       Y12, Y10, Y12
+	VMULPS       Y13, Y10, Y13
+	VFMADD231PS  Y12, Y8, Y0
+	VFMADD231PS  Y13, Y9, Y1
+	VPBROADCASTD 2(R8), Y10
+	VMOVDQU      32(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y8
+	VMOVDQU      64(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y9
+	VPBROADCASTD 6(R8), Y10
+	VMOVDQU      96(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      128(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 10(R8), Y10
+	VMOVDQU      160(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      192(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 14(R8), Y10
+	VMOVDQU      224(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      256(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 18(R8), Y10
+	VMOVDQU      288(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      320(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 22(R8), Y10
+	VMOVDQU      352(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      384(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 26(R8), Y10
+	VMOVDQU      416(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      448(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 30(R8), Y10
+	VMOVDQU      480(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      512(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VCVTPH2PS    (DI), Y12
+	VCVTPH2PS    16(DI), Y13
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VBROADCASTSS (DX), Y10
+	VMULPS       Y12, Y10, Y12
+	VMULPS       Y13, Y10, Y13
+	VFMADD231PS  Y12, Y8, Y2
+	VFMADD231PS  Y13, Y9, Y3
+	ADDQ         $544, SI
+	ADDQ         $544, DI
+	ADDQ         $34, R8
+	ADDQ         R9, DX
+	ADDQ         R9, BX
+	DECQ         CX
+	JNZ          r16q80d2blk
+	JMP          r16q80d2done
+
+r16q80d2nopf:
+	VPBROADCASTD 2(R8), Y10
+	VMOVDQU      32(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y8
+	VMOVDQU      64(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y9
+	VPBROADCASTD 6(R8), Y10
+	VMOVDQU      96(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      128(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 10(R8), Y10
+	VMOVDQU      160(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      192(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 14(R8), Y10
+	VMOVDQU      224(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      256(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 18(R8), Y10
+	VMOVDQU      288(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      320(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 22(R8), Y10
+	VMOVDQU      352(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      384(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 26(R8), Y10
+	VMOVDQU      416(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      448(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 30(R8), Y10
+	VMOVDQU      480(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      512(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VCVTPH2PS    (SI), Y12
+	VCVTPH2PS    16(SI), Y13
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VBROADCASTSS (DX), Y10
+	VMULPS       Y12, Y10, Y12
+	VMULPS       Y13, Y10, Y13
+	VFMADD231PS  Y12, Y8, Y0
+	VFMADD231PS  Y13, Y9, Y1
+	VPBROADCASTD 2(R8), Y10
+	VMOVDQU      32(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y8
+	VMOVDQU      64(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y9
+	VPBROADCASTD 6(R8), Y10
+	VMOVDQU      96(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      128(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 10(R8), Y10
+	VMOVDQU      160(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      192(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 14(R8), Y10
+	VMOVDQU      224(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      256(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 18(R8), Y10
+	VMOVDQU      288(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      320(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 22(R8), Y10
+	VMOVDQU      352(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      384(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 26(R8), Y10
+	VMOVDQU      416(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      448(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 30(R8), Y10
+	VMOVDQU      480(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      512(DI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VCVTPH2PS    (DI), Y12
+	VCVTPH2PS    16(DI), Y13
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VBROADCASTSS (DX), Y10
+	VMULPS       Y12, Y10, Y12
+	VMULPS       Y13, Y10, Y13
+	VFMADD231PS  Y12, Y8, Y2
+	VFMADD231PS  Y13, Y9, Y3
+	ADDQ         $544, SI
+	ADDQ         $544, DI
+	ADDQ         $34, R8
+	ADDQ         R9, DX
+	ADDQ         R9, BX
+	DECQ         CX
+	JNZ          r16q80d2nopf
+
+r16q80d2done:
+	MOVQ         dst+48(FP), DI
+	MOVQ         ds+72(FP), AX
+	VMOVUPS      Y0, (DI)
+	VMOVUPS      Y1, 32(DI)
+	ADDQ         AX, DI
+	VMOVUPS      Y2, (DI)
+	VMOVUPS      Y3, 32(DI)
+	VZEROUPPER
+	RET
+
+// func r16q80d1(w *byte, gs int, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int, ahead int, ds int)
+//
+// 1 group(s) gs bytes apart by one column, group j's 16 rows at dst +
+// j·ds bytes: group j in Y(2j)/Y(2j+1) (its rows 0-7, 8-15), its block sums in
+// Y8/Y9, Y10-Y13 scratch, Y14 0xf0 bytes (Q4_0; the int16 ones from
+// r16ones) or int16 ones (Q8_0), Y15 0x0f bytes. Each group's
+// chain is r16q80d's, so the bits are; several streams keep more of
+// the core's reads in flight than one (docs/PERFORMANCE.md, sitting 19);
+// r16Gemm calls 1-3 where fewer groups are left.
+TEXT ·r16q80d1(SB), NOSPLIT, $0-80
+	MOVQ         w+0(FP), SI
+	MOVQ         gs+8(FP), AX
+	MOVQ         nb+16(FP), CX
+	MOVQ         x+24(FP), R8
+	MOVQ         dx+32(FP), DX
+	MOVQ         corr+40(FP), BX
+	MOVQ         step+56(FP), R9
+	SHLQ         $2, R9
+	MOVQ         ahead+64(FP), R10
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0x00010001, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+
+	TESTQ        R10, R10
+	JEQ          r16q80d1nopf
+
+r16q80d1blk:
+	PREFETCHT1   0(SI)(R10*1)
+	PREFETCHT1   64(SI)(R10*1)
+	PREFETCHT1   128(SI)(R10*1)
+	PREFETCHT1   192(SI)(R10*1)
+	PREFETCHT1   256(SI)(R10*1)
+	PREFETCHT1   320(SI)(R10*1)
+	PREFETCHT1   384(SI)(R10*1)
+	PREFETCHT1   448(SI)(R10*1)
+	PREFETCHT1   512(SI)(R10*1)
+	VPBROADCASTD 2(R8), Y10
+	VMOVDQU      32(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y8
+	VMOVDQU      64(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y9
+	VPBROADCASTD 6(R8), Y10
+	VMOVDQU      96(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      128(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 10(R8), Y10
+	VMOVDQU      160(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      192(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 14(R8), Y10
+	VMOVDQU      224(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      256(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 18(R8), Y10
+	VMOVDQU      288(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      320(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 22(R8), Y10
+	VMOVDQU      352(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      384(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 26(R8), Y10
+	VMOVDQU      416(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      448(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 30(R8), Y10
+	VMOVDQU      480(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      512(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VCVTPH2PS    (SI), Y12
+	VCVTPH2PS    16(SI), Y13
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VBROADCASTSS (DX), Y10
+	VMULPS       Y12, Y10, Y12
+	VMULPS       Y13, Y10, Y13
+	VFMADD231PS  Y12, Y8, Y0
+	VFMADD231PS  Y13, Y9, Y1
+	ADDQ         $544, SI
+	ADDQ         $34, R8
+	ADDQ         R9, DX
+	ADDQ         R9, BX
+	DECQ         CX
+	JNZ          r16q80d1blk
+	JMP          r16q80d1done
+
+r16q80d1nopf:
+	VPBROADCASTD 2(R8), Y10
+	VMOVDQU      32(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y8
+	VMOVDQU      64(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y9
+	VPBROADCASTD 6(R8), Y10
+	VMOVDQU      96(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      128(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 10(R8), Y10
+	VMOVDQU      160(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      192(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 14(R8), Y10
+	VMOVDQU      224(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      256(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 18(R8), Y10
+	VMOVDQU      288(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      320(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 22(R8), Y10
+	VMOVDQU      352(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      384(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 26(R8), Y10
+	VMOVDQU      416(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      448(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPBROADCASTD 30(R8), Y10
+	VMOVDQU      480(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VMOVDQU      512(SI), Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y10, Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y14, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VCVTPH2PS    (SI), Y12
+	VCVTPH2PS    16(SI), Y13
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VBROADCASTSS (DX), Y10
+	VMULPS       Y12, Y10, Y12
+	VMULPS       Y13, Y10, Y13
+	VFMADD231PS  Y12, Y8, Y0
+	VFMADD231PS  Y13, Y9, Y1
+	ADDQ         $544, SI
+	ADDQ         $34, R8
+	ADDQ         R9, DX
+	ADDQ         R9, BX
+	DECQ         CX
+	JNZ          r16q80d1nopf
+
+r16q80d1done:
+	MOVQ         dst+48(FP), DI
+	MOVQ         ds+72(FP), AX
+	VMOVUPS      Y0, (DI)
+	VMOVUPS      Y1, 32(DI)
 	VZEROUPPER
 	RET
 

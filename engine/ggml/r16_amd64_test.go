@@ -74,16 +74,19 @@ func TestR16Kernels(t *testing.T) {
 	} else {
 		t.Log("the AVX-512 VNNI kernels are unchecked: this CPU lacks AVX-512 VNNI or BW")
 	}
-	// The AVX2 set's one-column path three ways: one group at a time, four
-	// groups as four streams with and without their software prefetch.
-	savedDec4, savedAhead4 := r16Dec4, r16Ahead4
-	t.Cleanup(func() { r16Dec4, r16Ahead4 = savedDec4, savedAhead4 })
+	// The AVX2 set's one-column path four ways: one group at a time, and
+	// as 1-4 streams (the row counts leave 1-4 groups to the last calls)
+	// with and without their software prefetch, over the quarters of the
+	// groups or over consecutive groups.
+	savedDec4, savedAhead4, savedSpread := r16Dec4, r16Ahead4, r16Spread
+	t.Cleanup(func() { r16Dec4, r16Ahead4, r16Spread = savedDec4, savedAhead4, savedSpread })
 	for _, d4 := range []struct {
-		on    bool
-		ahead int
-	}{{false, 0}, {true, 0}, {true, 4096}} {
-		r16Dec4, r16Ahead4 = d4.on, d4.ahead
-		checkR16Sets(t, sets, fmt.Sprintf("dec4=%v ahead=%d", d4.on, d4.ahead))
+		on     bool
+		ahead  int
+		spread bool
+	}{{false, 0, true}, {true, 0, true}, {true, 4096, true}, {true, 0, false}} {
+		r16Dec4, r16Ahead4, r16Spread = d4.on, d4.ahead, d4.spread
+		checkR16Sets(t, sets, fmt.Sprintf("streams=%v ahead=%d spread=%v", d4.on, d4.ahead, d4.spread))
 	}
 }
 
@@ -92,7 +95,7 @@ func checkR16Sets(t *testing.T, sets map[string][32]*r16Set, how string) {
 	for name, set := range sets {
 		for _, tp := range []Type{Q4_0, Q8_0} {
 			for _, n := range []int{32, 96, 2048} {
-				for _, rows := range []int{16, 33, 48, 64, 129, 200} {
+				for _, rows := range []int{16, 33, 48, 64, 80, 129, 176, 200} {
 					for _, cols := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 17} {
 						for _, extreme := range []bool{false, true} {
 							w, x := r16Operands(r, tp, n, rows, cols, extreme)

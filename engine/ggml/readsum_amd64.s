@@ -81,3 +81,112 @@ streams:
 	MOVL AX, ret+16(FP)
 	VZEROUPPER
 	RET
+
+// BUSY4 and BUSY8 are 4 and 8 vector integer operations on Y4-Y15 whose
+// results nothing reads (readStreamsBusy4AVX, readStreamsBusy8AVX).
+#define BUSY4 \
+	VPMADDUBSW Y14, Y15, Y4 \
+	VPADDW     Y14, Y15, Y5 \
+	VPADDW     Y14, Y15, Y6 \
+	VPMADDUBSW Y14, Y15, Y7
+
+#define BUSY8 \
+	BUSY4 \
+	VPMADDUBSW Y14, Y15, Y8 \
+	VPADDW     Y14, Y15, Y9 \
+	VPADDW     Y14, Y15, Y10 \
+	VPMADDUBSW Y14, Y15, Y11
+
+// func readStreamsBusy4AVX(p *byte, n int) uint32
+//
+// readStreamsAVX's sum with 4 vector integer operations (VPMADDUBSW and
+// VPADDW, one to two, as the tile decode kernels mix them; results
+// discarded) after each 32-byte load: the read rate at a kernel's ALU
+// density (BenchmarkReadBusy).
+TEXT ·readStreamsBusy4AVX(SB), NOSPLIT, $0-20
+	MOVQ   p+0(FP), SI
+	MOVQ   n+8(FP), CX
+	SHRQ   $2, CX
+	LEAQ   (SI)(CX*1), DI
+	LEAQ   (DI)(CX*1), R8
+	LEAQ   (R8)(CX*1), R9
+	VPXOR  Y0, Y0, Y0
+	VPXOR  Y1, Y1, Y1
+	VPXOR  Y2, Y2, Y2
+	VPXOR  Y3, Y3, Y3
+
+readStreamsBusy4AVXloop:
+	VPADDD (SI), Y0, Y0
+	BUSY4
+	VPADDD 32(SI), Y1, Y1
+	BUSY4
+	VPADDD (DI), Y2, Y2
+	BUSY4
+	VPADDD 32(DI), Y3, Y3
+	BUSY4
+	VPADDD (R8), Y0, Y0
+	BUSY4
+	VPADDD 32(R8), Y1, Y1
+	BUSY4
+	VPADDD (R9), Y2, Y2
+	BUSY4
+	VPADDD 32(R9), Y3, Y3
+	BUSY4
+	ADDQ   $64, SI
+	ADDQ   $64, DI
+	ADDQ   $64, R8
+	ADDQ   $64, R9
+	SUBQ   $64, CX
+	JNZ    readStreamsBusy4AVXloop
+
+	SUM4
+	MOVL AX, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func readStreamsBusy8AVX(p *byte, n int) uint32
+//
+// readStreamsAVX's sum with 8 vector integer operations (VPMADDUBSW and
+// VPADDW, one to two, as the tile decode kernels mix them; results
+// discarded) after each 32-byte load: the read rate at a kernel's ALU
+// density (BenchmarkReadBusy).
+TEXT ·readStreamsBusy8AVX(SB), NOSPLIT, $0-20
+	MOVQ   p+0(FP), SI
+	MOVQ   n+8(FP), CX
+	SHRQ   $2, CX
+	LEAQ   (SI)(CX*1), DI
+	LEAQ   (DI)(CX*1), R8
+	LEAQ   (R8)(CX*1), R9
+	VPXOR  Y0, Y0, Y0
+	VPXOR  Y1, Y1, Y1
+	VPXOR  Y2, Y2, Y2
+	VPXOR  Y3, Y3, Y3
+
+readStreamsBusy8AVXloop:
+	VPADDD (SI), Y0, Y0
+	BUSY8
+	VPADDD 32(SI), Y1, Y1
+	BUSY8
+	VPADDD (DI), Y2, Y2
+	BUSY8
+	VPADDD 32(DI), Y3, Y3
+	BUSY8
+	VPADDD (R8), Y0, Y0
+	BUSY8
+	VPADDD 32(R8), Y1, Y1
+	BUSY8
+	VPADDD (R9), Y2, Y2
+	BUSY8
+	VPADDD 32(R9), Y3, Y3
+	BUSY8
+	ADDQ   $64, SI
+	ADDQ   $64, DI
+	ADDQ   $64, R8
+	ADDQ   $64, R9
+	SUBQ   $64, CX
+	JNZ    readStreamsBusy8AVXloop
+
+	SUM4
+	MOVL AX, ret+16(FP)
+	VZEROUPPER
+	RET

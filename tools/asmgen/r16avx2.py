@@ -4,7 +4,8 @@
 # columns (r16q40zN, r16q80zN); AVX2 (VPMADDUBSW) and AVX-VNNI (VEX
 # VPDPBUSD, suffix v), a half group (8 rows) by 1-4 columns (r16q40cN,
 # r16q80cN), a whole group by one column (r16q40d, r16q80d) and, AVX2,
-# four groups by one column as four streams (r16q40d4, r16q80d4); one
+# one to four groups by one column as as many streams (r16q40d1-4,
+# r16q80d1-4); one
 # straight-line body per kernel.
 L = []
 A = L.append
@@ -356,26 +357,30 @@ def dec(t, vnni=False):
     A("\tRET")
     A("")
 
-def dec4(t):
-    """AVX2: four consecutive groups (64 rows) by one column, each group's
-    chain as r16%sd's, the four read side by side as four streams (SI, DI,
-    R11, R12), each prefetched into L2 ahead bytes on (R10)."""
+def decs(t, ns):
+    """AVX2: ns (1-4) groups gs bytes apart by one column, each group's
+    chain as r16%sd's, read side by side as ns streams (SI, DI, R11,
+    R12), each prefetched into L2 ahead bytes on (R10) where ahead > 0."""
     bs = 288 if t == "q40" else 544
-    name = "r16%sd4" % t
+    name = "r16%sd%d" % (t, ns)
     A("// func %s(w *byte, gs int, nb int, x *byte, dx *float32, corr *int32, dst *float32, step int, ahead int, ds int)" % name)
     A("//")
-    A("// Four groups gs bytes apart by one column, group j's 16 rows at dst +")
+    A("// %d group(s) gs bytes apart by one column, group j's 16 rows at dst +" % ns)
     A("// j·ds bytes: group j in Y(2j)/Y(2j+1) (its rows 0-7, 8-15), its block sums in")
     A("// Y8/Y9, Y10-Y13 scratch, Y14 0xf0 bytes (Q4_0; the int16 ones from")
     A("// r16ones) or int16 ones (Q8_0), Y15 0x0f bytes. Each group's")
-    A("// chain is r16%sd's, so the bits are; the four streams keep more of" % t)
-    A("// the core's reads in flight than one (docs/PERFORMANCE.md, sitting 19).")
+    A("// chain is r16%sd's, so the bits are; several streams keep more of" % t)
+    A("// the core's reads in flight than one (docs/PERFORMANCE.md, sitting 19);")
+    A("// r16Gemm calls 1-3 where fewer groups are left.")
     A("TEXT ·%s(SB), NOSPLIT, $0-80" % name)
     A("\tMOVQ         w+0(FP), SI")
     A("\tMOVQ         gs+8(FP), AX")
-    A("\tLEAQ         (SI)(AX*1), DI")
-    A("\tLEAQ         (SI)(AX*2), R11")
-    A("\tLEAQ         (DI)(AX*2), R12")
+    if ns > 1:
+        A("\tLEAQ         (SI)(AX*1), DI")
+    if ns > 2:
+        A("\tLEAQ         (SI)(AX*2), R11")
+    if ns > 3:
+        A("\tLEAQ         (DI)(AX*2), R12")
     A("\tMOVQ         nb+16(FP), CX")
     A("\tMOVQ         x+24(FP), R8")
     A("\tMOVQ         dx+32(FP), DX")
@@ -391,10 +396,10 @@ def dec4(t):
     A("\tMOVL         $%s, AX" % ("0xf0f0f0f0" if t == "q40" else "0x00010001"))
     A("\tVMOVD        AX, X14")
     A("\tVPBROADCASTD X14, Y14")
-    for j in range(8):
+    for j in range(2 * ns):
         A("\tVXORPS       Y%d, Y%d, Y%d" % (j, j, j))
     A("")
-    ptrs = ["SI", "DI", "R11", "R12"]
+    ptrs = ["SI", "DI", "R11", "R12"][:ns]
     def loop(label, pf):
         A("%s:" % label)
         if pf:
@@ -464,10 +469,10 @@ def dec4(t):
     A("%sdone:" % name)
     A("\tMOVQ         dst+48(FP), DI")
     A("\tMOVQ         ds+72(FP), AX")
-    for j in range(4):
+    for j in range(ns):
         A("\tVMOVUPS      Y%d, (DI)" % (2 * j))
         A("\tVMOVUPS      Y%d, 32(DI)" % (2 * j + 1))
-        if j < 3:
+        if j < ns - 1:
             A("\tADDQ         AX, DI")
     A("\tVZEROUPPER")
     A("\tRET")
@@ -533,7 +538,8 @@ for vnni in (False, True):
             cols(t, nc, vnni)
         dec(t, vnni)
 for t in ("q40", "q80"):
-    dec4(t)
+    for ns in (4, 3, 2, 1):
+        decs(t, ns)
 for i in range(4):
     A("DATA r16ones<>+%d(SB)/8, $0x0001000100010001" % (8 * i))
 A("GLOBL r16ones<>(SB), RODATA|NOPTR, $32")
