@@ -2,8 +2,8 @@ package engine
 
 import (
 	"bytes"
-	"path/filepath"
 	"os"
+	"path/filepath"
 	"testing"
 	"unsafe"
 
