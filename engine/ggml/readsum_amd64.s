@@ -82,26 +82,27 @@ streams:
 	VZEROUPPER
 	RET
 
-// BUSY4 and BUSY8 are 4 and 8 vector integer operations on Y4-Y15 whose
-// results nothing reads (readStreamsBusy4AVX, readStreamsBusy8AVX).
+// BUSY4 and BUSY8 are 4 and 8 vector integer operations on the chunk just
+// loaded (Y12), as a kernel's work waits on its loads, whose results
+// nothing reads (readStreamsBusy4AVX, readStreamsBusy8AVX).
 #define BUSY4 \
-	VPMADDUBSW Y14, Y15, Y4 \
-	VPADDW     Y14, Y15, Y5 \
-	VPADDW     Y14, Y15, Y6 \
-	VPMADDUBSW Y14, Y15, Y7
+	VPMADDUBSW Y12, Y15, Y4 \
+	VPADDW     Y12, Y15, Y5 \
+	VPADDW     Y12, Y14, Y6 \
+	VPMADDUBSW Y12, Y14, Y7
 
 #define BUSY8 \
 	BUSY4 \
-	VPMADDUBSW Y14, Y15, Y8 \
-	VPADDW     Y14, Y15, Y9 \
-	VPADDW     Y14, Y15, Y10 \
-	VPMADDUBSW Y14, Y15, Y11
+	VPMADDUBSW Y12, Y13, Y8 \
+	VPADDW     Y12, Y13, Y9 \
+	VPADDW     Y12, Y14, Y10 \
+	VPMADDUBSW Y12, Y15, Y11
 
 // func readStreamsBusy4AVX(p *byte, n int) uint32
 //
-// readStreamsAVX's sum with 4 vector integer operations (VPMADDUBSW and
-// VPADDW, one to two, as the tile decode kernels mix them; results
-// discarded) after each 32-byte load: the read rate at a kernel's ALU
+// readStreamsAVX's sum with 4 vector integer operations on each 32-byte
+// chunk after its load (VPMADDUBSW and VPADDW, one to two, as the tile
+// decode kernels mix them; results discarded): the read rate at a kernel's ALU
 // density (BenchmarkReadBusy).
 TEXT ·readStreamsBusy4AVX(SB), NOSPLIT, $0-20
 	MOVQ   p+0(FP), SI
@@ -116,21 +117,29 @@ TEXT ·readStreamsBusy4AVX(SB), NOSPLIT, $0-20
 	VPXOR  Y3, Y3, Y3
 
 readStreamsBusy4AVXloop:
-	VPADDD (SI), Y0, Y0
+	VMOVDQU (SI), Y12
+	VPADDD  Y12, Y0, Y0
 	BUSY4
-	VPADDD 32(SI), Y1, Y1
+	VMOVDQU 32(SI), Y12
+	VPADDD  Y12, Y1, Y1
 	BUSY4
-	VPADDD (DI), Y2, Y2
+	VMOVDQU (DI), Y12
+	VPADDD  Y12, Y2, Y2
 	BUSY4
-	VPADDD 32(DI), Y3, Y3
+	VMOVDQU 32(DI), Y12
+	VPADDD  Y12, Y3, Y3
 	BUSY4
-	VPADDD (R8), Y0, Y0
+	VMOVDQU (R8), Y12
+	VPADDD  Y12, Y0, Y0
 	BUSY4
-	VPADDD 32(R8), Y1, Y1
+	VMOVDQU 32(R8), Y12
+	VPADDD  Y12, Y1, Y1
 	BUSY4
-	VPADDD (R9), Y2, Y2
+	VMOVDQU (R9), Y12
+	VPADDD  Y12, Y2, Y2
 	BUSY4
-	VPADDD 32(R9), Y3, Y3
+	VMOVDQU 32(R9), Y12
+	VPADDD  Y12, Y3, Y3
 	BUSY4
 	ADDQ   $64, SI
 	ADDQ   $64, DI
@@ -146,9 +155,9 @@ readStreamsBusy4AVXloop:
 
 // func readStreamsBusy8AVX(p *byte, n int) uint32
 //
-// readStreamsAVX's sum with 8 vector integer operations (VPMADDUBSW and
-// VPADDW, one to two, as the tile decode kernels mix them; results
-// discarded) after each 32-byte load: the read rate at a kernel's ALU
+// readStreamsAVX's sum with 8 vector integer operations on each 32-byte
+// chunk after its load (VPMADDUBSW and VPADDW, one to two, as the tile
+// decode kernels mix them; results discarded): the read rate at a kernel's ALU
 // density (BenchmarkReadBusy).
 TEXT ·readStreamsBusy8AVX(SB), NOSPLIT, $0-20
 	MOVQ   p+0(FP), SI
@@ -163,21 +172,29 @@ TEXT ·readStreamsBusy8AVX(SB), NOSPLIT, $0-20
 	VPXOR  Y3, Y3, Y3
 
 readStreamsBusy8AVXloop:
-	VPADDD (SI), Y0, Y0
+	VMOVDQU (SI), Y12
+	VPADDD  Y12, Y0, Y0
 	BUSY8
-	VPADDD 32(SI), Y1, Y1
+	VMOVDQU 32(SI), Y12
+	VPADDD  Y12, Y1, Y1
 	BUSY8
-	VPADDD (DI), Y2, Y2
+	VMOVDQU (DI), Y12
+	VPADDD  Y12, Y2, Y2
 	BUSY8
-	VPADDD 32(DI), Y3, Y3
+	VMOVDQU 32(DI), Y12
+	VPADDD  Y12, Y3, Y3
 	BUSY8
-	VPADDD (R8), Y0, Y0
+	VMOVDQU (R8), Y12
+	VPADDD  Y12, Y0, Y0
 	BUSY8
-	VPADDD 32(R8), Y1, Y1
+	VMOVDQU 32(R8), Y12
+	VPADDD  Y12, Y1, Y1
 	BUSY8
-	VPADDD (R9), Y2, Y2
+	VMOVDQU (R9), Y12
+	VPADDD  Y12, Y2, Y2
 	BUSY8
-	VPADDD 32(R9), Y3, Y3
+	VMOVDQU 32(R9), Y12
+	VPADDD  Y12, Y3, Y3
 	BUSY8
 	ADDQ   $64, SI
 	ADDQ   $64, DI
