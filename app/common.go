@@ -58,7 +58,7 @@ func (m *modelFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&m.kvType, "kv-type", "", "KV cache type: F32, F16 or Q8_0 (default: F32 on the CPU, F16 when layers are offloaded to a GPU)")
 	fs.StringVar(&m.kvBudget, "kv-budget", "", "KV cache memory shared by all sequences, e.g. 2G or 512M (default: enough for 8 full contexts, at most half the free RAM)")
 	m.gpu.register(fs)
-	fs.BoolVar(&m.mmap, "mmap", false, "read weights from the file mapping instead of copying them into huge pages (faster load, slower decode; F16, BF16 and F32 models always read the mapping)")
+	fs.BoolVar(&m.mmap, "mmap", false, "read weights from the file mapping instead of copying them into huge pages (faster load, slower decode)")
 }
 
 func (m *modelFlags) load() (*engine.Model, error) {

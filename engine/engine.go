@@ -34,11 +34,10 @@ type LoadOptions struct {
 	// pages (Linux) instead of reading them from the file mapping: the
 	// load reads the whole file (in parallel, with direct I/O where it is
 	// not cached), decode runs faster (see docs/PERFORMANCE.md, issue 18).
-	// A model that runs on the CPU alone then has its Q4_0/Q8_0 (and, by
-	// tier, K-quant) matrices rewritten into the layouts of the decode
-	// kernels (model.InterleaveRows4); without HugePages (--mmap) the
-	// weights stay as the file has them. A file with no matrix of such a
-	// type (F16, BF16, F32) stays in the mapping either way (layoutAtLoad).
+	// A model that runs on the CPU alone then has its Q4_0/Q8_0 matrices
+	// interleaved in groups of 4 rows for the decode kernels
+	// (model.InterleaveRows4); without HugePages (--mmap) the weights stay
+	// as the file has them.
 	HugePages bool
 	// Quant, when its Type is set, re-quantizes the weight matrices after
 	// loading (Inferflow's load-time quantization: an Inferflow block
@@ -218,25 +217,6 @@ func fullOffload(f *gguf.File, o *GPUOptions) bool {
 	return ok && uint64(o.Layers) > n
 }
 
-// layoutAtLoad reports whether f has a matrix of a type that this CPU's
-// kernels take in a layout of their own (ggml.Rows4: Q4_0, Q8_0 and the
-// K-quants, by tier), which the huge-page copy rewrites at load. A model
-// with none (F16, BF16, F32 matrices) reads its weights in the file's
-// layout either way, and the copy only trades load time for the huge
-// pages: TinyLlama F16 on the 2-vCPU Zen 3 VM (2026-12-07, two
-// alternations) ran pp128 and tg32 at 1 and 2 threads as fast from the
-// mapping (pp 31.3/60.6 t/s copied against 32.6/59.4 mapped, tg 5.9/10.5
-// against 6.0/9.8) while the copy loaded in 0.4-2.6 s against 0.04 s. Such
-// a model stays in the file mapping, as llama.cpp's does.
-func layoutAtLoad(f *gguf.File) bool {
-	for i := range f.Tensors {
-		if t := &f.Tensors[i]; len(t.Shape) == 2 && ggml.Rows4(t.Type) {
-			return true
-		}
-	}
-	return false
-}
-
 func fromGGUF(f *gguf.File, opt LoadOptions) (*Model, error) {
 	var sp *spec.Spec
 	if opt.SpecPath != "" {
@@ -249,7 +229,7 @@ func fromGGUF(f *gguf.File, opt LoadOptions) (*Model, error) {
 	release := func() error { return nil }
 	var net *model.Model
 	var err error
-	if opt.HugePages && hugePagesFit(f.Size()) && !fullOffload(f, opt.GPU) && layoutAtLoad(f) {
+	if opt.HugePages && hugePagesFit(f.Size()) && !fullOffload(f, opt.GPU) {
 		net, release, err = model.FromGGUFHugePages(f, sp, model.Options{Threads: nt})
 	} else {
 		net, err = model.FromGGUF(f, sp, model.Options{Threads: nt})
