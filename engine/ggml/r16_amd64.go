@@ -93,8 +93,8 @@ type r16Set struct {
 	streams [5]r16Streams
 }
 
-// r16Dec4 turns on the four-stream decode kernels (r16q40d4, r16q80d4) of
-// the AVX2 tier, and r16Ahead4 is how far ahead each of the four streams
+// r16Dec4 turns on the stream decode kernels (r16q40d1-4, r16q80d1-4) of
+// the AVX2 tier, and r16Ahead4 is how far ahead each of the streams
 // is prefetched into L2, in bytes (0: no software prefetch, the hardware
 // prefetchers alone). One core of the 2-vCPU AMD EPYC Zen 3 VM
 // (2026-12-07, sitting 19) read 1 GiB at 15-20 GB/s as four streams side
@@ -112,6 +112,10 @@ type r16Set struct {
 // reads four consecutive groups at a time instead (BenchmarkStreamVsRead,
 // three alternations on the Zen 3 VM: Q4_0 at 1 thread 112–122% of
 // ReadSum spread against 100–118% consecutive, the other cells level).
+// Where a quarter has ended (G groups in runs of ⌈G/4⌉), the calls take
+// fewer streams, so no group of a decode task falls to the one-group
+// kernel: at 2 threads TinyLlama's 176-row FFN tasks and 16-row K/V tasks
+// had put a fifth of the Q4_0 decode time there (sitting 20).
 var (
 	r16Dec4   = false
 	r16Ahead4 = 4096
