@@ -220,21 +220,15 @@ func r16Gemm(t Type, n int, w []byte, rows int, a *Act, dst []float32, ldd int, 
 			// the one-group kernel. Without r16Spread, four consecutive
 			// groups at a time.
 			G, gb := full/16, 16*rs
-			q := (G + 3) / 4
+			q, last := (G+3)/4, (G+3)/4 // run length; the calls start below last
 			if !r16Spread {
-				q = 1
+				q, last = 1, G
 			}
-			for i := 0; i < G; {
-				ns := 0 // the streams whose run reaches group i's place
-				for ns < 4 && ns*q+i < G {
-					ns++
-				}
+			for i := 0; i < last; {
+				ns := min(4, (G-i+q-1)/q) // the runs that reach group i's place
 				k.streams[ns](&w[i*gb], q*gb, nb, &a.x[0], &a.bdx[0], &a.bcorr[0], &dst[16*i], a.bstep, r16Ahead4, 64*q)
 				if r16Spread {
 					i++
-					if i == q {
-						break
-					}
 				} else {
 					i += ns
 				}

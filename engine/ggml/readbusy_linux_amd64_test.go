@@ -74,3 +74,24 @@ func BenchmarkReadBusy(b *testing.B) {
 		})
 	}
 }
+
+// TestReadBusySums: the busy readers still read every word (their sums are
+// ReadStreams'), so BenchmarkReadBusy measures the same bytes three ways.
+func TestReadBusySums(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("skipping: the readers are AVX2 assembly, which this CPU lacks")
+	}
+	buf := make([]byte, 64<<10)
+	for i := range buf {
+		buf[i] = byte(i*131 + i>>8)
+	}
+	for _, n := range []int{256, 512, 4096, len(buf)} {
+		want := ReadStreams(buf[:n])
+		if got := readStreamsBusy4AVX(&buf[0], n); got != want {
+			t.Errorf("%d bytes: busy4 %#x, want %#x", n, got, want)
+		}
+		if got := readStreamsBusy8AVX(&buf[0], n); got != want {
+			t.Errorf("%d bytes: busy8 %#x, want %#x", n, got, want)
+		}
+	}
+}

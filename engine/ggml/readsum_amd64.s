@@ -44,22 +44,35 @@ loop:
 	VZEROUPPER
 	RET
 
+// STREAMS4 sets up the four streams over the n bytes at p (SI, DI, R8,
+// R9: its quarters; CX the bytes of each) and zeroes the sums Y0-Y3;
+// STREAMS4NEXT moves each on by 64 bytes and counts them off.
+#define STREAMS4 \
+	MOVQ  p+0(FP), SI \
+	MOVQ  n+8(FP), CX \
+	SHRQ  $2, CX \
+	LEAQ  (SI)(CX*1), DI \
+	LEAQ  (DI)(CX*1), R8 \
+	LEAQ  (R8)(CX*1), R9 \
+	VPXOR Y0, Y0, Y0 \
+	VPXOR Y1, Y1, Y1 \
+	VPXOR Y2, Y2, Y2 \
+	VPXOR Y3, Y3, Y3
+
+#define STREAMS4NEXT \
+	ADDQ $64, SI \
+	ADDQ $64, DI \
+	ADDQ $64, R8 \
+	ADDQ $64, R9 \
+	SUBQ $64, CX
+
 // func readStreamsAVX(p *byte, n int) uint32
 //
 // The 32-bit words of n bytes (n a positive multiple of 256) summed mod 2³²
 // as four streams, the quarters of p, 64 bytes of each per pass, with no
 // software prefetch (ReadStreams).
 TEXT ·readStreamsAVX(SB), NOSPLIT, $0-20
-	MOVQ   p+0(FP), SI
-	MOVQ   n+8(FP), CX
-	SHRQ   $2, CX
-	LEAQ   (SI)(CX*1), DI
-	LEAQ   (DI)(CX*1), R8
-	LEAQ   (R8)(CX*1), R9
-	VPXOR  Y0, Y0, Y0
-	VPXOR  Y1, Y1, Y1
-	VPXOR  Y2, Y2, Y2
-	VPXOR  Y3, Y3, Y3
+	STREAMS4
 
 streams:
 	VPADDD (SI), Y0, Y0
@@ -70,11 +83,7 @@ streams:
 	VPADDD 32(R8), Y1, Y1
 	VPADDD (R9), Y2, Y2
 	VPADDD 32(R9), Y3, Y3
-	ADDQ   $64, SI
-	ADDQ   $64, DI
-	ADDQ   $64, R8
-	ADDQ   $64, R9
-	SUBQ   $64, CX
+	STREAMS4NEXT
 	JNZ    streams
 
 	SUM4
@@ -98,6 +107,23 @@ streams:
 	VPADDW     Y12, Y14, Y10 \
 	VPMADDUBSW Y12, Y15, Y11
 
+// BUSYCHUNK adds the chunk at addr into acc and does busy's work on it;
+// BUSYPASS does so for 64 bytes of each stream.
+#define BUSYCHUNK(addr, acc, busy) \
+	VMOVDQU addr, Y12 \
+	VPADDD  Y12, acc, acc \
+	busy
+
+#define BUSYPASS(busy) \
+	BUSYCHUNK((SI), Y0, busy) \
+	BUSYCHUNK(32(SI), Y1, busy) \
+	BUSYCHUNK((DI), Y2, busy) \
+	BUSYCHUNK(32(DI), Y3, busy) \
+	BUSYCHUNK((R8), Y0, busy) \
+	BUSYCHUNK(32(R8), Y1, busy) \
+	BUSYCHUNK((R9), Y2, busy) \
+	BUSYCHUNK(32(R9), Y3, busy)
+
 // func readStreamsBusy4AVX(p *byte, n int) uint32
 //
 // readStreamsAVX's sum with 4 vector integer operations on each 32-byte
@@ -105,47 +131,11 @@ streams:
 // decode kernels mix them; results discarded): the read rate at a kernel's ALU
 // density (BenchmarkReadBusy).
 TEXT ·readStreamsBusy4AVX(SB), NOSPLIT, $0-20
-	MOVQ   p+0(FP), SI
-	MOVQ   n+8(FP), CX
-	SHRQ   $2, CX
-	LEAQ   (SI)(CX*1), DI
-	LEAQ   (DI)(CX*1), R8
-	LEAQ   (R8)(CX*1), R9
-	VPXOR  Y0, Y0, Y0
-	VPXOR  Y1, Y1, Y1
-	VPXOR  Y2, Y2, Y2
-	VPXOR  Y3, Y3, Y3
+	STREAMS4
 
 readStreamsBusy4AVXloop:
-	VMOVDQU (SI), Y12
-	VPADDD  Y12, Y0, Y0
-	BUSY4
-	VMOVDQU 32(SI), Y12
-	VPADDD  Y12, Y1, Y1
-	BUSY4
-	VMOVDQU (DI), Y12
-	VPADDD  Y12, Y2, Y2
-	BUSY4
-	VMOVDQU 32(DI), Y12
-	VPADDD  Y12, Y3, Y3
-	BUSY4
-	VMOVDQU (R8), Y12
-	VPADDD  Y12, Y0, Y0
-	BUSY4
-	VMOVDQU 32(R8), Y12
-	VPADDD  Y12, Y1, Y1
-	BUSY4
-	VMOVDQU (R9), Y12
-	VPADDD  Y12, Y2, Y2
-	BUSY4
-	VMOVDQU 32(R9), Y12
-	VPADDD  Y12, Y3, Y3
-	BUSY4
-	ADDQ   $64, SI
-	ADDQ   $64, DI
-	ADDQ   $64, R8
-	ADDQ   $64, R9
-	SUBQ   $64, CX
+	BUSYPASS(BUSY4)
+	STREAMS4NEXT
 	JNZ    readStreamsBusy4AVXloop
 
 	SUM4
@@ -160,47 +150,11 @@ readStreamsBusy4AVXloop:
 // decode kernels mix them; results discarded): the read rate at a kernel's ALU
 // density (BenchmarkReadBusy).
 TEXT ·readStreamsBusy8AVX(SB), NOSPLIT, $0-20
-	MOVQ   p+0(FP), SI
-	MOVQ   n+8(FP), CX
-	SHRQ   $2, CX
-	LEAQ   (SI)(CX*1), DI
-	LEAQ   (DI)(CX*1), R8
-	LEAQ   (R8)(CX*1), R9
-	VPXOR  Y0, Y0, Y0
-	VPXOR  Y1, Y1, Y1
-	VPXOR  Y2, Y2, Y2
-	VPXOR  Y3, Y3, Y3
+	STREAMS4
 
 readStreamsBusy8AVXloop:
-	VMOVDQU (SI), Y12
-	VPADDD  Y12, Y0, Y0
-	BUSY8
-	VMOVDQU 32(SI), Y12
-	VPADDD  Y12, Y1, Y1
-	BUSY8
-	VMOVDQU (DI), Y12
-	VPADDD  Y12, Y2, Y2
-	BUSY8
-	VMOVDQU 32(DI), Y12
-	VPADDD  Y12, Y3, Y3
-	BUSY8
-	VMOVDQU (R8), Y12
-	VPADDD  Y12, Y0, Y0
-	BUSY8
-	VMOVDQU 32(R8), Y12
-	VPADDD  Y12, Y1, Y1
-	BUSY8
-	VMOVDQU (R9), Y12
-	VPADDD  Y12, Y2, Y2
-	BUSY8
-	VMOVDQU 32(R9), Y12
-	VPADDD  Y12, Y3, Y3
-	BUSY8
-	ADDQ   $64, SI
-	ADDQ   $64, DI
-	ADDQ   $64, R8
-	ADDQ   $64, R9
-	SUBQ   $64, CX
+	BUSYPASS(BUSY8)
+	STREAMS4NEXT
 	JNZ    readStreamsBusy8AVXloop
 
 	SUM4
