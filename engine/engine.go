@@ -230,7 +230,10 @@ func fromGGUF(f *gguf.File, opt LoadOptions) (*Model, error) {
 	var net *model.Model
 	var err error
 	if opt.HugePages && hugePagesFit(f.Size()) && !fullOffload(f, opt.GPU) {
-		net, release, err = model.FromGGUFHugePages(f, sp, model.Options{Threads: nt})
+		// On the host alone (no devices, no requantization), InterleaveRows4
+		// runs after the load: the copy lays out its matrices as it reads.
+		il := opt.GPU == nil && opt.Quant.Type == 0
+		net, release, err = model.FromGGUFHugePages(f, sp, model.Options{Threads: nt, Interleave: il})
 	} else {
 		net, err = model.FromGGUF(f, sp, model.Options{Threads: nt})
 	}

@@ -60,28 +60,41 @@ func rows16Move(t Type, n int, w []byte, rows int, scratch []byte, in bool) {
 	if len(scratch) < 16*rs {
 		scratch = make([]byte, 16*rs)
 	}
-	nb := n / t.BlockSize()
 	for g := 0; g+16 <= rows; g += 16 {
 		grp := w[g*rs : (g+16)*rs]
 		copy(scratch, grp)
-		switch {
-		case in && t == Q4_K:
-			rows16InQ4K(grp, scratch, nb, rs)
-		case in && t == Q6_K:
-			rows16InQ6K(grp, scratch, nb, rs)
-		case in && t == Q5_K:
-			rows16InQ5K(grp, scratch, nb, rs)
-		case in && t == Q8_0:
-			rows16InQ8(grp, scratch, nb, rs)
-		case in:
-			rows16InQ4(grp, scratch, nb, rs)
-		default: // the group in scratch is a 16-row matrix in the layout
-			for m := 0; m < 16; m++ {
-				rows16Row(t, n, scratch, 16, m, grp[m*rs:])
-			}
+		if in {
+			rows16In(t, n, grp, scratch[:16*rs])
+			continue
+		}
+		for m := 0; m < 16; m++ { // the group in scratch is a 16-row matrix in the layout
+			rows16Row(t, n, scratch, 16, m, grp[m*rs:])
 		}
 	}
 }
+
+// rows16In lays out one group of 16 row-major rows src into dst (the same
+// size, not overlapping) in the tile layout.
+func rows16In(t Type, n int, dst, src []byte) {
+	nb, rs := n/t.BlockSize(), t.RowSize(n)
+	switch t {
+	case Q4_K:
+		rows16InQ4K(dst, src, nb, rs)
+	case Q6_K:
+		rows16InQ6K(dst, src, nb, rs)
+	case Q5_K:
+		rows16InQ5K(dst, src, nb, rs)
+	case Q8_0:
+		rows16InQ8Impl(dst, src, nb, rs)
+	default:
+		rows16InQ4Impl(dst, src, nb, rs)
+	}
+}
+
+// rows16InQ8Impl and rows16InQ4Impl lay out one group: the plain-Go twins
+// below, or on AVX2 the same bytes by transposes of dwords
+// (b16move_amd64.s; TestRows16InAsm).
+var rows16InQ8Impl, rows16InQ4Impl = rows16InQ8, rows16InQ4
 
 // rows16InQ8 is rows16Move's rewrite of one Q8_0 group (the load's hot
 // loop): the group's row-major rows in src, rs bytes apart, to dst, with

@@ -57,6 +57,48 @@ func InterleaveRows4(t Type, n int, w []byte, rows int, scratch []byte) {
 	rows4Move(t, n, w, rows, scratch, true, rows4Pairs[t])
 }
 
+// InterleaveRowsTo writes the rows × n row-major matrix src of type t
+// into dst in the interleaved layout here: what copying src to dst and
+// then InterleaveRows4 give, in one pass. The huge-page copy of a load
+// reads each run of rows into a small buffer and lays it out into its
+// place this way (engine/model/loadcopy.go), instead of a second pass over
+// the whole copy. A run starting on a multiple of InterleaveGroup(t) rows
+// is itself a matrix in the layout, so a matrix may be written run by run.
+func InterleaveRowsTo(t Type, n int, dst, src []byte, rows int) {
+	rs := t.RowSize(n)
+	if len(dst) < rs*rows || len(src) < rs*rows || rs%t.RowSize(t.BlockSize()) != 0 {
+		panic(fmt.Sprintf("ggml: interleave %v %dx%d: %d bytes into %d", t, rows, n, len(src), len(dst)))
+	}
+	g := InterleaveGroup(t)
+	full := rows / g * g
+	for r := 0; r < full; r += g {
+		if g == 16 {
+			rows16In(t, n, dst[r*rs:(r+g)*rs], src[r*rs:(r+g)*rs])
+		} else {
+			rows4In(t, n, dst[r*rs:(r+g)*rs], src[r*rs:(r+g)*rs], rows4Pairs[t])
+		}
+	}
+	copy(dst[full*rs:rows*rs], src[full*rs:rows*rs])
+}
+
+// rows4In lays out one group of 4 row-major rows src into dst (the same
+// size, not overlapping), with the blocks paired or not.
+func rows4In(t Type, n int, dst, src []byte, pairs bool) {
+	rs, bs := t.RowSize(n), t.RowSize(t.BlockSize())
+	nb := rs / bs
+	for i := 0; i < 4; i++ {
+		for k := 0; k < nb; k++ {
+			rm, il := i*rs+k*bs, (4*k+i)*bs // row-major and interleaved offsets
+			copy(dst[il:il+bs], src[rm:rm+bs])
+		}
+	}
+	if pairs {
+		for p := 0; p < len(dst); p += 2 * bs {
+			pairSwap(dst[p:], true)
+		}
+	}
+}
+
 // interleaveRows4Unpaired is InterleaveRows4 without the pairing: the
 // layout of the VNNI and AMX tiers, whichever tier this CPU runs (the AMX
 // model and its self-check read it).
@@ -81,10 +123,18 @@ func rows4Move(t Type, n int, w []byte, rows int, scratch []byte, in, pairs bool
 	if len(scratch) < 4*rs {
 		scratch = make([]byte, 4*rs)
 	}
+	if in {
+		for g := 0; g+4 <= rows; g += 4 {
+			grp := w[g*rs : (g+4)*rs]
+			copy(scratch, grp)
+			rows4In(t, n, grp, scratch[:4*rs], pairs)
+		}
+		return
+	}
 	nb := rs / bs
 	for g := 0; g+4 <= rows; g += 4 {
 		grp := w[g*rs : (g+4)*rs]
-		if pairs && !in {
+		if pairs {
 			for p := 0; p < len(grp); p += 2 * bs {
 				pairSwap(grp[p:], false)
 			}
@@ -93,16 +143,7 @@ func rows4Move(t Type, n int, w []byte, rows int, scratch []byte, in, pairs bool
 		for i := 0; i < 4; i++ {
 			for k := 0; k < nb; k++ {
 				rm, il := i*rs+k*bs, (4*k+i)*bs // row-major and interleaved offsets
-				if in {
-					copy(grp[il:il+bs], scratch[rm:rm+bs])
-				} else {
-					copy(grp[rm:rm+bs], scratch[il:il+bs])
-				}
-			}
-		}
-		if pairs && in {
-			for p := 0; p < len(grp); p += 2 * bs {
-				pairSwap(grp[p:], true)
+				copy(grp[rm:rm+bs], scratch[il:il+bs])
 			}
 		}
 	}

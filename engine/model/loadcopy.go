@@ -9,14 +9,37 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"flowchat/engine/ggml"
 )
 
 // copyJob is one tensor to fill: dst (in the huge-page block) receives the
-// len(dst) bytes at file offset off.
+// len(dst) bytes at file offset off; with layout set, in the interleaved
+// layout of a matrix of type t and rows of n values (ggml.InterleaveRowsTo)
+// instead of as they lie in the file.
 type copyJob struct {
-	name string
-	dst  []byte
-	off  int64
+	name   string
+	dst    []byte
+	off    int64
+	layout bool
+	t      ggml.Type
+	n      int
+}
+
+// layoutChunk is the most bytes one read moves for a job with a layout,
+// rounded down to whole groups of rows (at least one): each such read goes
+// into its worker's buffer and from there into place, so the buffers stay
+// small (copyWorkers of them, freed after the load).
+const layoutChunk = 256 << 10
+
+// step is the bytes of one read of j: copyChunk, or for a job with a layout
+// whole groups of its rows, so that every read starts on a group.
+func (j *copyJob) step(chunk int) int {
+	if !j.layout {
+		return chunk
+	}
+	g := ggml.InterleaveGroup(j.t) * j.t.RowSize(j.n)
+	return max(1, min(chunk, layoutChunk)/g) * g
 }
 
 // copyChunk is the most bytes one read moves: large enough that each read
@@ -48,9 +71,9 @@ func chunkJobs(jobs []copyJob, chunk int) []readSpan {
 	sort.Slice(order, func(a, b int) bool { return jobs[order[a]].off < jobs[order[b]].off })
 	var spans []readSpan
 	for _, j := range order {
-		n := len(jobs[j].dst)
-		for lo := 0; lo < n; lo += chunk {
-			spans = append(spans, readSpan{j, lo, min(lo+chunk, n)})
+		n, step := len(jobs[j].dst), jobs[j].step(chunk)
+		for lo := 0; lo < n; lo += step {
+			spans = append(spans, readSpan{j, lo, min(lo+step, n)})
 		}
 	}
 	return spans
@@ -62,6 +85,12 @@ func chunkJobs(jobs []copyJob, chunk int) []readSpan {
 // only partly filled, and the caller must not use any of them.
 func readJobs(r io.ReaderAt, path string, jobs []copyJob, chunk, workers int) error {
 	spans := chunkJobs(jobs, chunk)
+	bufSize := 0 // the largest read of a job with a layout
+	for _, s := range spans {
+		if jobs[s.j].layout {
+			bufSize = max(bufSize, s.hi-s.lo)
+		}
+	}
 	var next atomic.Int64
 	var failed atomic.Bool
 	var once sync.Once
@@ -71,6 +100,10 @@ func readJobs(r io.ReaderAt, path string, jobs []copyJob, chunk, workers int) er
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var buf []byte // a job with a layout reads here first
+			if bufSize > 0 {
+				buf = make([]byte, bufSize)
+			}
 			for !failed.Load() {
 				i := int(next.Add(1) - 1)
 				if i >= len(spans) {
@@ -78,7 +111,15 @@ func readJobs(r io.ReaderAt, path string, jobs []copyJob, chunk, workers int) er
 				}
 				s := spans[i]
 				j := &jobs[s.j]
-				if err := readFull(r, j.dst[s.lo:s.hi], j.off+int64(s.lo)); err != nil {
+				to := j.dst[s.lo:s.hi]
+				if j.layout {
+					to = buf[:len(to)]
+				}
+				err := readFull(r, to, j.off+int64(s.lo))
+				if err == nil && j.layout {
+					ggml.InterleaveRowsTo(j.t, j.n, j.dst[s.lo:s.hi], to, len(to)/j.t.RowSize(j.n))
+				}
+				if err != nil {
 					once.Do(func() {
 						first = fmt.Errorf("%s: tensor %s (%d bytes at file offset %d): %w", path, j.name, len(j.dst), j.off, err)
 					})

@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"flowchat/engine/fixtures"
+	"flowchat/engine/ggml"
 	"flowchat/engine/gguf"
 	"flowchat/engine/spec"
 )
@@ -108,6 +109,47 @@ func TestReadJobs(t *testing.T) {
 					t.Fatal(err)
 				}
 				checkJobs(t, file, jobs, block)
+			}
+		}
+	}
+}
+
+// TestReadJobsLayout: a job with a layout arrives as the file's rows laid
+// out by ggml.InterleaveRowsTo, whatever the chunk, the workers and a
+// reader's short reads; its reads start on groups of rows, and the bytes
+// around it stay untouched.
+func TestReadJobsLayout(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, tp := range []ggml.Type{ggml.Q8_0, ggml.Q4_0} {
+		for _, sh := range [][2]int{{64, 3}, {256, 35}, {2048, 100}} {
+			n, rows := sh[0], sh[1]
+			size := rows * tp.RowSize(n)
+			file := make([]byte, 96+size)
+			for i := range file {
+				file[i] = byte(r.Uint32())
+			}
+			want := make([]byte, size)
+			ggml.InterleaveRowsTo(tp, n, want, file[96:], rows)
+			for _, chunk := range []int{1, 5000, copyChunk} {
+				for _, workers := range []int{1, 3} {
+					block := bytes.Repeat([]byte{0xA5}, size+128)
+					jobs := []copyJob{{name: "w", dst: block[64 : 64+size : 64+size], off: 96, layout: true, t: tp, n: n}}
+					g := ggml.InterleaveGroup(tp) * tp.RowSize(n)
+					for _, sp := range chunkJobs(jobs, chunk) {
+						if sp.lo%g != 0 {
+							t.Fatalf("%v %dx%d chunk %d: a read starts at byte %d, inside a group of %d", tp, rows, n, chunk, sp.lo, g)
+						}
+					}
+					if err := readJobs(failingReader{data: file, max: 777}, "f.gguf", jobs, chunk, workers); err != nil {
+						t.Fatal(err)
+					}
+					if !bytes.Equal(jobs[0].dst, want) {
+						t.Fatalf("%v %dx%d chunk %d, %d workers: not the rows laid out", tp, rows, n, chunk, workers)
+					}
+					if bytes.Count(block[:64], []byte{0xA5}) != 64 || bytes.Count(block[64+size:], []byte{0xA5}) != 64 {
+						t.Fatalf("%v %dx%d: bytes around the tensor written", tp, rows, n)
+					}
+				}
 			}
 		}
 	}

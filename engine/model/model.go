@@ -66,6 +66,11 @@ type Model struct {
 // Options are load-time choices.
 type Options struct {
 	Threads int // goroutines for the forward pass (≥ 1)
+	// Interleave (FromGGUFHugePages): the huge-page copy writes the
+	// matrices InterleaveRows4 would rewrite in its layout as it reads
+	// them, one pass instead of two (the caller promises to run the model
+	// on the host, as InterleaveRows4 requires; it then finds them done).
+	Interleave bool
 }
 
 // Build binds the weights of src into the network that s describes.

@@ -19,10 +19,13 @@ import (
 // (engine.Load calls this after the huge-page copy, never with --mmap),
 // and on the host: a device's share is uploaded from the rows in place.
 // It is a no-op when the first candidate is still file-mapped.
+//
+// With Options.Interleave the huge-page copy has already laid out the same
+// matrices as it read them (copyToHugePages); they are skipped here.
 func (m *Model) InterleaveRows4(threads int) int {
 	var ws []*Weight
 	for _, w := range m.Weights() {
-		if w == m.TokEmbd || w == m.PosEmbd || w == m.TypeEmbd || w.Rows4 || w.Rows < 8 || !ggml.Rows4(w.Type) {
+		if w == m.TokEmbd || w == m.PosEmbd || w == m.TypeEmbd || !rows4Candidate(w) {
 			continue
 		}
 		ws = append(ws, w)
@@ -53,3 +56,14 @@ func (m *Model) InterleaveRows4(threads int) int {
 	wg.Wait()
 	return len(ws)
 }
+
+// rows4Candidate reports whether InterleaveRows4 rewrites w, unless it is
+// one of the lookup tables.
+func rows4Candidate(w *Weight) bool {
+	return !w.Rows4 && w.Rows >= 8 && ggml.Rows4(w.Type)
+}
+
+// lookupTables are the canonical names of the tensors whose rows are
+// looked up one by one (Model.TokEmbd, PosEmbd and TypeEmbd: bind), which
+// stay row-major.
+var lookupTables = map[string]bool{"token_embd.weight": true, "position_embd.weight": true, "token_types.weight": true}

@@ -17,7 +17,8 @@ import (
 // argmax (the tile layouts of 16 rows: the AMX tier's Q4_0/Q8_0, which
 // round by block, and the K-quants', by sub-block), on 1 and 2
 // threads (the decode chunks of 16 rows start on groups); its rows read
-// back row-major; a file mapping is never rewritten.
+// back row-major; a file mapping is never rewritten; and the load's one
+// pass (the huge-page copy laying out as it reads) writes the same bytes.
 func TestInterleaveRows4Logits(t *testing.T) {
 	if !ggml.Rows4(ggml.Q4_0) {
 		t.Skip("skipping: this CPU has no interleaved Q4_0 kernels (they need AVX-512 VNNI)")
@@ -52,6 +53,26 @@ func TestInterleaveRows4Logits(t *testing.T) {
 			}
 			if huge.TokEmbd.Rows4 {
 				t.Errorf("%s: token embedding interleaved", file)
+			}
+			// The load's one pass (Options.Interleave: the copy lays out
+			// the matrices as it reads) gives the same matrices, byte for
+			// byte, and leaves InterleaveRows4 nothing to do.
+			one, releaseOne, err := FromGGUFHugePages(f, nil, Options{Threads: threads, Interleave: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if k := one.InterleaveRows4(2); k != 0 {
+				t.Fatalf("%s: %d matrices left to interleave after the one-pass copy", file, k)
+			}
+			for i, w := range one.Weights() {
+				h := huge.Weights()[i]
+				if w.Rows4 != h.Rows4 || !bytes.Equal(w.Data, h.Data) {
+					t.Fatalf("%s: %s one pass: Rows4 %v, in place %v; same bytes %v", file, w.Name, w.Rows4, h.Rows4, bytes.Equal(w.Data, h.Data))
+				}
+			}
+			one.Close()
+			if err := releaseOne(); err != nil {
+				t.Error(err)
 			}
 			for i, w := range huge.Weights() {
 				b := base.Weights()[i]

@@ -18,6 +18,10 @@ type ggufSource struct {
 	// canonical name), for the huge-page copy's reads.
 	path    string
 	fileOff map[string]int64
+	// interleave: the huge-page copy lays out the matrices that
+	// Model.InterleaveRows4 would (rows4Candidate, not a lookup table) as it
+	// reads them, and marks them Rows4.
+	interleave bool
 }
 
 // copyToHugePages moves every weight (but an untied token embedding) into
@@ -61,7 +65,8 @@ func (s *ggufSource) copyToHugePages() (func() error, error) {
 	for i, name := range names {
 		w := s.byName[name]
 		n := len(w.Data)
-		jobs[i] = copyJob{name: w.Name, dst: buf[off : off+n : off+n], off: s.fileOff[name]}
+		lay := s.interleave && rows4Candidate(w) && !lookupTables[name]
+		jobs[i] = copyJob{name: w.Name, dst: buf[off : off+n : off+n], off: s.fileOff[name], layout: lay, t: w.Type, n: w.Cols}
 		src[i] = w.Data
 		off += (n + 63) &^ 63
 	}
@@ -71,6 +76,7 @@ func (s *ggufSource) copyToHugePages() (func() error, error) {
 	}
 	for i, name := range names {
 		s.byName[name].Data = jobs[i].dst
+		s.byName[name].Rows4 = jobs[i].layout
 	}
 	return release, nil
 }
@@ -179,6 +185,7 @@ func (s *ggufSource) Weight(name string) (*Weight, bool) {
 func FromGGUFHugePages(f *gguf.File, sp *spec.Spec, opt Options) (m *Model, release func() error, err error) {
 	release = func() error { return nil }
 	hook := func(src *ggufSource) error {
+		src.interleave = opt.Interleave
 		r, err := src.copyToHugePages()
 		switch {
 		case errors.Is(err, errNoHugePages):
