@@ -79,11 +79,21 @@ func init() {
 // AVX-512 tier's choice past f16ColsL1) at n = 5632 too: 26.7–29.6 against
 // 23.6–25.6 GMAC/s, 64-row chunks by 128 columns (a throwaway benchmark of
 // both one-pass tiles, docs/PERFORMANCE.md, sitting 9).
+//
+// A last one or two columns past the groups of 3 (from 3 columns on) go
+// through the tile too, as the last 3 columns (recomputing one or two, to
+// the same bits), not through the row kernel, which read the chunk's rows
+// once more for each. On the Zen 3 VM five columns of 2048×2048 in 64-row
+// chunks ran 21.4–27.3 GMAC/s (median ~26) against 21.3–23.0 (a throwaway
+// copy of BenchmarkMatMulActF16Shapes, four alternations); at 128 columns
+// (42·3 + 2) the change is within that VM's noise (docs/PERFORMANCE.md,
+// sitting 21).
 func gemmF16A(n int, w []byte, rows int, a *Act, dst []float32, ldd int) {
 	rs := 2 * n
 	var s [384]float32
 	c := 0
-	for ; c+3 <= a.cols; c += 3 {
+	for ; c < a.cols && a.cols >= 3; c += 3 {
+		c = min(c, a.cols-3)
 		r := 0
 		for ; r+4 <= rows; r += 4 {
 			f16t43A(&w[r*rs], rs, &a.xf[c*n], 4*n, n/32, &dst[c*ldd+r], 4*ldd, &s[0])
