@@ -101,7 +101,12 @@
 	VMOVDQU    X2, OFF+160(DI) \
 	VMOVDQU    X3, OFF+224(DI)
 
-#define ROWREGS \
+// ARGS loads both functions' arguments: DI dst, SI src, CX nb, and the
+// row registers from rs.
+#define ARGS \
+	MOVQ dst+0(FP), DI \
+	MOVQ src+8(FP), SI \
+	MOVQ nb+16(FP), CX \
 	MOVQ rs+24(FP), R10 \
 	LEAQ (R10)(R10*2), R11 \
 	LEAQ (R10)(R10*4), R12 \
@@ -111,10 +116,7 @@
 
 // func rows16InQ8AVX(dst, src *byte, nb, rs int)
 TEXT ·rows16InQ8AVX(SB), NOSPLIT, $0-32
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ nb+16(FP), CX
-	ROWREGS
+	ARGS
 	TESTQ CX, CX
 	JEQ   q8done
 
@@ -134,10 +136,7 @@ q8done:
 
 // func rows16InQ4AVX(dst, src *byte, nb, rs int)
 TEXT ·rows16InQ4AVX(SB), NOSPLIT, $0-32
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ nb+16(FP), CX
-	ROWREGS
+	ARGS
 	TESTQ CX, CX
 	JEQ   q4done
 
